@@ -1,0 +1,67 @@
+// File: autotvm/workload.h
+// An AutoTVM workload: the task name plus the serialized compute arguments, exactly as a log record
+// stores them (`["TENSOR", [128, 512, 14, 14], "int8"]`, `[1, 1]`, `[1, 1, 1, 1]`, `"int32"`, ...).
+// The raw JSON is kept so records round-trip byte for byte and workloads compare exactly as TVM's
+// tuple keys do (padding 1, [1,1] and [1,1,1,1] are different workloads). Typed views
+// (Conv2dParams, DenseParams) normalise the arguments for kernels; Make*Workload go the other way,
+// writing arguments the way Relay does (4-element padding, 2-element strides and dilation).
+//
+//   TUNEJIT_ASSIGN_OR_RETURN(Conv2dParams p, ParseConv2dWorkload(record.workload));
+//   p.OutH()  // (H + pt + pb - ((KH-1)*dh + 1)) / sh + 1
+#ifndef TUNEJIT_AUTOTVM_WORKLOAD_H_
+#define TUNEJIT_AUTOTVM_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace tunejit::autotvm {
+
+using Json = nlohmann::ordered_json;
+
+struct Workload {
+  std::string task_name;  // e.g. "conv2d_nchw_winograd.cuda"
+  Json args;              // the record's args list, as written
+
+  std::string Key() const;  // canonical text of (task_name, args): equality == TVM's tuple equality
+  friend bool operator==(const Workload& a, const Workload& b) { return a.Key() == b.Key(); }
+};
+
+// NCHW convolution (also depthwise: then groups == ci and kernel is [C, multiplier, KH, KW]).
+struct Conv2dParams {
+  int64_t n = 0, ci = 0, h = 0, w = 0;  // data [N, CI, H, W]
+  int64_t co = 0, kh = 0, kw = 0;       // kernel [CO, CI/groups, KH, KW]
+  int64_t groups = 1;
+  int stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int dilation_h = 1, dilation_w = 1;
+  std::string data_dtype = "float32", kernel_dtype = "float32", out_dtype = "float32";
+  std::string layout = "NCHW";  // conv2d_NCHWc_int8: "NCHW" or "NCHW4c" (then shapes are unpacked here)
+
+  int64_t OutH() const;
+  int64_t OutW() const;
+  double Flops() const;  // 2 * N * CO * OH * OW * (CI/groups) * KH * KW
+};
+
+struct DenseParams {
+  int64_t m = 0, n = 0, k = 0;  // data [M, K], weight [N, K]
+  bool has_bias = false;
+  std::string data_dtype = "float32", out_dtype = "float32";
+  double Flops() const;  // 2 * M * N * K
+};
+
+// Accepts conv2d_nchw.cuda, conv2d_nchw_winograd.cuda (+ _without_weight_transform),
+// conv2d_NCHWc_int8.cuda and depthwise_conv2d_nchw.cuda argument lists, with every encoding real
+// logs use (int / 2- / 4-element padding, missing dilation, packed 5-D/6-D int8 tensors).
+absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload);
+// Accepts dense_small_batch.cuda and dense_large_batch.cuda.
+absl::StatusOr<DenseParams> ParseDenseWorkload(const Workload& workload);
+
+Workload MakeConv2dWorkload(const std::string& task_name, const Conv2dParams& params);
+Workload MakeDenseWorkload(const std::string& task_name, const DenseParams& params);
+
+}  // namespace tunejit::autotvm
+
+#endif  // TUNEJIT_AUTOTVM_WORKLOAD_H_

@@ -1,0 +1,19 @@
+// File: cli/commands.h
+// The `tunejit` subcommands. Each takes the arguments after its name and returns the exit code
+// (0 ok, 1 failure, 2 bad usage); each prints its own --help.
+#ifndef TUNEJIT_CLI_COMMANDS_H_
+#define TUNEJIT_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace tunejit::cli {
+
+int RunCacheCommand(const std::vector<std::string>& args);  // cache stats|verify|clear
+int RunLogCommand(const std::vector<std::string>& args);    // log show|check|merge
+int RunWarmCommand(const std::vector<std::string>& args);   // warm --arch sm_90 --log FILE
+int RunInfoCommand(const std::vector<std::string>& args);   // info: driver, devices, NVRTC
+
+}  // namespace tunejit::cli
+
+#endif  // TUNEJIT_CLI_COMMANDS_H_

@@ -1,0 +1,41 @@
+// File: jit/kernel_compiler.h
+// The core path of tunejit: a KernelSpec (template + template arguments) becomes a compiled program,
+// through the on-disk cache. Needs no GPU. Thread-safe: the tuner and `tunejit warm` compile on all
+// cores at once through one KernelCompiler.
+//
+//   KernelCompiler compiler(&cache);   // or nullptr for no cache
+//   TUNEJIT_ASSIGN_OR_RETURN(CompiledKernel k, compiler.Compile(spec, arch));
+//   k.cache_hit  // true when NVRTC was skipped
+//   Module::Load(device, k.program.cubin) ... GetKernel(k.lowered_name)
+#ifndef TUNEJIT_JIT_KERNEL_COMPILER_H_
+#define TUNEJIT_JIT_KERNEL_COMPILER_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "cache/kernel_cache.h"
+#include "jit/arch.h"
+#include "jit/kernel_spec.h"
+#include "jit/nvrtc_compiler.h"
+
+namespace tunejit {
+
+struct CompiledKernel {
+  CompiledProgram program;
+  std::string lowered_name;  // of spec.name_expression
+  bool cache_hit = false;
+  double compile_seconds = 0;  // NVRTC time (0 on a hit)
+};
+
+class KernelCompiler {
+ public:
+  explicit KernelCompiler(KernelCache* cache) : cache_(cache) {}
+  absl::StatusOr<CompiledKernel> Compile(const KernelSpec& spec, const GpuArch& arch) const;
+
+ private:
+  KernelCache* cache_;  // not owned; may be null
+};
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_JIT_KERNEL_COMPILER_H_

@@ -1,0 +1,108 @@
+// File: ops/op_template.h
+// The op registry: one OpTemplate per AutoTVM task name (and per tunejit-only task name later, e.g.
+// the Hopper wgmma family). The executor and the tuner both read this one table (no parallel
+// switches). An OpTemplate turns (workload, config, device limits, epilogue) into an OpPlan: the
+// kernels to compile and launch, with their arguments described symbolically so the executor can
+// bind real pointers once at build time and the tuner can bind scratch buffers.
+//
+// A config that cannot run (too many threads, too much shared memory, a split that does not divide
+// where the template needs it, dense_large_batch's tile_x[2] != tile_y[2], ...) is rejected by
+// Specialize with an InvalidArgument status whose message gives the reason: TVM's
+// INSTANTIATION_ERROR (error_no 1).
+//
+//   const OpTemplate* op = FindOpTemplate("dense_large_batch.cuda");
+//   TUNEJIT_ASSIGN_OR_RETURN(OpPlan plan, op->Specialize(workload, config, limits, epilogue));
+//   for (const PlannedKernel& k : plan.kernels) compiler.Compile(k.spec, arch) ...
+#ifndef TUNEJIT_OPS_OP_TEMPLATE_H_
+#define TUNEJIT_OPS_OP_TEMPLATE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "autotvm/config_entity.h"
+#include "autotvm/workload.h"
+#include "jit/arch.h"
+#include "jit/kernel_spec.h"
+
+namespace tunejit {
+
+// What the kernels may use. From the Device's properties, or defaults for a named architecture
+// (`tunejit warm --arch sm_90` with no GPU).
+struct DeviceLimits {
+  GpuArch arch{9, 0, false};
+  int max_threads_per_block = 1024;
+  int max_block_dim[3] = {1024, 1024, 64};
+  int max_grid_dim[3] = {2147483647, 65535, 65535};
+  int shared_bytes_per_block = 48 * 1024;
+  int shared_bytes_per_block_optin = 227 * 1024;
+  int regs_per_block = 65536;
+  int sm_count = 132;
+
+  static DeviceLimits ForArch(const GpuArch& arch);
+};
+
+// Work fused into the op's output write: y = act(conv + bias), optionally requantized to int8 with a
+// per-output-channel scale, as the conv/dense kernels' epilogue (or a separate kernel when the
+// template cannot fuse it).
+struct Epilogue {
+  bool bias = false;     // per output channel, in the op's accumulator type (float or int32->float)
+  bool relu = false;
+  enum class Output { kAccumulator, kFloat32, kInt8Requantize } output = Output::kAccumulator;
+  friend bool operator==(const Epilogue&, const Epilogue&) = default;
+};
+
+// Symbolic kernel argument, bound by the executor/tuner to a real value.
+struct KernelArg {
+  enum class Kind {
+    kInput,      // op input tensor `index` (0 data, 1 weight, then bias, scales as the op documents)
+    kOutput,     // op output tensor `index`
+    kWorkspace,  // plan workspace buffer `index`
+    kInt32,      // immediate
+    kInt64,
+    kFloat32,
+  } kind;
+  int64_t index_or_int = 0;
+  float f32 = 0;
+};
+
+struct PlannedKernel {
+  std::string label;  // "input_transform", "bgemm", ... for reports
+  KernelSpec spec;
+  LaunchShape shape;
+  std::vector<KernelArg> args;
+  // kPrepare kernels run once when weights are bound (weight transforms / packing); kRun ones every run.
+  enum class Phase { kPrepare, kRun } phase = Phase::kRun;
+};
+
+struct OpPlan {
+  std::vector<PlannedKernel> kernels;   // in launch order
+  std::vector<int64_t> workspace_bytes; // per workspace buffer
+  // Workspace buffers filled by kPrepare kernels and read by every run (must not be reused by others).
+  std::vector<bool> workspace_persistent;
+};
+
+class OpTemplate {
+ public:
+  virtual ~OpTemplate() = default;
+  virtual std::string_view task_name() const = 0;
+  // Whether this template can implement the workload at all (dtype, stride, layout, groups...).
+  virtual absl::Status CanImplement(const autotvm::Workload& workload) const = 0;
+  virtual absl::StatusOr<OpPlan> Specialize(const autotvm::Workload& workload,
+                                            const autotvm::ConfigEntity& config,
+                                            const DeviceLimits& limits,
+                                            const Epilogue& epilogue) const = 0;
+  // The config used when the log has no record (TVM's fallback rules or better).
+  virtual absl::StatusOr<autotvm::ConfigEntity> FallbackConfig(
+      const autotvm::Workload& workload) const = 0;
+};
+
+// All registered templates, and lookup by task name (nullptr if none).
+std::vector<const OpTemplate*> AllOpTemplates();
+const OpTemplate* FindOpTemplate(std::string_view task_name);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_OPS_OP_TEMPLATE_H_

@@ -1,0 +1,20 @@
+// File: ops/templates.h
+// Factories of the registered op templates (ops/registry.cc lists them). Each returns a pointer to
+// a function-local static that lives for the whole program.
+#ifndef TUNEJIT_OPS_TEMPLATES_H_
+#define TUNEJIT_OPS_TEMPLATES_H_
+
+#include "ops/op_template.h"
+
+namespace tunejit {
+
+const OpTemplate* DenseSmallBatchTemplate();      // dense_small_batch.cuda      (ops/dense.cc)
+const OpTemplate* DenseLargeBatchTemplate();      // dense_large_batch.cuda      (ops/dense.cc)
+const OpTemplate* Conv2dNchwTemplate();           // conv2d_nchw.cuda            (ops/conv2d_direct.cc)
+const OpTemplate* DepthwiseConv2dNchwTemplate();  // depthwise_conv2d_nchw.cuda  (ops/depthwise.cc)
+const OpTemplate* Conv2dNchwWinogradTemplate();   // conv2d_nchw_winograd.cuda   (ops/winograd.cc)
+const OpTemplate* Conv2dNchwcInt8Template();      // conv2d_NCHWc_int8.cuda      (ops/conv2d_int8.cc)
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_OPS_TEMPLATES_H_
