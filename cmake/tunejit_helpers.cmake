@@ -3,21 +3,33 @@
 # tunejit_cc_library(NAME name SRCS ... HDRS ... DEPS ...)
 # Creates tunejit_<name> with an alias tunejit::<name>. Include paths are rooted at the repo top, so
 # headers are included as "jit/nvrtc_compiler.h".
+# Libraries are installed (cmake --install) with their headers under include/<folder>/ and exported
+# as tunejit::<name> for find_package(tunejit); pass TESTONLY to keep one out of the install.
 function(tunejit_cc_library)
-  cmake_parse_arguments(T "" "NAME" "SRCS;HDRS;DEPS" ${ARGN})
+  cmake_parse_arguments(T "TESTONLY" "NAME" "SRCS;HDRS;DEPS" ${ARGN})
   set(target tunejit_${T_NAME})
+  set(includes $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>
+               $<INSTALL_INTERFACE:include>)
   if(T_SRCS)
     add_library(${target} STATIC ${T_SRCS} ${T_HDRS})
-    target_include_directories(${target} PUBLIC
-      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>)
+    target_include_directories(${target} PUBLIC ${includes})
     target_link_libraries(${target} PUBLIC ${T_DEPS})
   else()
     add_library(${target} INTERFACE ${T_HDRS})
-    target_include_directories(${target} INTERFACE
-      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>)
+    target_include_directories(${target} INTERFACE ${includes})
     target_link_libraries(${target} INTERFACE ${T_DEPS})
   endif()
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${T_NAME})
   add_library(tunejit::${T_NAME} ALIAS ${target})
+  if(NOT T_TESTONLY)
+    install(TARGETS ${target} EXPORT tunejitTargets ARCHIVE DESTINATION lib)
+    file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+    foreach(header IN LISTS T_HDRS)
+      if(header MATCHES "\\.h$")
+        install(FILES ${header} DESTINATION include/${folder})
+      endif()
+    endforeach()
+  endif()
 endfunction()
 
 # tunejit_cc_test(NAME name SRCS ... DEPS ... [LABELS gpu] [TIMEOUT s])
