@@ -21,8 +21,8 @@ struct GpuArch {
   bool arch_specific = false;  // The "a" suffix (sm_90a): enables wgmma/setmaxnreg; not portable.
 
   int sm() const { return major * 10 + minor; }
-  std::string ToString() const;      // "sm_90a"
-  std::string NvrtcOption() const;   // "--gpu-architecture=sm_90a"
+  std::string ToString() const;     // "sm_90a"
+  std::string NvrtcOption() const;  // "--gpu-architecture=sm_90a"
   friend bool operator==(const GpuArch&, const GpuArch&) = default;
 };
 

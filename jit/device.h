@@ -1,7 +1,7 @@
 // File: jit/device.h
 // The GPU side of jit/: the CUDA driver, loaded at run time (dlopen "libcuda.so.1" +
-// cuGetProcAddress), so every program starts on a machine without a GPU and only the calls that need
-// one fail, with a clear FailedPrecondition ("no CUDA driver found ..." / "no CUDA device").
+// cuGetProcAddress), so every program starts on a machine without a GPU and only the calls that
+// need one fail, with a clear FailedPrecondition ("no CUDA driver found ..." / "no CUDA device").
 //
 // One RAII owner per driver handle, all move-only:
 //   Device        retains the device's primary context (cuDevicePrimaryCtxRetain/Release)
@@ -27,6 +27,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,13 +41,19 @@ namespace tunejit {
 
 using DevicePtr = uint64_t;  // CUdeviceptr, without including cuda.h outside jit/.
 
+namespace jit_internal {
+struct PrimaryContext;  // jit/device_internal.h: the retained primary context, shared by owners.
+}  // namespace jit_internal
+
 // OK if a driver is loadable and at least one device exists; otherwise why not. Never aborts.
 absl::Status GpuAvailable();
 absl::StatusOr<int> DeviceCount();
+// The driver's CUDA version (cuDriverGetVersion), e.g. 13000; FailedPrecondition without a driver.
+absl::StatusOr<int> CudaDriverVersion();
 
 struct DeviceProperties {
   std::string name;
-  GpuArch arch;                      // sm_90 for an H200 (arch_specific false; use sm_90a to opt in)
+  GpuArch arch;  // sm_90 for an H200 (arch_specific false; use sm_90a to opt in)
   int sm_count = 0;
   int max_threads_per_block = 0;
   int max_block_dim[3] = {0, 0, 0};
@@ -100,7 +108,9 @@ class DeviceBuffer {
   absl::Status Fill(uint8_t byte);  // e.g. poison outputs with 0xFF before a test run
 
  private:
-  const Device* device_ = nullptr;
+  // Every owner shares the retained primary context, so it outlives them all whatever the order
+  // of destruction.
+  std::shared_ptr<const jit_internal::PrimaryContext> context_;
   DevicePtr ptr_ = 0;
   size_t size_ = 0;
 };
@@ -143,7 +153,8 @@ class Kernel {
   friend class Module;
   friend class Stream;
   struct Handle;
-  Kernel(std::shared_ptr<const Handle> handle, std::string name) : handle_(std::move(handle)), name_(std::move(name)) {}
+  Kernel(std::shared_ptr<const Handle> handle, std::string name)
+      : handle_(std::move(handle)), name_(std::move(name)) {}
   std::shared_ptr<const Handle> handle_;  // Keeps the module loaded.
   std::string name_;
 };

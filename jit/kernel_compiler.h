@@ -1,7 +1,7 @@
 // File: jit/kernel_compiler.h
-// The core path of tunejit: a KernelSpec (template + template arguments) becomes a compiled program,
-// through the on-disk cache. Needs no GPU. Thread-safe: the tuner and `tunejit warm` compile on all
-// cores at once through one KernelCompiler.
+// The core path of tunejit: a KernelSpec (template + template arguments) becomes a compiled
+// program, through the on-disk cache. Needs no GPU. Thread-safe: the tuner and `tunejit warm`
+// compile on all cores at once through one KernelCompiler.
 //
 //   KernelCompiler compiler(&cache);   // or nullptr for no cache
 //   TUNEJIT_ASSIGN_OR_RETURN(CompiledKernel k, compiler.Compile(spec, arch));
@@ -26,6 +26,10 @@ struct CompiledKernel {
   bool cache_hit = false;
   double compile_seconds = 0;  // NVRTC time (0 on a hit)
 };
+
+// The cache key material for a request: every field of it plus the NVRTC version. Exposed so tests
+// and tools can address the entry KernelCompiler would use.
+CacheKeyInputs CacheKeyInputsFor(const CompileRequest& request);
 
 class KernelCompiler {
  public:

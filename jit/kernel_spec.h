@@ -1,8 +1,8 @@
 // File: jit/kernel_spec.h
 // What one kernel instantiation is, as plain data: which embedded template file, which template
 // instantiation (an NVRTC name expression), and which extra -D options. Ops build these from tuning
-// records; jit/ compiles them; the cache keys on their full expansion. Specialization is by template
-// arguments, never by editing source text.
+// records; jit/ compiles them; the cache keys on their full expansion. Specialization is by
+// template arguments, never by editing source text.
 //
 //   KernelSpec spec{.source_file = "dense.cu",
 //                   .name_expression = "tunejit::dense_large_batch<2, 4, 1, 2, 4, 1, 8, 2, 0>"};
@@ -18,8 +18,9 @@ namespace tunejit {
 struct KernelSpec {
   std::string source_file;      // An embedded kernel_sources/ file name, e.g. "dense.cu".
   std::string name_expression;  // e.g. "tunejit::dense_small_batch<64, 0>" (or "&ns::kernel<...>").
-  // Extra "-DNAME=value" options, only for values that cannot be template arguments.
-  std::vector<std::string> defines;
+  // Extra "-DNAME=value" options, only for values that cannot be template arguments. (The "= {}"
+  // lets designated initializers leave it out without -Wmissing-field-initializers.)
+  std::vector<std::string> defines = {};
 
   friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
 };

@@ -7,8 +7,8 @@
 //   prog->lowered_names.at(spec.name_expression)  // mangled name to look up after loading
 //
 // On a compile error the status is InvalidArgument and its message names the source file, the name
-// expressions (template arguments), every option and the NVRTC log; the specialized source is written
-// to `dump_dir` (with line numbers) and that path is in the message.
+// expressions (template arguments), every option and the NVRTC log; the specialized source is
+// written to `dump_dir` (with line numbers) and that path is in the message.
 #ifndef TUNEJIT_JIT_NVRTC_COMPILER_H_
 #define TUNEJIT_JIT_NVRTC_COMPILER_H_
 
@@ -24,8 +24,8 @@
 namespace tunejit {
 
 struct CompileRequest {
-  std::string source_name;  // e.g. "dense.cu"
-  std::string source;       // full text
+  std::string source_name;                                   // e.g. "dense.cu"
+  std::string source;                                        // full text
   std::vector<std::pair<std::string, std::string>> headers;  // (include name, text)
   std::vector<std::string> name_expressions;
   std::vector<std::string> options;  // Complete NVRTC option list, architecture included.
@@ -36,7 +36,7 @@ struct CompiledProgram {
   std::string cubin;  // SASS for `arch` (empty only if PTX-only was requested).
   std::string ptx;    // Kept for readers and for JIT by a newer driver.
   std::map<std::string, std::string> lowered_names;  // name expression -> mangled name
-  std::string log;    // NVRTC log (warnings), may be empty.
+  std::string log;                                   // NVRTC log (warnings), may be empty.
 };
 
 // The default NVRTC options for `arch` (-std=c++17, --gpu-architecture=..., -default-device, ...).

@@ -13,6 +13,31 @@
 //   const OpTemplate* op = FindOpTemplate("dense_large_batch.cuda");
 //   TUNEJIT_ASSIGN_OR_RETURN(OpPlan plan, op->Specialize(workload, config, limits, epilogue));
 //   for (const PlannedKernel& k : plan.kernels) compiler.Compile(k.spec, arch) ...
+//   (ops/plan_runner.h compiles, loads, binds and launches a whole plan.)
+//
+// Tensor conventions of the conv/dense templates (the executor and the tuner bind by these):
+//   input 0  data: NCHW (conv) / [M, K] (dense)
+//   input 1  weight as the user gives it: OIHW ([C, multiplier, KH, KW] for depthwise) / [N, K]
+//   input 2  bias, float32 [CO]: read only when epilogue.bias
+//   input 3  per-channel scale, float32 [CO]: read only when output != kAccumulator
+//   output 0 NCHW / [M, N]
+// The slots are fixed: with a scale but no bias, input 2 is not read (bind anything, e.g. 0).
+// Epilogue value = acc (* scale[c] if scale) (+ bias[c] if bias), then relu if set; stored as
+//   kAccumulator    -> the accumulator type: float for fp32 ops, int32 for int8 ops (an int32
+//                      output takes relu but no bias: templates reject bias there),
+//   kFloat32        -> float,
+//   kInt8Requantize -> int8, round to nearest even (__float2int_rn), saturated to [-128, 127].
+// kernel_sources/common.cuh implements it (EpilogueOp<EpilogueCode(e), Acc>), shared by all ops.
+// Templates needing weight transforms/packing do them in Phase::kPrepare kernels into persistent
+// workspace buffers.
+//
+// Tuning knobs become template arguments (V/T/I factors, reduction splits, unroll step) together
+// with shape constants that help unrolling (KH, KW, strides, dilation); runtime kernel arguments
+// carry the rest. auto_unroll_max_step = S is approximated as TVM's UnrollLoop rule on the loops
+// inside a thread: a loop of trip count T whose body has B statements (after unrolling what it
+// contains) gets `#pragma unroll` when T * B <= S, else `#pragma unroll 1`; loops indexing
+// per-thread register arrays are always unrolled. unroll_explicit only decides, in TVM, whether
+// the IR or nvcc does that unrolling: CUDA C has one form, so it does not change our kernels.
 #ifndef TUNEJIT_OPS_OP_TEMPLATE_H_
 #define TUNEJIT_OPS_OP_TEMPLATE_H_
 
@@ -25,6 +50,7 @@
 #include "autotvm/config_entity.h"
 #include "autotvm/workload.h"
 #include "jit/arch.h"
+#include "jit/device.h"
 #include "jit/kernel_spec.h"
 
 namespace tunejit {
@@ -41,24 +67,33 @@ struct DeviceLimits {
   int regs_per_block = 65536;
   int sm_count = 132;
 
+  // Defaults for a named architecture (no GPU needed). sm_90 and newer get H100/H200-like values
+  // (1024 threads, 48 KiB default / 227 KiB opt-in shared memory, 64K registers, 132 SMs); older
+  // ones their generation's limits. For `tunejit warm --arch` without a GPU.
   static DeviceLimits ForArch(const GpuArch& arch);
+  // The limits of a real device.
+  static DeviceLimits FromProperties(const DeviceProperties& properties);
 };
 
-// Work fused into the op's output write: y = act(conv + bias), optionally requantized to int8 with a
-// per-output-channel scale, as the conv/dense kernels' epilogue (or a separate kernel when the
+// Work fused into the op's output write: y = act(conv + bias), optionally requantized to int8 with
+// a per-output-channel scale, as the conv/dense kernels' epilogue (or a separate kernel when the
 // template cannot fuse it).
 struct Epilogue {
-  bool bias = false;     // per output channel, in the op's accumulator type (float or int32->float)
+  bool bias = false;  // per output channel, in the op's accumulator type (float or int32->float)
   bool relu = false;
   enum class Output { kAccumulator, kFloat32, kInt8Requantize } output = Output::kAccumulator;
   friend bool operator==(const Epilogue&, const Epilogue&) = default;
 };
 
+// The int template argument kernels take for an epilogue (kernel_sources/common.cuh): bit 0 bias,
+// bit 1 relu, bits 2-3 the output kind (0 accumulator, 1 float32, 2 int8 requantize).
+int EpilogueCode(const Epilogue& epilogue);
+
 // Symbolic kernel argument, bound by the executor/tuner to a real value.
 struct KernelArg {
   enum class Kind {
-    kInput,      // op input tensor `index` (0 data, 1 weight, then bias, scales as the op documents)
-    kOutput,     // op output tensor `index`
+    kInput,   // op input tensor `index` (0 data, 1 weight, then bias, scales as the op documents)
+    kOutput,  // op output tensor `index`
     kWorkspace,  // plan workspace buffer `index`
     kInt32,      // immediate
     kInt64,
@@ -73,15 +108,20 @@ struct PlannedKernel {
   KernelSpec spec;
   LaunchShape shape;
   std::vector<KernelArg> args;
-  // kPrepare kernels run once when weights are bound (weight transforms / packing); kRun ones every run.
+  // kPrepare kernels run once when weights are bound (weight transforms / packing); kRun ones every
+  // run.
   enum class Phase { kPrepare, kRun } phase = Phase::kRun;
 };
 
 struct OpPlan {
-  std::vector<PlannedKernel> kernels;   // in launch order
-  std::vector<int64_t> workspace_bytes; // per workspace buffer
-  // Workspace buffers filled by kPrepare kernels and read by every run (must not be reused by others).
+  std::vector<PlannedKernel> kernels;    // in launch order
+  std::vector<int64_t> workspace_bytes;  // per workspace buffer
+  // Workspace buffers filled by kPrepare kernels and read by every run (must not be reused by
+  // others).
   std::vector<bool> workspace_persistent;
+  // Things the template did that a user should know (e.g. "tile_ry/tile_rx labels swapped"), for
+  // the executor's and tools' logs. Empty normally.
+  std::vector<std::string> notes;
 };
 
 class OpTemplate {

@@ -1,0 +1,91 @@
+// File: autotvm/dispatch.h
+// Choosing records as TVM 0.7.dev1 does (docs/tvm-templates.md section 7).
+//  * HistoryBest = ApplyHistoryBest: records with error_no != 0 are skipped; per (model, workload)
+//    (only when model != "unknown") and per (target key, workload) the record with the lowest
+//    mean cost wins, compared strictly so the first of equal records stays. A query tries the
+//    target's model first, then its keys in order ("cuda", then "gpu").
+//  * ChooseImplementation = Relay's select_implementation: among the op's implementations
+//    (conv2d_nchw vs winograd vs NCHWc_int8; dense small vs large batch) the one whose record has
+//    the lowest mean cost; with no record at all, the highest priority level (fallback config).
+// Every answer carries a Decision explaining why each candidate record was chosen or skipped.
+//
+//   HistoryBest best;  best.AddAll(log);
+//   Decision d = best.Query(target, workload);
+//   if (d.best) Use(d.best->record.config);  for (auto& r : d.reasons) LOG(r);
+//   OpChoice c = ChooseImplementation(best, target, Conv2dImplementations(params));
+#ifndef TUNEJIT_AUTOTVM_DISPATCH_H_
+#define TUNEJIT_AUTOTVM_DISPATCH_H_
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "autotvm/log_file.h"
+#include "autotvm/record.h"
+#include "autotvm/target.h"
+#include "autotvm/workload.h"
+
+namespace tunejit::autotvm {
+
+struct Decision {
+  const LoadedRecord* best = nullptr;  // owned by the HistoryBest; null when nothing matched
+  std::string matched_by;              // "model v100" or "key cuda"; "" when nothing matched
+  // One line per record of the same workload, in file order, e.g.
+  // "seed.log:3: chosen (key cuda): mean cost 0.854 ms"
+  // "seed.log:9: skipped: error_no 1 (INSTANTIATION_ERROR)"
+  // "seed.log:12: skipped: slower (1.07 ms > 0.854 ms)"
+  std::vector<std::string> reasons;
+  double cost() const { return best ? best->record.result.MeanCost() : 0; }
+};
+
+class HistoryBest {
+ public:
+  HistoryBest() = default;
+  HistoryBest(const HistoryBest&) = delete;  // Decisions point into records_
+  HistoryBest& operator=(const HistoryBest&) = delete;
+
+  void Add(LoadedRecord record);
+  void Add(Record record) { Add(LoadedRecord{std::move(record), "", 0, ""}); }
+  void AddAll(const LogContents& log);
+
+  Decision Query(const Target& target, const Workload& workload) const;
+  size_t size() const { return records_.size(); }
+
+ private:
+  void Offer(std::unordered_map<std::string, size_t>* map, const std::string& key, size_t i);
+  std::string Explain(size_t i, size_t chosen, const std::string& matched_by,
+                      const Target& target) const;
+
+  std::vector<std::unique_ptr<LoadedRecord>> records_;
+  std::unordered_map<std::string, size_t> by_model_;  // model + '\n' + workload key
+  std::unordered_map<std::string, size_t> by_key_;    // target key + '\n' + workload key
+  std::unordered_map<std::string, std::vector<size_t>> by_workload_;  // for the reasons
+};
+
+struct Implementation {
+  Workload workload;
+  int priority = 10;  // Relay plevel
+};
+
+// The implementations Relay's CUDA strategy offers for an NCHW conv2d (section 7.2): int8 data ->
+// conv2d_NCHWc_int8.cuda, otherwise conv2d_nchw.cuda (10); plus conv2d_nchw_winograd.cuda (5) when
+// 2 < KH < 8, KH == KW, stride 1 and dilation 1; depthwise (groups == CI > 1) ->
+// depthwise_conv2d_nchw.cuda only.
+std::vector<Implementation> Conv2dImplementations(const Conv2dParams& params);
+// dense_small_batch.cuda (10), and dense_large_batch.cuda (15) when M >= 32.
+std::vector<Implementation> DenseImplementations(const DenseParams& params);
+
+struct OpChoice {
+  int chosen = -1;        // index into the implementations; -1 only if none were given
+  bool fallback = false;  // no implementation had a record: highest priority, no config
+  std::vector<Decision> per_implementation;
+  std::vector<std::string> reasons;  // "conv2d_nchw_winograd.cuda: chosen: 4.75 ms < 5.1 ms"
+};
+
+OpChoice ChooseImplementation(const HistoryBest& best, const Target& target,
+                              const std::vector<Implementation>& implementations);
+
+}  // namespace tunejit::autotvm
+
+#endif  // TUNEJIT_AUTOTVM_DISPATCH_H_

@@ -1,0 +1,128 @@
+// The knob definitions of the six supported TVM 0.7.dev1 CUDA templates, in definition order
+// (docs/tvm-templates.md sections 2.3, 3.2, 4.3, 5.4, 6.3 and 9).
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "autotvm/config_space.h"
+#include "common/status_macros.h"
+
+namespace tunejit::autotvm {
+namespace {
+
+// unroll_explicit: [0, 1] for cuda, [1] for nvptx and rocm.
+std::vector<int64_t> UnrollExplicit(const Target& target) {
+  if (target.name == "nvptx" || target.name == "rocm") return {1};
+  return {0, 1};
+}
+
+int64_t SafeProduct(std::initializer_list<int64_t> values) {
+  __int128 p = 1;
+  for (int64_t v : values) {
+    p *= v;
+    if (p > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
+  }
+  return static_cast<int64_t>(p);
+}
+
+absl::StatusOr<ConfigSpace> DirectSpace(const Conv2dParams& p, const Target& target) {
+  ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_f", p.co, 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_y", p.OutH(), 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_x", p.OutW(), 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rc", p.ci, 2));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_ry", p.kh, 2));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rx", p.kw, 2));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("auto_unroll_max_step", {0, 512, 1500}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("unroll_explicit", UnrollExplicit(target)));
+  return s;
+}
+
+absl::StatusOr<ConfigSpace> WinogradSpace(const Conv2dParams& p, const Target& target) {
+  if (p.kh != p.kw || p.stride_h != 1 || p.stride_w != 1) {
+    return absl::InvalidArgumentError("winograd needs KH == KW and stride 1");
+  }
+  int64_t m = p.h % 8 == 0 ? 4 : 2;  // section 5.2: the INPUT height decides
+  int64_t alpha = m + p.kw - 1;
+  int64_t oh = p.h + p.pad_top + p.pad_bottom - p.kh + 1;
+  int64_t ow = p.w + p.pad_left + p.pad_right - p.kw + 1;
+  if (oh <= 0 || ow <= 0) return absl::InvalidArgumentError("winograd output size is not positive");
+  int64_t tiles = SafeProduct({p.n, (oh + m - 1) / m, (ow + m - 1) / m});
+  ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_b", alpha * alpha, 4, [](const std::vector<int64_t>& e) {
+    return e[1] == 1 && e[2] == 1 && e[3] == 1;
+  }));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_y", p.co, 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_x", tiles, 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rc", p.ci, 2));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("auto_unroll_max_step", {0, 128, 1500}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("unroll_explicit", UnrollExplicit(target)));
+  return s;
+}
+
+absl::StatusOr<ConfigSpace> Int8Space(const Conv2dParams& p) {
+  ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_n", p.n, 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_f", p.co / 4, 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_y", p.OutH(), 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_x", p.OutW(), 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("fuse_yx", {0, 1}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rc", p.ci / 4, 2));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_ry", p.kh, 2));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rx", p.kw, 2));
+  TUNEJIT_RETURN_IF_ERROR(s.AddReorder("reorder_inner", 3));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("AA_double_buffer", {0, 1}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("WW_double_buffer", {0, 1}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("auto_unroll_max_step", {0, 512, 1500}));
+  return s;
+}
+
+absl::StatusOr<ConfigSpace> DepthwiseSpace(const Conv2dParams& p, const Target& target) {
+  ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_f", p.co, 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_y", p.OutH(), 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_x", p.OutW(), 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("auto_unroll_max_step", {0, 256, 1500}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("unroll_explicit", UnrollExplicit(target)));
+  return s;
+}
+
+// dense_large_batch: the template's pruning filters always end in IndexError, so TVM redefines
+// the three knobs without filters (section 3.2); the unpruned lists are the real space.
+absl::StatusOr<ConfigSpace> DenseSpace(const DenseParams& p, bool large) {
+  ConfigSpace s;
+  if (large) {
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_x", p.m, 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_y", p.n, 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_k", p.k, 3));
+  } else {
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_k", p.k, 2));
+  }
+  return s;
+}
+
+}  // namespace
+
+bool HasConfigSpace(const std::string& task_name) {
+  return task_name == "conv2d_nchw.cuda" || task_name == "conv2d_nchw_winograd.cuda" ||
+         task_name == "conv2d_nchw_winograd_without_weight_transform.cuda" ||
+         task_name == "conv2d_NCHWc_int8.cuda" || task_name == "dense_small_batch.cuda" ||
+         task_name == "dense_large_batch.cuda" || task_name == "depthwise_conv2d_nchw.cuda";
+}
+
+absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Target& target) {
+  const std::string& task = workload.task_name;
+  if (!HasConfigSpace(task)) {
+    return absl::UnimplementedError(absl::StrCat("no config space for task ", task));
+  }
+  if (task == "dense_small_batch.cuda" || task == "dense_large_batch.cuda") {
+    TUNEJIT_ASSIGN_OR_RETURN(DenseParams p, ParseDenseWorkload(workload));
+    return DenseSpace(p, task == "dense_large_batch.cuda");
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(Conv2dParams p, ParseConv2dWorkload(workload));
+  if (task == "conv2d_nchw.cuda") return DirectSpace(p, target);
+  if (task == "conv2d_NCHWc_int8.cuda") return Int8Space(p);
+  if (task == "depthwise_conv2d_nchw.cuda") return DepthwiseSpace(p, target);
+  return WinogradSpace(p, target);
+}
+
+}  // namespace tunejit::autotvm

@@ -1,0 +1,220 @@
+// `tunejit log show|check|merge`: inspect, validate and combine AutoTVM tuning logs.
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "autotvm/dispatch.h"
+#include "autotvm/log_file.h"
+#include "autotvm/python_json.h"
+#include "autotvm/record_check.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+
+namespace tunejit::cli {
+namespace {
+
+using autotvm::LoadedRecord;
+using autotvm::LogContents;
+
+// Loads every file; bad lines go to stderr. Returns false (after printing) if a file could not
+// be read or, with `strict`, a line was bad.
+bool LoadAll(const std::vector<std::string>& files, bool strict, LogContents* log) {
+  for (const std::string& file : files) {
+    absl::Status s = autotvm::LoadLogFile(file, {.strict = strict}, log);
+    if (!s.ok()) {
+      std::cerr << "tunejit log: " << s.message() << "\n";
+      return false;
+    }
+  }
+  for (const autotvm::LogLineError& e : log->errors) std::cerr << e.ToString() << "\n";
+  std::cerr << log->Summary() << "\n";
+  return true;
+}
+
+std::string Shapes(const autotvm::Json& args) {
+  std::vector<std::string> parts;
+  for (const autotvm::Json& a : args) {
+    if (!a.is_array() || a.size() < 3 || a[0] != "TENSOR") continue;
+    std::vector<std::string> dims;
+    for (const autotvm::Json& d : a[1]) dims.push_back(d.dump());
+    parts.push_back(absl::StrCat(absl::StrJoin(dims, "x"), " ", a[2].get<std::string>()));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+double Flops(const autotvm::Workload& w) {
+  if (auto conv = autotvm::ParseConv2dWorkload(w); conv.ok()) return conv->Flops();
+  if (auto dense = autotvm::ParseDenseWorkload(w); dense.ok()) return dense->Flops();
+  return 0;
+}
+
+std::string CompactConfig(const autotvm::ConfigEntity& c) {
+  std::vector<std::string> parts;
+  for (const autotvm::Knob& k : c.knobs) {
+    std::string v = autotvm::DumpPythonJson(k.value);
+    v.erase(std::remove(v.begin(), v.end(), ' '), v.end());
+    parts.push_back(absl::StrCat(k.name, "=", v));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+void ShowWorkload(const autotvm::HistoryBest& best, const std::vector<const LoadedRecord*>& group,
+                  const std::string& target_override) {
+  const autotvm::Record& first = group.front()->record;
+  int errors = 0;
+  for (const LoadedRecord* r : group) errors += r->record.ok() ? 0 : 1;
+  std::string target_text = target_override.empty() ? first.target.text : target_override;
+  absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget(target_text);
+  autotvm::Decision d;
+  if (target.ok()) d = best.Query(*target, first.workload);
+  std::string time = "-", gflops = "-", config = "(no valid record)";
+  if (d.best != nullptr) {
+    double cost = d.cost();
+    time = absl::StrFormat("%.4f ms", cost * 1e3);
+    double flops = Flops(first.workload);
+    if (flops > 0 && cost > 0) gflops = absl::StrFormat("%.1f", flops / cost / 1e9);
+    config = CompactConfig(d.best->record.config);
+  }
+  std::cout << absl::StrFormat("%-28s %-44s %-22s %5d %5d %12s %9s  %s\n", first.workload.task_name,
+                               Shapes(first.workload.args), target_text, group.size(), errors, time,
+                               gflops, config);
+}
+
+int Show(const std::vector<std::string>& args) {
+  FlagParser flags("tunejit log show",
+                   "One row per workload: task, shapes and dtypes, target, record count, errors, "
+                   "best time, GFLOP/s and the chosen config (TVM's ApplyHistoryBest choice).");
+  std::string target;
+  bool strict = false;
+  flags.String("target", &target, "TARGET", "choose records for this target (default: the log's)");
+  flags.Bool("strict", &strict, "fail on the first bad line");
+  flags.Positional("FILE...", "AutoTVM log files", 1);
+  std::vector<std::string> files;
+  if (int code = flags.Parse(args, &files); code >= 0) return code;
+  if (!target.empty() && !autotvm::ParseTarget(target).ok()) {
+    std::cerr << "tunejit log show: bad --target '" << target << "'\n";
+    return kExitUsage;
+  }
+  LogContents log;
+  if (!LoadAll(files, strict, &log)) return kExitFailure;
+  autotvm::HistoryBest best;
+  best.AddAll(log);
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const LoadedRecord*>> groups;
+  for (const LoadedRecord& r : log.records) {
+    std::string key = r.record.workload.Key();
+    if (groups[key].empty()) order.push_back(key);
+    groups[key].push_back(&r);
+  }
+  std::cout << absl::StrFormat("%-28s %-44s %-22s %5s %5s %12s %9s  %s\n", "TASK", "SHAPES",
+                               "TARGET", "RECS", "ERRS", "BEST", "GFLOP/S", "CONFIG");
+  for (const std::string& key : order) ShowWorkload(best, groups[key], target);
+  return kExitOk;
+}
+
+int Check(const std::vector<std::string>& args) {
+  FlagParser flags("tunejit log check",
+                   "Check every record's config index against its entity in our config space "
+                   "(TVM 0.7.dev1 knob definitions). Exit 1 on any real inconsistency.");
+  bool verbose = false, strict = false;
+  flags.Bool("verbose", &verbose, "print a line for every record");
+  flags.Bool("strict", &strict, "fail on the first bad line");
+  flags.Positional("FILE...", "AutoTVM log files", 1);
+  std::vector<std::string> files;
+  if (int code = flags.Parse(args, &files); code >= 0) return code;
+  LogContents log;
+  if (!LoadAll(files, strict, &log)) return kExitFailure;
+  std::map<std::string, int> counts;
+  int inconsistent = 0;
+  for (const LoadedRecord& r : log.records) {
+    autotvm::RecordCheck c = autotvm::CheckRecord(r.record);
+    ++counts[autotvm::RecordCheckVerdictName(c.verdict)];
+    bool report = verbose || c.verdict == autotvm::RecordCheck::kInconsistent ||
+                  c.verdict == autotvm::RecordCheck::kSwappedLabels;
+    if (c.verdict == autotvm::RecordCheck::kInconsistent) ++inconsistent;
+    if (report) {
+      std::cout << r.file << ":" << r.line << ": " << r.record.workload.task_name << ": "
+                << autotvm::RecordCheckVerdictName(c.verdict)
+                << (c.message.empty() || c.verdict == autotvm::RecordCheck::kSwappedLabels
+                        ? ""
+                        : ": " + c.message)
+                << "\n";
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [verdict, n] : counts) parts.push_back(absl::StrCat(n, " ", verdict));
+  std::cout << log.records.size() << " records checked: " << absl::StrJoin(parts, ", ") << "\n";
+  return inconsistent > 0 || !log.errors.empty() ? kExitFailure : kExitOk;
+}
+
+int Merge(const std::vector<std::string>& args) {
+  FlagParser flags("tunejit log merge",
+                   "Append every valid record of the inputs to OUT in order, skipping lines "
+                   "identical to one already in OUT or seen earlier.");
+  bool drop_errors = false;
+  flags.Bool("drop-errors", &drop_errors, "also skip records with error_no != 0");
+  flags.Positional("OUT IN...", "output log, then input logs", 2);
+  std::vector<std::string> paths;
+  if (int code = flags.Parse(args, &paths); code >= 0) return code;
+  std::set<std::string> seen;
+  LogContents existing;
+  if (absl::Status s = autotvm::LoadLogFile(paths[0], {}, &existing);
+      !s.ok() && s.code() != absl::StatusCode::kNotFound) {
+    std::cerr << "tunejit log merge: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  for (const LoadedRecord& r : existing.records) seen.insert(autotvm::SerializeRecord(r.record));
+  LogContents in;
+  if (!LoadAll({paths.begin() + 1, paths.end()}, false, &in)) return kExitFailure;
+  int written = 0, duplicates = 0;
+  for (const LoadedRecord& r : in.records) {
+    if (drop_errors && !r.record.ok()) continue;
+    std::string line = autotvm::SerializeRecord(r.record);
+    if (!seen.insert(line).second) {
+      ++duplicates;
+      continue;
+    }
+    if (absl::Status s = autotvm::AppendLineToLog(paths[0], line); !s.ok()) {
+      std::cerr << "tunejit log merge: " << s.message() << "\n";
+      return kExitFailure;
+    }
+    ++written;
+  }
+  std::cout << "appended " << written << " records to " << paths[0] << " (" << duplicates
+            << " duplicates skipped)\n";
+  return kExitOk;
+}
+
+constexpr char kLogUsage[] =
+    "usage: tunejit log <show|check|merge> [flags] FILE...\n\n"
+    "  show   FILE...       one row per workload with the chosen record\n"
+    "  check  FILE...       index/entity consistency against our config spaces\n"
+    "  merge  OUT IN...     append valid records of IN to OUT, without duplicates\n\n"
+    "Run 'tunejit log <subcommand> --help' for its flags.\n";
+
+}  // namespace
+
+int RunLogCommand(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::cerr << kLogUsage;
+    return kExitUsage;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kLogUsage;
+    return kExitOk;
+  }
+  if (args[0] == "show") return Show(rest);
+  if (args[0] == "check") return Check(rest);
+  if (args[0] == "merge") return Merge(rest);
+  std::cerr << "tunejit log: unknown subcommand '" << args[0] << "'\n" << kLogUsage;
+  return kExitUsage;
+}
+
+}  // namespace tunejit::cli

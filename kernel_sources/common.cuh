@@ -1,0 +1,130 @@
+// File: kernel_sources/common.cuh
+// Shared device code of the op templates: integer typedefs (NVRTC has no <cstdint>), the fused
+// output epilogue every conv/dense kernel ends with, block reductions and the unroll rule that
+// approximates AutoTVM's auto_unroll_max_step.
+//
+// Epilogue code (an int template argument, built on the host by ops/op_template.h EpilogueCode()):
+//   bit 0  bias   (+ bias[c], float32 per output channel)
+//   bit 1  relu   (max(v, 0))
+//   bits 2-3 output: 0 accumulator type (float for fp32 ops, int32 for int8 ops),
+//                    1 float32 (v * scale[c]), 2 int8 requantize (sat(rn(v * scale[c])))
+// Value = acc (* scale[c] when the output is not the accumulator) (+ bias[c]), then relu.
+//
+//   tunejit::EpilogueOp<kEpi, float>::Store(out, index, acc, channel, bias, scale);
+#ifndef TUNEJIT_KERNEL_SOURCES_COMMON_CUH_
+#define TUNEJIT_KERNEL_SOURCES_COMMON_CUH_
+
+namespace tunejit {
+
+typedef signed char s8;
+typedef int s32;
+typedef long long s64;
+
+constexpr int kEpiBias = 1;
+constexpr int kEpiRelu = 2;
+constexpr int kEpiOutAccumulator = 0;
+constexpr int kEpiOutFloat32 = 1;
+constexpr int kEpiOutInt8 = 2;
+
+template <bool kCond, typename A, typename B>
+struct Conditional {
+  typedef A type;
+};
+template <typename A, typename B>
+struct Conditional<false, A, B> {
+  typedef B type;
+};
+
+template <typename T>
+struct IsFloatAcc {
+  static constexpr bool value = false;
+};
+template <>
+struct IsFloatAcc<float> {
+  static constexpr bool value = true;
+};
+
+// Round to nearest even, then saturate to int8 (the requantize rule of the CPU reference).
+__device__ __forceinline__ s8 SaturateToInt8(float v) {
+  int q = __float2int_rn(v);
+  q = q < -128 ? -128 : (q > 127 ? 127 : q);
+  return static_cast<s8>(q);
+}
+
+template <int kEpi, typename Acc>
+struct EpilogueOp {
+  static constexpr bool kBias = (kEpi & kEpiBias) != 0;
+  static constexpr bool kRelu = (kEpi & kEpiRelu) != 0;
+  static constexpr int kOut = kEpi >> 2;
+  // The int32 accumulator output cannot hold a float bias: ops reject that combination.
+  static_assert(IsFloatAcc<Acc>::value || kOut != kEpiOutAccumulator || !kBias,
+                "bias needs a float output for an int32 accumulator");
+  typedef
+      typename Conditional<kOut == kEpiOutAccumulator, Acc,
+                           typename Conditional<kOut == kEpiOutFloat32, float, s8>::type>::type Out;
+
+  // Explicit _rn intrinsics: no fma contraction, so the result is bit-identical to the CPU
+  // reference whenever the accumulator is.
+  __device__ __forceinline__ static void Store(void* out, s64 index, Acc acc, int channel,
+                                               const float* bias, const float* scale) {
+    if constexpr (!IsFloatAcc<Acc>::value && kOut == kEpiOutAccumulator) {
+      Acc v = acc;
+      if (kRelu) v = v < 0 ? 0 : v;
+      static_cast<Acc*>(out)[index] = v;
+    } else {
+      float v = static_cast<float>(acc);
+      if (kOut != kEpiOutAccumulator) v = __fmul_rn(v, __ldg(scale + channel));
+      if (kBias) v = __fadd_rn(v, __ldg(bias + channel));
+      if (kRelu) v = v < 0.0f ? 0.0f : v;
+      if constexpr (kOut == kEpiOutInt8) {
+        static_cast<s8*>(out)[index] = SaturateToInt8(v);
+      } else {
+        static_cast<float*>(out)[index] = v;
+      }
+    }
+  }
+};
+
+// auto_unroll_max_step emulation (TVM's UnrollLoop, innermost first): a loop of `trip` iterations
+// whose body holds `body` statements after unrolling what is inside it is unrolled when
+// trip * body <= step. The result is the argument of `#pragma unroll (N)`: trip, or 1 (keep).
+__host__ __device__ constexpr int UnrollIf(int step, int trip, int body) {
+  return (step > 0 && trip * body <= step) ? trip : 1;
+}
+
+__host__ __device__ constexpr int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+__host__ __device__ constexpr int MinInt(int a, int b) { return a < b ? a : b; }
+
+// Sum of one float per thread over a 1-D block of kThreads threads (kThreads == blockDim.x).
+// Warp shuffles, then one shared slot per warp. The result is valid in thread 0.
+template <int kThreads>
+__device__ __forceinline__ float BlockSum(float v) {
+  constexpr int kWarps = CeilDiv(kThreads, 32);
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  // Lanes that do not exist in a partial last warp are left out of the mask.
+  const int warp_threads = (warp == kWarps - 1) ? kThreads - warp * 32 : 32;
+  const unsigned mask = warp_threads == 32 ? 0xffffffffu : ((1u << warp_threads) - 1u);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    float other = __shfl_down_sync(mask, v, offset);
+    if (lane + offset < warp_threads) v += other;
+  }
+  if constexpr (kWarps == 1) {
+    return v;
+  } else {
+    __shared__ float partial[kWarps];
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    float sum = 0.0f;
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int i = 0; i < kWarps; ++i) sum += partial[i];
+    }
+    return sum;
+  }
+}
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_KERNEL_SOURCES_COMMON_CUH_

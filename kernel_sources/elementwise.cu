@@ -1,0 +1,141 @@
+// File: kernel_sources/elementwise.cu
+// The graph's non-tuned ops (no AutoTVM knobs): standalone bias_add+relu, max_pool2d (NCHW, float
+// and int8), row softmax, quantize / dequantize / requantize. One thread per element with a
+// grid-stride loop (any grid size is correct), except softmax: one block of kBlock threads per row.
+// Rounding follows the CPU reference exactly (round to nearest even, saturate; _rn intrinsics so
+// no fma contraction changes a result).
+//
+//   KernelSpec{"elementwise.cu", "tunejit::bias_relu<1>"}
+#include "common.cuh"
+
+namespace tunejit {
+
+#define TUNEJIT_GRID_STRIDE(i, total)                                                \
+  for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < (total); \
+       i += static_cast<s64>(gridDim.x) * blockDim.x)
+
+// y[n, c, ...] = x + bias[c] (then relu if kRelu); `inner` = elements per channel (H*W).
+template <int kRelu>
+__global__ void bias_relu(const float* __restrict__ x, const float* __restrict__ bias,
+                          float* __restrict__ y, s64 total, int channels, s64 inner) {
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const int ch = static_cast<int>((i / inner) % channels);
+    float v = __fadd_rn(x[i], __ldg(bias + ch));
+    if (kRelu) v = v < 0.0f ? 0.0f : v;
+    y[i] = v;
+  }
+}
+
+template <typename T>
+struct Lowest;
+template <>
+struct Lowest<float> {
+  __device__ static float value() { return __int_as_float(0xff800000); }  // -inf
+};
+template <>
+struct Lowest<s8> {
+  __device__ static s8 value() { return -128; }
+};
+
+// NCHW max pooling; padded positions count as the lowest value (-inf / -128), as TVM pads.
+template <typename T>
+__global__ void max_pool2d(const T* __restrict__ x, T* __restrict__ y, int planes, int h, int w,
+                           int oh, int ow, int kh, int kw, int sh, int sw, int pad_top,
+                           int pad_left) {
+  const s64 total = static_cast<s64>(planes) * oh * ow;
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const int ox = static_cast<int>(i % ow);
+    const int oy = static_cast<int>((i / ow) % oh);
+    const s64 plane = i / (static_cast<s64>(oh) * ow);
+    const T* src = x + plane * h * w;
+    T best = Lowest<T>::value();
+    for (int ky = 0; ky < kh; ++ky) {
+      const int iy = oy * sh + ky - pad_top;
+      if (iy < 0 || iy >= h) continue;
+      for (int kx = 0; kx < kw; ++kx) {
+        const int ix = ox * sw + kx - pad_left;
+        if (ix < 0 || ix >= w) continue;
+        const T v = src[static_cast<s64>(iy) * w + ix];
+        best = v > best ? v : best;
+      }
+    }
+    y[i] = best;
+  }
+}
+
+// Softmax over each row of a [rows, cols] matrix; one block per row (grid-stride over rows).
+// kBlock is a power of two (shared-memory tree for the row max, BlockSum for the sum).
+template <int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    softmax_rows(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+  static_assert((kBlock & (kBlock - 1)) == 0, "softmax_rows needs a power-of-two block");
+  __shared__ float partial[kBlock];
+  __shared__ float shared_sum;
+  for (int row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float* in = x + static_cast<s64>(row) * cols;
+    float* o = y + static_cast<s64>(row) * cols;
+    float m = __int_as_float(0xff800000);
+    for (int j = threadIdx.x; j < cols; j += kBlock) m = fmaxf(m, in[j]);
+    partial[threadIdx.x] = m;
+    __syncthreads();
+    for (int stride = kBlock / 2; stride > 0; stride >>= 1) {
+      if (threadIdx.x < stride) {
+        partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + stride]);
+      }
+      __syncthreads();
+    }
+    const float row_max = partial[0];
+    float s = 0.0f;
+    for (int j = threadIdx.x; j < cols; j += kBlock) s += expf(in[j] - row_max);
+    const float total = BlockSum<kBlock>(s);
+    if (threadIdx.x == 0) shared_sum = total;
+    __syncthreads();
+    const float inv = 1.0f / shared_sum;
+    for (int j = threadIdx.x; j < cols; j += kBlock) o[j] = expf(in[j] - row_max) * inv;
+    // Nobody may overwrite partial/shared_sum for the next row before everyone has read them.
+    __syncthreads();
+  }
+}
+
+// q = saturate(round_half_even(x / scale)).
+__global__ void quantize(const float* __restrict__ x, s8* __restrict__ y, s64 total, float scale) {
+  TUNEJIT_GRID_STRIDE(i, total) { y[i] = SaturateToInt8(__fdiv_rn(x[i], scale)); }
+}
+
+// y = x * scale[c] (per channel: c = (i / inner) % channels) or x * scale[0] (channels == 1).
+template <typename T>
+__global__ void dequantize(const T* __restrict__ x, const float* __restrict__ scale,
+                           float* __restrict__ y, s64 total, int channels, s64 inner) {
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const int ch = channels == 1 ? 0 : static_cast<int>((i / inner) % channels);
+    y[i] = __fmul_rn(static_cast<float>(x[i]), __ldg(scale + ch));
+  }
+}
+
+// q = saturate(round_half_even(x * scale[c])), int32 -> int8, per channel or per tensor.
+__global__ void requantize(const int* __restrict__ x, const float* __restrict__ scale,
+                           s8* __restrict__ y, s64 total, int channels, s64 inner) {
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const int ch = channels == 1 ? 0 : static_cast<int>((i / inner) % channels);
+    y[i] = SaturateToInt8(__fmul_rn(static_cast<float>(x[i]), __ldg(scale + ch)));
+  }
+}
+
+#undef TUNEJIT_GRID_STRIDE
+
+}  // namespace tunejit
+
+#ifdef TUNEJIT_NVCC_CHECK
+template __global__ void tunejit::bias_relu<1>(const float*, const float*, float*, long long, int,
+                                               long long);
+template __global__ void tunejit::max_pool2d<float>(const float*, float*, int, int, int, int, int,
+                                                    int, int, int, int, int, int);
+template __global__ void tunejit::max_pool2d<signed char>(const signed char*, signed char*, int,
+                                                          int, int, int, int, int, int, int, int,
+                                                          int, int);
+template __global__ void tunejit::softmax_rows<256>(const float*, float*, int, int);
+template __global__ void tunejit::dequantize<int>(const int*, const float*, float*, long long, int,
+                                                  long long);
+template __global__ void tunejit::dequantize<signed char>(const signed char*, const float*, float*,
+                                                          long long, int, long long);
+#endif  // TUNEJIT_NVCC_CHECK

@@ -1,0 +1,99 @@
+// File: kernel_sources/reference.cu
+// Naive GPU reference kernels for the tuner's correctness check on shapes too big for the CPU
+// reference: one thread per output (grid-stride), accumulating in double (float inputs) or int64
+// (int8 inputs), then the same fused epilogue as the tuned kernels (common.cuh). Every shape is a
+// runtime argument, so one compiled kernel per (dtype, epilogue) serves all workloads.
+//
+//   KernelSpec{"reference.cu", "tunejit::conv2d_nchw_reference<float, 0>"}
+#include "common.cuh"
+
+namespace tunejit {
+
+template <typename T>
+struct ReferenceAcc;
+template <>
+struct ReferenceAcc<float> {
+  typedef double Wide;   // accumulation
+  typedef float Narrow;  // what the tuned kernels accumulate in (the epilogue's Acc)
+};
+template <>
+struct ReferenceAcc<s8> {
+  typedef s64 Wide;
+  typedef int Narrow;
+};
+
+// NCHW / OIHW convolution with groups (depthwise: groups == ci, weight [co, 1, kh, kw]).
+template <typename T, int kEpi>
+__global__ void conv2d_nchw_reference(const T* __restrict__ data, const T* __restrict__ weight,
+                                      const float* __restrict__ bias,
+                                      const float* __restrict__ scale, void* out, int n, int ci,
+                                      int h, int w, int co, int oh, int ow, int kh, int kw, int sh,
+                                      int sw, int pad_top, int pad_left, int dh, int dw,
+                                      int groups) {
+  typedef typename ReferenceAcc<T>::Wide Wide;
+  typedef typename ReferenceAcc<T>::Narrow Narrow;
+  const s64 total = static_cast<s64>(n) * co * oh * ow;
+  const int ci_per_group = ci / groups;
+  const int co_per_group = co / groups;
+  for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<s64>(gridDim.x) * blockDim.x) {
+    const int x = static_cast<int>(i % ow);
+    const int y = static_cast<int>((i / ow) % oh);
+    const int f = static_cast<int>((i / (static_cast<s64>(ow) * oh)) % co);
+    const int b = static_cast<int>(i / (static_cast<s64>(ow) * oh * co));
+    const int g = f / co_per_group;
+    Wide acc = 0;
+    for (int c = 0; c < ci_per_group; ++c) {
+      const int gc = g * ci_per_group + c;
+      for (int ky = 0; ky < kh; ++ky) {
+        const int iy = y * sh + ky * dh - pad_top;
+        if (iy < 0 || iy >= h) continue;
+        for (int kx = 0; kx < kw; ++kx) {
+          const int ix = x * sw + kx * dw - pad_left;
+          if (ix < 0 || ix >= w) continue;
+          const T a = data[((static_cast<s64>(b) * ci + gc) * h + iy) * w + ix];
+          const T k = weight[((static_cast<s64>(f) * ci_per_group + c) * kh + ky) * kw + kx];
+          acc += static_cast<Wide>(a) * static_cast<Wide>(k);
+        }
+      }
+    }
+    EpilogueOp<kEpi, Narrow>::Store(out, i, static_cast<Narrow>(acc), f, bias, scale);
+  }
+}
+
+// C[M, N] = A[M, K] * W[N, K]^T.
+template <typename T, int kEpi>
+__global__ void dense_reference(const T* __restrict__ a, const T* __restrict__ wt,
+                                const float* __restrict__ bias, const float* __restrict__ scale,
+                                void* out, int m, int n, int k) {
+  typedef typename ReferenceAcc<T>::Wide Wide;
+  typedef typename ReferenceAcc<T>::Narrow Narrow;
+  const s64 total = static_cast<s64>(m) * n;
+  for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<s64>(gridDim.x) * blockDim.x) {
+    const int j = static_cast<int>(i % n);
+    const s64 row = i / n;
+    Wide acc = 0;
+    for (int kk = 0; kk < k; ++kk) {
+      acc +=
+          static_cast<Wide>(a[row * k + kk]) * static_cast<Wide>(wt[static_cast<s64>(j) * k + kk]);
+    }
+    EpilogueOp<kEpi, Narrow>::Store(out, i, static_cast<Narrow>(acc), j, bias, scale);
+  }
+}
+
+}  // namespace tunejit
+
+#ifdef TUNEJIT_NVCC_CHECK
+template __global__ void tunejit::conv2d_nchw_reference<float, 0>(const float*, const float*,
+                                                                  const float*, const float*, void*,
+                                                                  int, int, int, int, int, int, int,
+                                                                  int, int, int, int, int, int, int,
+                                                                  int, int);
+template __global__ void tunejit::conv2d_nchw_reference<signed char, 0>(
+    const signed char*, const signed char*, const float*, const float*, void*, int, int, int, int,
+    int, int, int, int, int, int, int, int, int, int, int, int);
+template __global__ void tunejit::dense_reference<float, 7>(const float*, const float*,
+                                                            const float*, const float*, void*, int,
+                                                            int, int);
+#endif  // TUNEJIT_NVCC_CHECK

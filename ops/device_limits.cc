@@ -1,0 +1,60 @@
+// DeviceLimits defaults per architecture, from a real device, and the epilogue's kernel code.
+#include "ops/op_template.h"
+
+namespace tunejit {
+
+DeviceLimits DeviceLimits::ForArch(const GpuArch& arch) {
+  // The struct's member defaults are H100/H200-like (sm_90); older generations differ only in the
+  // opt-in shared memory and SM count. Threads, block and grid limits are the same since sm_30.
+  DeviceLimits limits;
+  limits.arch = arch;
+  const int sm = arch.sm();
+  if (sm >= 90) return limits;
+  if (sm == 80) {
+    limits.shared_bytes_per_block_optin = 163 * 1024;
+    limits.sm_count = 108;
+  } else if (sm == 86 || sm == 87 || sm == 89) {
+    limits.shared_bytes_per_block_optin = 99 * 1024;
+    limits.sm_count = sm == 89 ? 128 : 84;
+  } else if (sm == 75) {
+    limits.shared_bytes_per_block_optin = 64 * 1024;
+    limits.sm_count = 72;
+  } else {  // sm_70 / sm_72 and anything unknown
+    limits.shared_bytes_per_block_optin = 96 * 1024;
+    limits.sm_count = 80;
+  }
+  return limits;
+}
+
+DeviceLimits DeviceLimits::FromProperties(const DeviceProperties& properties) {
+  DeviceLimits limits;
+  limits.arch = properties.arch;
+  limits.max_threads_per_block = properties.max_threads_per_block;
+  for (int d = 0; d < 3; ++d) {
+    limits.max_block_dim[d] = properties.max_block_dim[d];
+    limits.max_grid_dim[d] = properties.max_grid_dim[d];
+  }
+  limits.shared_bytes_per_block = properties.shared_bytes_per_block;
+  limits.shared_bytes_per_block_optin = properties.shared_bytes_per_block_optin;
+  limits.regs_per_block = properties.regs_per_block;
+  limits.sm_count = properties.sm_count;
+  return limits;
+}
+
+int EpilogueCode(const Epilogue& epilogue) {
+  int output = 0;
+  switch (epilogue.output) {
+    case Epilogue::Output::kAccumulator:
+      output = 0;
+      break;
+    case Epilogue::Output::kFloat32:
+      output = 1;
+      break;
+    case Epilogue::Output::kInt8Requantize:
+      output = 2;
+      break;
+  }
+  return (epilogue.bias ? 1 : 0) | (epilogue.relu ? 2 : 0) | (output << 2);
+}
+
+}  // namespace tunejit

@@ -1,0 +1,134 @@
+#include "ops/elementwise.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "ops/plan_util.h"
+
+namespace tunejit {
+namespace {
+
+constexpr int kBlock = 256;
+// Grid-stride kernels: enough blocks to fill any GPU, never more than needed.
+constexpr int64_t kMaxBlocks = 1 << 16;
+
+absl::Status CheckCount(absl::string_view op, absl::string_view what, int64_t value) {
+  if (value < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, " = ", value, " must be >= 1"));
+  }
+  return absl::OkStatus();
+}
+
+PlannedKernel GridStrideKernel(std::string label, std::string expression, int64_t total,
+                               std::vector<KernelArg> args) {
+  PlannedKernel kernel;
+  kernel.label = std::move(label);
+  kernel.spec = KernelSpec{"elementwise.cu", std::move(expression), {}};
+  kernel.shape.grid[0] = static_cast<uint32_t>(std::min(CeilDiv64(total, kBlock), kMaxBlocks));
+  kernel.shape.block[0] = kBlock;
+  kernel.args = std::move(args);
+  return kernel;
+}
+
+absl::StatusOr<const char*> ScaledInputType(absl::string_view op, ElementType type) {
+  switch (type) {
+    case ElementType::kInt8:
+      return "signed char";
+    case ElementType::kInt32:
+      return "int";
+    case ElementType::kFloat32:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(op, ": input must be int8 or int32"));
+}
+
+}  // namespace
+
+absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_t inner,
+                                             bool relu) {
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("bias_add", "batch", n));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("bias_add", "channels", channels));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("bias_add", "inner", inner));
+  TUNEJIT_ASSIGN_OR_RETURN(int c, ToInt32("bias_add", "channels", channels));
+  const int64_t total = n * channels * inner;
+  return GridStrideKernel(
+      relu ? "bias_add_relu" : "bias_add", absl::StrCat("tunejit::bias_relu<", relu ? 1 : 0, ">"),
+      total,
+      {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total), Int32Arg(c), Int64Arg(inner)});
+}
+
+absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& p, ElementType type) {
+  constexpr char kOp[] = "max_pool2d";
+  if (type == ElementType::kInt32) {
+    return absl::InvalidArgumentError("max_pool2d: only float32 and int8");
+  }
+  for (int64_t v : {p.n, p.c, p.h, p.w, int64_t{p.kh}, int64_t{p.kw}, int64_t{p.stride_h},
+                    int64_t{p.stride_w}}) {
+    TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "shape, window and stride", v));
+  }
+  if (p.pad_top < 0 || p.pad_left < 0 || p.pad_bottom < 0 || p.pad_right < 0 || p.pad_top >= p.kh ||
+      p.pad_left >= p.kw || p.pad_bottom >= p.kh || p.pad_right >= p.kw) {
+    return absl::InvalidArgumentError("max_pool2d: padding must be in [0, window)");
+  }
+  TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "output height", p.OutH()));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "output width", p.OutW()));
+  TUNEJIT_ASSIGN_OR_RETURN(int planes, ToInt32(kOp, "N*C", p.n * p.c));
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "input elements", p.n * p.c * p.h * p.w).status());
+  const int64_t total = p.n * p.c * p.OutH() * p.OutW();
+  const char* t = type == ElementType::kFloat32 ? "float" : "signed char";
+  return GridStrideKernel(
+      "max_pool2d", absl::StrCat("tunejit::max_pool2d<", t, ">"), total,
+      {InputArg(0), OutputArg(0), Int32Arg(planes), Int32Arg(p.h), Int32Arg(p.w),
+       Int32Arg(p.OutH()), Int32Arg(p.OutW()), Int32Arg(p.kh), Int32Arg(p.kw), Int32Arg(p.stride_h),
+       Int32Arg(p.stride_w), Int32Arg(p.pad_top), Int32Arg(p.pad_left)});
+}
+
+absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols) {
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("softmax", "rows", rows));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("softmax", "cols", cols));
+  TUNEJIT_ASSIGN_OR_RETURN(int r, ToInt32("softmax", "rows", rows));
+  TUNEJIT_ASSIGN_OR_RETURN(int c, ToInt32("softmax", "cols", cols));
+  PlannedKernel kernel;
+  kernel.label = "softmax";
+  kernel.spec =
+      KernelSpec{"elementwise.cu", absl::StrCat("tunejit::softmax_rows<", kBlock, ">"), {}};
+  kernel.shape.grid[0] = static_cast<uint32_t>(std::min<int64_t>(rows, kMaxBlocks));
+  kernel.shape.block[0] = kBlock;
+  kernel.args = {InputArg(0), OutputArg(0), Int32Arg(r), Int32Arg(c)};
+  return kernel;
+}
+
+absl::StatusOr<PlannedKernel> QuantizeKernel(int64_t total, float scale) {
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("quantize", "elements", total));
+  if (!(scale > 0.0f)) return absl::InvalidArgumentError("quantize: scale must be > 0");
+  return GridStrideKernel("quantize", "tunejit::quantize", total,
+                          {InputArg(0), OutputArg(0), Int64Arg(total), Float32Arg(scale)});
+}
+
+absl::StatusOr<PlannedKernel> DequantizeKernel(ElementType input, int64_t total, int64_t channels,
+                                               int64_t inner) {
+  TUNEJIT_ASSIGN_OR_RETURN(const char* t, ScaledInputType("dequantize", input));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("dequantize", "elements", total));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("dequantize", "channels", channels));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("dequantize", "inner", inner));
+  TUNEJIT_ASSIGN_OR_RETURN(int c, ToInt32("dequantize", "channels", channels));
+  return GridStrideKernel(
+      "dequantize", absl::StrCat("tunejit::dequantize<", t, ">"), total,
+      {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total), Int32Arg(c), Int64Arg(inner)});
+}
+
+absl::StatusOr<PlannedKernel> RequantizeKernel(int64_t total, int64_t channels, int64_t inner) {
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("requantize", "elements", total));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("requantize", "channels", channels));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("requantize", "inner", inner));
+  TUNEJIT_ASSIGN_OR_RETURN(int c, ToInt32("requantize", "channels", channels));
+  return GridStrideKernel(
+      "requantize", "tunejit::requantize", total,
+      {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total), Int32Arg(c), Int64Arg(inner)});
+}
+
+}  // namespace tunejit

@@ -1,0 +1,62 @@
+// File: ops/elementwise.h
+// Builders of the graph's non-tuned kernels (kernel_sources/elementwise.cu): they are not AutoTVM
+// tasks and have no knobs, so each returns one PlannedKernel (launch shape + symbolic arguments,
+// bound by ops/plan_runner.h like any template's plan). Tensors are contiguous; input/output
+// indices are listed per builder.
+//
+// flatten (and reshape of a contiguous tensor) is a no-op view: the consumer reads the producer's
+// buffer with the new shape, so there is no kernel for it.
+//
+//   TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel k, MaxPool2dKernel(pool, ElementType::kFloat32));
+//   OpPlan plan{.kernels = {k}};  // then PlanRunner::Create(device, compiler, plan, arch)
+#ifndef TUNEJIT_OPS_ELEMENTWISE_H_
+#define TUNEJIT_OPS_ELEMENTWISE_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "ops/op_template.h"
+
+namespace tunejit {
+
+enum class ElementType { kFloat32, kInt8, kInt32 };
+
+// y = x + bias[c] (then relu). Input 0 x [N, C, inner...] float, input 1 bias [C]; output 0 y.
+absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_t inner, bool relu);
+
+// NCHW max pooling (floor output size); padding counts as the type's lowest value.
+struct Pool2dParams {
+  int64_t n = 1, c = 1, h = 1, w = 1;
+  int kh = 2, kw = 2, stride_h = 2, stride_w = 2;
+  int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  // 0 when the window does not fit (C++ division would truncate a negative numerator to 0).
+  int64_t OutH() const {
+    const int64_t span = h + pad_top + pad_bottom - kh;
+    return span < 0 ? 0 : span / stride_h + 1;
+  }
+  int64_t OutW() const {
+    const int64_t span = w + pad_left + pad_right - kw;
+    return span < 0 ? 0 : span / stride_w + 1;
+  }
+};
+// Input 0 x, output 0 y (same type: kFloat32 or kInt8).
+absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& params, ElementType type);
+
+// Softmax over each row of a float [rows, cols]. Input 0 x, output 0 y.
+absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols);
+
+// int8 q = saturate(round_half_even(x / scale)). Input 0 float x, output 0 int8 q.
+absl::StatusOr<PlannedKernel> QuantizeKernel(int64_t total, float scale);
+
+// float y = x * scale[c], c = (i / inner) % channels; channels == 1 means one per-tensor scale.
+// Input 0 x (kInt8 or kInt32), input 1 float scale [channels]; output 0 y.
+absl::StatusOr<PlannedKernel> DequantizeKernel(ElementType input, int64_t total, int64_t channels,
+                                               int64_t inner);
+
+// int8 q = saturate(round_half_even(x * scale[c])) from int32 x; scale as for DequantizeKernel.
+// Input 0 int32 x, input 1 float scale [channels]; output 0 int8 q.
+absl::StatusOr<PlannedKernel> RequantizeKernel(int64_t total, int64_t channels, int64_t inner);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_OPS_ELEMENTWISE_H_

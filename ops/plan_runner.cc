@@ -1,0 +1,148 @@
+#include "ops/plan_runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace tunejit {
+namespace {
+
+// Above this, a kernel needs cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) to launch.
+constexpr uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
+
+absl::Status AddArg(const KernelArg& arg, absl::Span<const DevicePtr> inputs,
+                    absl::Span<const DevicePtr> outputs, const std::vector<DeviceBuffer>& workspace,
+                    KernelArgs& packed) {
+  auto pointer = [&](absl::Span<const DevicePtr> tensors, const char* what) -> absl::Status {
+    if (arg.index_or_int < 0 || arg.index_or_int >= static_cast<int64_t>(tensors.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "plan references ", what, " ", arg.index_or_int, " but ", tensors.size(), " were bound"));
+    }
+    packed.Add(tensors[arg.index_or_int]);
+    return absl::OkStatus();
+  };
+  switch (arg.kind) {
+    case KernelArg::Kind::kInput:
+      return pointer(inputs, "input");
+    case KernelArg::Kind::kOutput:
+      return pointer(outputs, "output");
+    case KernelArg::Kind::kWorkspace: {
+      if (arg.index_or_int < 0 || arg.index_or_int >= static_cast<int64_t>(workspace.size())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("plan references workspace ", arg.index_or_int, " of ", workspace.size()));
+      }
+      packed.Add(workspace[arg.index_or_int].ptr());
+      return absl::OkStatus();
+    }
+    case KernelArg::Kind::kInt32:
+      packed.Add(static_cast<int32_t>(arg.index_or_int));
+      return absl::OkStatus();
+    case KernelArg::Kind::kInt64:
+      packed.Add(static_cast<int64_t>(arg.index_or_int));
+      return absl::OkStatus();
+    case KernelArg::Kind::kFloat32:
+      packed.Add(arg.f32);
+      return absl::OkStatus();
+  }
+  return absl::InternalError("unknown kernel argument kind");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<CompiledKernel>> CompilePlan(const KernelCompiler& compiler,
+                                                        const OpPlan& plan, const GpuArch& arch,
+                                                        int threads) {
+  const int n = static_cast<int>(plan.kernels.size());
+  std::vector<std::optional<absl::StatusOr<CompiledKernel>>> results(n);
+  int workers = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  workers = std::clamp(workers, 1, std::max(n, 1));
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int i = next++; i < n; i = next++) {
+      results[i] = compiler.Compile(plan.kernels[i].spec, arch);
+    }
+  };
+  if (workers == 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < workers; ++t) pool.emplace_back(work);
+    for (std::thread& t : pool) t.join();
+  }
+  std::vector<CompiledKernel> out;
+  out.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    if (!results[i]->ok()) {
+      const absl::Status& s = results[i]->status();
+      return absl::Status(s.code(),
+                          absl::StrCat("kernel '", plan.kernels[i].label, "' (",
+                                       plan.kernels[i].spec.name_expression, "): ", s.message()));
+    }
+    out.push_back(*std::move(*results[i]));
+  }
+  return out;
+}
+
+absl::StatusOr<PlanRunner> PlanRunner::Create(const Device& device, const KernelCompiler& compiler,
+                                              const OpPlan& plan, const GpuArch& arch) {
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<CompiledKernel> compiled, CompilePlan(compiler, plan, arch));
+  PlanRunner runner;
+  runner.plan_ = plan;
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    runner.compile_seconds_ += compiled[i].compile_seconds;
+    runner.cache_hits_ += compiled[i].cache_hit ? 1 : 0;
+    TUNEJIT_ASSIGN_OR_RETURN(Module module, Module::Load(device, compiled[i].program.cubin));
+    TUNEJIT_ASSIGN_OR_RETURN(Kernel kernel, module.GetKernel(compiled[i].lowered_name));
+    const uint32_t smem = plan.kernels[i].shape.shared_bytes;
+    if (smem > kDefaultDynamicSmemLimit) {
+      TUNEJIT_RETURN_IF_ERROR(kernel.SetMaxDynamicSharedBytes(static_cast<int>(smem)));
+    }
+    runner.kernels_.push_back(std::move(kernel));  // keeps its module loaded
+  }
+  for (int64_t bytes : plan.workspace_bytes) {
+    TUNEJIT_ASSIGN_OR_RETURN(
+        DeviceBuffer buffer,
+        DeviceBuffer::Allocate(device, static_cast<size_t>(std::max<int64_t>(bytes, 1))));
+    runner.workspace_.push_back(std::move(buffer));
+  }
+  return runner;
+}
+
+absl::Status PlanRunner::Bind(absl::Span<const DevicePtr> inputs,
+                              absl::Span<const DevicePtr> outputs) {
+  std::vector<KernelArgs> packed(plan_.kernels.size());
+  for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+    for (const KernelArg& arg : plan_.kernels[k].args) {
+      absl::Status s = AddArg(arg, inputs, outputs, workspace_, packed[k]);
+      if (!s.ok()) {
+        return absl::Status(
+            s.code(), absl::StrCat("binding kernel '", plan_.kernels[k].label, "': ", s.message()));
+      }
+    }
+  }
+  args_ = std::move(packed);
+  bound_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status PlanRunner::Launch(PlannedKernel::Phase phase, Stream& stream) {
+  if (!bound_) return absl::FailedPreconditionError("PlanRunner: Bind() before running");
+  for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+    if (plan_.kernels[k].phase != phase) continue;
+    TUNEJIT_RETURN_IF_ERROR(stream.Launch(kernels_[k], plan_.kernels[k].shape, args_[k]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanRunner::Prepare(Stream& stream) {
+  return Launch(PlannedKernel::Phase::kPrepare, stream);
+}
+
+absl::Status PlanRunner::Run(Stream& stream) { return Launch(PlannedKernel::Phase::kRun, stream); }
+
+}  // namespace tunejit

@@ -1,0 +1,79 @@
+#include "ops/plan_util.h"
+
+#include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace tunejit {
+
+absl::Status InvalidConfig(absl::string_view task, absl::string_view reason) {
+  return absl::InvalidArgumentError(absl::StrCat(task, ": invalid config: ", reason));
+}
+
+absl::Status CheckLaunch(absl::string_view task, const LaunchShape& shape,
+                         int64_t static_smem_bytes, const DeviceLimits& limits,
+                         bool allow_optin_smem) {
+  static constexpr const char* kAxis[3] = {"x", "y", "z"};
+  if (shape.threads_per_block() > static_cast<uint64_t>(limits.max_threads_per_block)) {
+    return InvalidConfig(
+        task, absl::StrCat(shape.threads_per_block(), " threads per block > max_threads_per_block ",
+                           limits.max_threads_per_block));
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (shape.block[d] < 1 || shape.block[d] > static_cast<uint32_t>(limits.max_block_dim[d])) {
+      return InvalidConfig(
+          task, absl::StrCat("block dim ", kAxis[d], " = ", shape.block[d],
+                             " outside [1, max_block_dim ", limits.max_block_dim[d], "]"));
+    }
+    if (shape.grid[d] < 1 || shape.grid[d] > static_cast<uint32_t>(limits.max_grid_dim[d])) {
+      return InvalidConfig(task,
+                           absl::StrCat("grid dim ", kAxis[d], " = ", shape.grid[d],
+                                        " outside [1, max_grid_dim ", limits.max_grid_dim[d], "]"));
+    }
+  }
+  const int64_t smem = static_smem_bytes + shape.shared_bytes;
+  const int64_t smem_limit =
+      allow_optin_smem ? limits.shared_bytes_per_block_optin : limits.shared_bytes_per_block;
+  if (smem > smem_limit) {
+    return InvalidConfig(task, absl::StrCat("shared memory ", smem, " bytes > ",
+                                            allow_optin_smem ? "shared_bytes_per_block_optin "
+                                                             : "shared_bytes_per_block ",
+                                            smem_limit));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAccumulators(absl::string_view task, int64_t accumulators) {
+  if (accumulators > kMaxAccumulatorsPerThread) {
+    return InvalidConfig(
+        task, absl::StrCat(accumulators, " accumulators per thread > ", kMaxAccumulatorsPerThread,
+                           " (registers; the kernel would spill)"));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<KernelArg> EpilogueTensorArgs(const Epilogue& epilogue) {
+  const bool scaled = epilogue.output != Epilogue::Output::kAccumulator;
+  return {InputArg(0), InputArg(1), epilogue.bias ? InputArg(2) : Int64Arg(0),
+          scaled ? InputArg(3) : Int64Arg(0), OutputArg(0)};
+}
+
+KernelArg Int32Arg(int64_t value) { return KernelArg{KernelArg::Kind::kInt32, value, 0.0f}; }
+KernelArg Int64Arg(int64_t value) { return KernelArg{KernelArg::Kind::kInt64, value, 0.0f}; }
+KernelArg Float32Arg(float value) { return KernelArg{KernelArg::Kind::kFloat32, 0, value}; }
+KernelArg InputArg(int index) { return KernelArg{KernelArg::Kind::kInput, index, 0.0f}; }
+KernelArg OutputArg(int index) { return KernelArg{KernelArg::Kind::kOutput, index, 0.0f}; }
+KernelArg WorkspaceArg(int index) { return KernelArg{KernelArg::Kind::kWorkspace, index, 0.0f}; }
+
+absl::StatusOr<int> ToInt32(absl::string_view task, absl::string_view what, int64_t value) {
+  if (value < 0 || value > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(task, ": ", what, " = ", value, " does not fit the kernel's int argument"));
+  }
+  return static_cast<int>(value);
+}
+
+int64_t CeilDiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace tunejit

@@ -1,0 +1,59 @@
+// File: ops/plan_util.h
+// Helpers shared by the op templates' Specialize: TVM's validity rules (VerifyGPUCode plus the
+// launch limits TVM only met at run time), the fixed conv/dense tensor argument list, and checked
+// narrowing of shapes to the kernels' int arguments. Every rejection is InvalidArgument with a
+// message that starts with the task name and names the rule, e.g.
+//   "conv2d_nchw.cuda: invalid config: 1280 threads per block > max_threads_per_block 1024"
+//
+//   TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, static_smem, limits));
+#ifndef TUNEJIT_OPS_PLAN_UTIL_H_
+#define TUNEJIT_OPS_PLAN_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <vector>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "jit/kernel_spec.h"
+#include "ops/op_template.h"
+
+namespace tunejit {
+
+// Accumulators one thread may hold (each is a register; beyond this the kernel would spill).
+inline constexpr int64_t kMaxAccumulatorsPerThread = 256;
+
+// InvalidArgument "<task>: invalid config: <reason>".
+absl::Status InvalidConfig(absl::string_view task, absl::string_view reason);
+
+// Threads per block, each block dimension, grid dimensions and shared memory (static +
+// shape.shared_bytes) against `limits`. Shared memory is compared with the default per-block
+// limit (48 KiB), as TVM's VerifyGPUCode did, unless `allow_optin_smem`.
+absl::Status CheckLaunch(absl::string_view task, const LaunchShape& shape,
+                         int64_t static_smem_bytes, const DeviceLimits& limits,
+                         bool allow_optin_smem = false);
+
+// Per-thread accumulator count against kMaxAccumulatorsPerThread.
+absl::Status CheckAccumulators(absl::string_view task, int64_t accumulators);
+
+// Conv/dense tensor arguments in kernel order: data, weight, bias (or null), scale (or null), out.
+std::vector<KernelArg> EpilogueTensorArgs(const Epilogue& epilogue);
+
+KernelArg Int32Arg(int64_t value);
+KernelArg Int64Arg(int64_t value);
+KernelArg Float32Arg(float value);
+KernelArg InputArg(int index);
+KernelArg OutputArg(int index);
+KernelArg WorkspaceArg(int index);
+
+// `value` as an int kernel argument; InvalidArgument naming `what` if it does not fit.
+absl::StatusOr<int> ToInt32(absl::string_view task, absl::string_view what, int64_t value);
+
+int64_t CeilDiv64(int64_t a, int64_t b);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_OPS_PLAN_UTIL_H_

@@ -1,0 +1,85 @@
+#include "ops/reference_kernels.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "ops/plan_util.h"
+
+namespace tunejit {
+namespace {
+
+constexpr int kBlock = 128;
+
+absl::StatusOr<const char*> ReferenceType(absl::string_view op, const std::string& dtype,
+                                          const Epilogue& epilogue) {
+  if (dtype == "float32") return "float";
+  if (dtype == "int8") {
+    if (epilogue.bias && epilogue.output == Epilogue::Output::kAccumulator) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op, ": an int32 output cannot take a float bias"));
+    }
+    return "signed char";
+  }
+  return absl::UnimplementedError(absl::StrCat(op, ": data type ", dtype));
+}
+
+LaunchShape GridStride(int64_t total) {
+  LaunchShape shape;
+  shape.grid[0] = static_cast<uint32_t>(std::min<int64_t>(CeilDiv64(total, kBlock), 1 << 16));
+  shape.block[0] = kBlock;
+  return shape;
+}
+
+}  // namespace
+
+absl::StatusOr<OpPlan> ReferenceConv2dPlan(const autotvm::Conv2dParams& p,
+                                           const Epilogue& epilogue) {
+  constexpr char kOp[] = "conv2d reference";
+  TUNEJIT_ASSIGN_OR_RETURN(const char* t, ReferenceType(kOp, p.data_dtype, epilogue));
+  if (p.groups < 1 || p.ci % p.groups != 0 || p.co % p.groups != 0 || p.OutH() < 1 ||
+      p.OutW() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(kOp, ": bad groups or empty output"));
+  }
+  const int64_t total = p.n * p.co * p.OutH() * p.OutW();
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "output elements", total).status());
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "input elements", p.n * p.ci * p.h * p.w).status());
+  PlannedKernel kernel;
+  kernel.label = "conv2d_reference";
+  kernel.spec = KernelSpec{
+      "reference.cu",
+      absl::StrCat("tunejit::conv2d_nchw_reference<", t, ", ", EpilogueCode(epilogue), ">"),
+      {}};
+  kernel.shape = GridStride(total);
+  kernel.args = EpilogueTensorArgs(epilogue);
+  for (int64_t v : {p.n, p.ci, p.h, p.w, p.co, p.OutH(), p.OutW(), p.kh, p.kw, int64_t{p.stride_h},
+                    int64_t{p.stride_w}, int64_t{p.pad_top}, int64_t{p.pad_left},
+                    int64_t{p.dilation_h}, int64_t{p.dilation_w}, p.groups}) {
+    kernel.args.push_back(Int32Arg(v));
+  }
+  OpPlan plan;
+  plan.kernels.push_back(std::move(kernel));
+  return plan;
+}
+
+absl::StatusOr<OpPlan> ReferenceDensePlan(const autotvm::DenseParams& p, const Epilogue& epilogue) {
+  constexpr char kOp[] = "dense reference";
+  TUNEJIT_ASSIGN_OR_RETURN(const char* t, ReferenceType(kOp, p.data_dtype, epilogue));
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "M*N", p.m * p.n).status());
+  PlannedKernel kernel;
+  kernel.label = "dense_reference";
+  kernel.spec =
+      KernelSpec{"reference.cu",
+                 absl::StrCat("tunejit::dense_reference<", t, ", ", EpilogueCode(epilogue), ">"),
+                 {}};
+  kernel.shape = GridStride(p.m * p.n);
+  kernel.args = EpilogueTensorArgs(epilogue);
+  for (int64_t v : {p.m, p.n, p.k}) kernel.args.push_back(Int32Arg(v));
+  OpPlan plan;
+  plan.kernels.push_back(std::move(kernel));
+  return plan;
+}
+
+}  // namespace tunejit

@@ -1,0 +1,29 @@
+// File: ops/reference_kernels.h
+// Plans of the naive GPU reference kernels (kernel_sources/reference.cu): one thread per output,
+// double (float inputs) or int64 (int8 inputs) accumulation, the same epilogue and the same tensor
+// conventions as the tuned templates (ops/op_template.h). The tuner checks every candidate against
+// these on shapes too large for the CPU reference.
+//
+//   autotvm::Conv2dParams p = ...;   // p.co = output channels, p.groups (depthwise: groups == ci)
+//   TUNEJIT_ASSIGN_OR_RETURN(OpPlan ref, ReferenceConv2dPlan(p, Epilogue{}));
+#ifndef TUNEJIT_OPS_REFERENCE_KERNELS_H_
+#define TUNEJIT_OPS_REFERENCE_KERNELS_H_
+
+#include "absl/status/statusor.h"
+#include "autotvm/workload.h"
+#include "ops/op_template.h"
+
+namespace tunejit {
+
+// NCHW conv with groups; weight [co, ci/groups, kh, kw] (depthwise [C, multiplier, kh, kw] is the
+// same memory with co = C * multiplier, groups = C). data_dtype "float32" or "int8".
+absl::StatusOr<OpPlan> ReferenceConv2dPlan(const autotvm::Conv2dParams& params,
+                                           const Epilogue& epilogue);
+
+// [M, K] x [N, K]^T; data_dtype "float32" or "int8".
+absl::StatusOr<OpPlan> ReferenceDensePlan(const autotvm::DenseParams& params,
+                                          const Epilogue& epilogue);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_OPS_REFERENCE_KERNELS_H_

@@ -1,0 +1,172 @@
+// ApplyHistoryBest semantics and the choice across implementations of one op.
+#include "autotvm/dispatch.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/testing/test_data.h"
+
+namespace tunejit::autotvm {
+namespace {
+
+LogContents Seed() {
+  LogContents log;
+  EXPECT_TRUE(LoadLogFile(::tunejit::testing::RepoData("seed-vgg16-v100.log"), {}, &log).ok());
+  return log;
+}
+
+// A copy of the dense_small_batch seed record with another target, cost and error.
+Record Variant(const std::string& target, double cost, int error_no = 0, int64_t index = 5) {
+  Record r = Seed().records[1].record;
+  r.target = *ParseTarget(target);
+  r.result.costs = {cost};
+  r.result.error_no = error_no;
+  r.index = index;
+  return r;
+}
+
+bool Contains(const std::vector<std::string>& lines, const std::string& needle) {
+  for (const std::string& l : lines) {
+    if (l.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(HistoryBestTest, ErrorRecordsAreSkippedEvenWhenFaster) {
+  HistoryBest best;
+  best.Add(Variant("cuda", 1e-6, kInstantiationError, 1));
+  best.Add(Variant("cuda", 2e-3, kNoError, 2));
+  Decision d = best.Query(*ParseTarget("cuda"), Variant("cuda", 0).workload);
+  ASSERT_NE(d.best, nullptr);
+  EXPECT_EQ(d.best->record.index, 2);
+  EXPECT_EQ(d.matched_by, "key cuda");
+  ASSERT_EQ(d.reasons.size(), 2u);
+  EXPECT_NE(d.reasons[0].find("skipped: error_no 1 (INSTANTIATION_ERROR)"), std::string::npos)
+      << d.reasons[0];
+  EXPECT_NE(d.reasons[1].find("chosen (key cuda)"), std::string::npos) << d.reasons[1];
+}
+
+TEST(HistoryBestTest, LowestMeanCostWinsAndTiesKeepTheFirst) {
+  HistoryBest best;
+  Record slow = Variant("cuda", 3e-3, kNoError, 1);
+  slow.result.costs = {1e-3, 5e-3};  // mean 3 ms
+  best.Add(slow);
+  best.Add(Variant("cuda", 2e-3, kNoError, 2));
+  best.Add(Variant("cuda", 2e-3, kNoError, 3));  // tie: the earlier one stays
+  best.Add(Variant("cuda", 2.5e-3, kNoError, 4));
+  Decision d = best.Query(*ParseTarget("cuda -model=unknown"), Variant("cuda", 0).workload);
+  ASSERT_NE(d.best, nullptr);
+  EXPECT_EQ(d.best->record.index, 2);
+  EXPECT_DOUBLE_EQ(d.cost(), 2e-3);
+  EXPECT_TRUE(Contains(d.reasons, "skipped: slower (3 ms > 2 ms)"));
+  EXPECT_TRUE(Contains(d.reasons, "ties the chosen record"));
+}
+
+TEST(HistoryBestTest, ModelMapFirstThenKeysAcrossModels) {
+  HistoryBest best;
+  best.Add(Variant("cuda -model=v100", 2e-3, kNoError, 1));
+  best.Add(Variant("cuda -model=titanx", 1e-3, kNoError, 2));
+  best.Add(Variant("cuda -model=unknown", 1.5e-3, kNoError, 3));
+  Workload w = Variant("cuda", 0).workload;
+  Decision d = best.Query(*ParseTarget("cuda -model=v100"), w);
+  ASSERT_NE(d.best, nullptr);
+  EXPECT_EQ(d.best->record.index, 1);  // by model, although slower
+  EXPECT_EQ(d.matched_by, "model v100");
+  EXPECT_TRUE(Contains(d.reasons, "skipped: model titanx"));
+  // Unknown or other models go through the "cuda" key: the fastest of any model.
+  for (const char* t : {"cuda -model=unknown", "cuda -model=1080ti", "nvptx", "cuda"}) {
+    d = best.Query(*ParseTarget(t), w);
+    ASSERT_NE(d.best, nullptr) << t;
+    EXPECT_EQ(d.best->record.index, 2) << t;
+    EXPECT_EQ(d.matched_by, "key cuda") << t;
+  }
+  // "unknown" is never a by-model key: a record of model unknown is only found by key.
+  HistoryBest only_unknown;
+  only_unknown.Add(Variant("cuda -model=unknown", 1e-3, kNoError, 7));
+  d = only_unknown.Query(*ParseTarget("cuda -model=unknown"), w);
+  ASSERT_NE(d.best, nullptr);
+  EXPECT_EQ(d.matched_by, "key cuda");
+  // No common key: nothing found.
+  d = best.Query(*ParseTarget("llvm"), w);
+  EXPECT_EQ(d.best, nullptr);
+  EXPECT_TRUE(Contains(d.reasons, "has no model or key"));
+  // The -keys option adds keys: a record with -keys=mygpu matches a target with that key only.
+  HistoryBest custom;
+  custom.Add(Variant("opencl -keys=mygpu", 1e-3, kNoError, 9));
+  EXPECT_EQ(custom.Query(*ParseTarget("cuda"), w).matched_by,
+            "key gpu");  // opencl keys: opencl, gpu
+  EXPECT_EQ(custom.Query(*ParseTarget("llvm -keys=mygpu"), w).matched_by, "key mygpu");
+}
+
+TEST(HistoryBestTest, WorkloadMatchIsExact) {
+  HistoryBest best;
+  best.AddAll(Seed());
+  Record conv = Seed().records.back().record;
+  Workload other = conv.workload;
+  other.args[3] = Json::array({1, 1});  // 2-element padding: a different workload for TVM
+  EXPECT_EQ(best.Query(conv.target, other).best, nullptr);
+  EXPECT_NE(best.Query(conv.target, conv.workload).best, nullptr);
+}
+
+TEST(ChooseImplementationTest, SeedDenseAndConvChoices) {
+  HistoryBest best;
+  best.AddAll(Seed());
+  Target target = *ParseTarget("cuda -model=v100");
+  // dense [128,4096] x [1000,4096]: large batch 0.854 ms beats small batch 2.32 ms.
+  DenseParams dense{128, 1000, 4096};
+  OpChoice c = ChooseImplementation(best, target, DenseImplementations(dense));
+  ASSERT_EQ(c.per_implementation.size(), 2u);
+  ASSERT_EQ(c.chosen, 1);
+  EXPECT_FALSE(c.fallback);
+  EXPECT_EQ(c.per_implementation[1].best->record.index, 771496);
+  EXPECT_NE(c.reasons[0].find("dense_small_batch.cuda: skipped: slower"), std::string::npos)
+      << c.reasons[0];
+  // int8 conv [128,512,14,14]: NCHWc_int8 2.70 ms beats winograd 4.75 ms.
+  Conv2dParams conv;
+  conv.n = 128, conv.ci = 512, conv.h = 14, conv.w = 14, conv.co = 512, conv.kh = 3, conv.kw = 3;
+  conv.pad_top = conv.pad_left = conv.pad_bottom = conv.pad_right = 1;
+  conv.data_dtype = conv.kernel_dtype = "int8";
+  conv.out_dtype = "int32";
+  c = ChooseImplementation(best, target, Conv2dImplementations(conv));
+  ASSERT_EQ(c.per_implementation.size(), 2u);
+  EXPECT_EQ(c.chosen, 0);
+  EXPECT_EQ(c.per_implementation[0].best->record.workload.task_name, "conv2d_NCHWc_int8.cuda");
+  EXPECT_EQ(c.per_implementation[1].best->record.index, 3764134);
+  // [128,128,56,56] x [256,128]: only a winograd record exists, so winograd wins over the
+  // higher-priority NCHWc_int8 implementation.
+  conv.ci = 128, conv.h = conv.w = 56, conv.co = 256;
+  c = ChooseImplementation(best, target, Conv2dImplementations(conv));
+  EXPECT_EQ(c.chosen, 1);
+  EXPECT_FALSE(c.fallback);
+  EXPECT_EQ(c.reasons[0], "conv2d_NCHWc_int8.cuda: skipped: no record");
+  // fp32 [128,3,224,224]: direct 2.44 ms beats winograd 13.8 ms.
+  conv.ci = 3, conv.h = conv.w = 224, conv.co = 64;
+  conv.data_dtype = conv.kernel_dtype = conv.out_dtype = "float32";
+  c = ChooseImplementation(best, target, Conv2dImplementations(conv));
+  EXPECT_EQ(c.chosen, 0);
+  EXPECT_EQ(c.per_implementation[0].best->record.index, 199135959);
+}
+
+TEST(ChooseImplementationTest, NoRecordFallsBackToHighestPriority) {
+  HistoryBest empty;
+  DenseParams dense{64, 10, 32};
+  OpChoice c = ChooseImplementation(empty, *ParseTarget("cuda"), DenseImplementations(dense));
+  EXPECT_TRUE(c.fallback);
+  EXPECT_EQ(c.chosen, 1);  // dense_large_batch.cuda, priority 15
+  dense.m = 8;             // small batch only
+  c = ChooseImplementation(empty, *ParseTarget("cuda"), DenseImplementations(dense));
+  ASSERT_EQ(c.per_implementation.size(), 1u);
+  EXPECT_EQ(c.chosen, 0);
+  // 1x1 or strided convs get no winograd implementation.
+  Conv2dParams conv;
+  conv.n = 1, conv.ci = 8, conv.h = 8, conv.w = 8, conv.co = 8, conv.kh = 1, conv.kw = 1;
+  EXPECT_EQ(Conv2dImplementations(conv).size(), 1u);
+  conv.kh = conv.kw = 3;
+  EXPECT_EQ(Conv2dImplementations(conv).size(), 2u);
+  conv.stride_h = 2;
+  EXPECT_EQ(Conv2dImplementations(conv).size(), 1u);
+}
+
+}  // namespace
+}  // namespace tunejit::autotvm

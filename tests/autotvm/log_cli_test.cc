@@ -1,0 +1,105 @@
+// `tunejit log show|check|merge` (cli/cmd_log.cc), driven through RunLogCommand.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "autotvm/log_file.h"
+#include "cli/commands.h"
+#include "gtest/gtest.h"
+#include "tests/testing/test_data.h"
+
+namespace tunejit::cli {
+namespace {
+
+using ::tunejit::testing::RepoData;
+
+struct CliRun {
+  int code;
+  std::string out;
+};
+
+CliRun LogCommand(const std::vector<std::string>& args) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = RunLogCommand(args);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  ::testing::internal::GetCapturedStderr();
+  return {code, out};
+}
+
+TEST(LogCliTest, HelpAndUsageExitCodes) {
+  EXPECT_EQ(LogCommand({"--help"}).code, 0);
+  for (const char* sub : {"show", "check", "merge"}) {
+    CliRun r = LogCommand({sub, "--help"});
+    EXPECT_EQ(r.code, 0) << sub;
+    EXPECT_NE(r.out.find(absl::StrCat("tunejit log ", sub)), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(LogCommand({}).code, 2);
+  EXPECT_EQ(LogCommand({"bogus"}).code, 2);
+  EXPECT_EQ(LogCommand({"show"}).code, 2);
+  EXPECT_EQ(LogCommand({"merge", "out.log"}).code, 2);
+  EXPECT_EQ(LogCommand({"show", "--nope", "x.log"}).code, 2);
+  EXPECT_EQ(LogCommand({"show", "--target", "cuda model", "x.log"}).code, 2);
+  EXPECT_EQ(LogCommand({"show", "/nonexistent/x.log"}).code, 1);
+}
+
+TEST(LogCliTest, ShowSeed) {
+  CliRun r = LogCommand({"show", RepoData("seed-vgg16-v100.log")});
+  ASSERT_EQ(r.code, 0);
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 23u);  // header + 22 distinct workloads
+  EXPECT_NE(lines[0].find("GFLOP/S"), std::string::npos);
+  const std::string& dense = lines[1];
+  EXPECT_NE(dense.find("dense_large_batch.cuda"), std::string::npos) << dense;
+  EXPECT_NE(dense.find("128x4096 float32, 1000x4096 float32"), std::string::npos) << dense;
+  EXPECT_NE(dense.find("cuda -model=unknown"), std::string::npos) << dense;
+  EXPECT_NE(dense.find("0.8543 ms"), std::string::npos) << dense;
+  EXPECT_NE(dense.find("1227.5"), std::string::npos) << dense;  // 2*128*1000*4096 / 0.854 ms
+  EXPECT_NE(dense.find("tile_x=[-1,2,4,1] tile_y=[-1,2,4,1] tile_k=[-1,8,2]"), std::string::npos);
+}
+
+TEST(LogCliTest, CheckSeedAndBadFile) {
+  CliRun r = LogCommand({"check", RepoData("seed-vgg16-v100.log")});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("22 records checked: 22 ok"), std::string::npos) << r.out;
+  r = LogCommand({"check", ::tunejit::testing::RepoTestData("autotvm/bad_lines.log")});
+  EXPECT_EQ(r.code, 1);
+}
+
+TEST(LogCliTest, CheckTopHubReportsSwappedLabelsAndTheOneRealDefect) {
+  std::string path = ::tunejit::testing::SharedData("tophub/cuda_v0.08.log");
+  if (path.empty()) GTEST_SKIP() << "shared TopHub data absent";
+  CliRun r = LogCommand({"check", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("conv2d_nchw.cuda: swapped tile_rx/tile_ry labels"), std::string::npos);
+  EXPECT_NE(r.out.find(":336: conv2d_nchw.cuda: inconsistent: index 124107"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("688 records checked: 1 inconsistent, 1 no space, 660 ok, 26 swapped"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(LogCliTest, MergeDedupesAndKeepsOrder) {
+  std::string out = absl::StrCat(::testing::TempDir(), "/merged.", ::getpid(), ".log");
+  std::filesystem::remove(out);
+  std::string seed = RepoData("seed-vgg16-v100.log");
+  CliRun r = LogCommand({"merge", out, seed, seed});
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("appended 22 records"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("22 duplicates skipped"), std::string::npos) << r.out;
+  r = LogCommand({"merge", out, seed});
+  EXPECT_NE(r.out.find("appended 0 records"), std::string::npos) << r.out;
+  std::ifstream a(out), b(seed);
+  std::string merged((std::istreambuf_iterator<char>(a)), {});
+  std::string original((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(merged, original);
+  std::filesystem::remove(out);
+}
+
+}  // namespace
+}  // namespace tunejit::cli

@@ -1,0 +1,129 @@
+// The non-tuned kernels (elementwise.cu): argument checks on the CPU, and each op against the CPU
+// reference on the GPU (poisoned outputs, every element compared).
+#include "ops/elementwise.h"
+
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/cpu_reference.h"
+#include "tests/ops/ops_test_util.h"
+#include "tests/testing/gpu_test.h"
+
+namespace tunejit {
+namespace {
+
+using testing::Bytes;
+using testing::FromBytes;
+
+class ElementwiseGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TUNEJIT_REQUIRE_GPU();
+    auto h = testing::GpuHarness::Create();
+    ASSERT_TRUE(h.ok()) << h.status();
+    harness_ = *std::move(h);
+  }
+  std::vector<uint8_t> Run(const PlannedKernel& k,
+                                        const std::vector<std::vector<uint8_t>>& in,
+                                        size_t out_bytes) {
+    OpPlan plan;
+    plan.kernels.push_back(k);
+    auto out = harness_->Run(plan, in, {out_bytes});
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? (*out)[0] : std::vector<uint8_t>();
+  }
+  std::unique_ptr<testing::GpuHarness> harness_;
+};
+
+std::vector<int8_t> RandomInt8(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int8_t> v(n);
+  for (int8_t& x : v) x = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+  return v;
+}
+
+TEST_F(ElementwiseGpu, BiasRelu) {
+  for (bool relu : {false, true}) {
+    std::vector<float> x = testing::RandomFloats(3 * 5 * 49, 1);
+    std::vector<float> bias = testing::RandomFloats(5, 2);
+    auto k = BiasReluKernel(3, 5, 49, relu);
+    ASSERT_TRUE(k.ok());
+    EXPECT_EQ(FromBytes<float>(Run(*k, {Bytes(x), Bytes(bias)}, x.size() * 4)),
+              cpuref::BiasRelu(x, 5, 49, bias, relu));
+  }
+}
+
+TEST_F(ElementwiseGpu, MaxPoolFloatAndInt8) {
+  // VGG's 2x2/2, an overlapping padded 3x3/2 on an odd size, and a window-sized 7x7.
+  std::vector<Pool2dParams> cases = {
+      {.n = 2, .c = 3, .h = 16, .w = 16},
+      {.n = 3,
+       .c = 5,
+       .h = 15,
+       .w = 9,
+       .kh = 3,
+       .kw = 3,
+       .pad_top = 1,
+       .pad_left = 1,
+       .pad_bottom = 1,
+       .pad_right = 1},
+      {.n = 1, .c = 7, .h = 7, .w = 7, .kh = 7, .kw = 7, .stride_h = 1, .stride_w = 1},
+  };
+  for (const Pool2dParams& p : cases) {
+    const size_t in_n = p.n * p.c * p.h * p.w, out_n = p.n * p.c * p.OutH() * p.OutW();
+    std::vector<float> xf = testing::RandomFloats(in_n, 3);
+    auto kf = MaxPool2dKernel(p, ElementType::kFloat32);
+    ASSERT_TRUE(kf.ok());
+    EXPECT_EQ(FromBytes<float>(Run(*kf, {Bytes(xf)}, out_n * 4)), cpuref::MaxPool2d(p, xf));
+    std::vector<int8_t> xq = RandomInt8(in_n, 4);
+    auto kq = MaxPool2dKernel(p, ElementType::kInt8);
+    ASSERT_TRUE(kq.ok());
+    EXPECT_EQ(FromBytes<int8_t>(Run(*kq, {Bytes(xq)}, out_n)), cpuref::MaxPool2d(p, xq));
+  }
+}
+
+TEST_F(ElementwiseGpu, Softmax) {
+  for (auto [rows, cols] : {std::pair<int, int>{16, 1000}, {3, 7}, {1, 4097}}) {
+    std::vector<float> x = testing::RandomFloats(rows * cols, 5);
+    for (float& v : x) v *= 20;  // wide range: the max subtraction matters
+    auto k = SoftmaxKernel(rows, cols);
+    ASSERT_TRUE(k.ok());
+    EXPECT_LT(cpuref::RelativeError(FromBytes<float>(Run(*k, {Bytes(x)}, x.size() * 4)),
+                                    cpuref::Softmax(rows, cols, x)),
+              1e-5);
+  }
+}
+
+TEST_F(ElementwiseGpu, QuantizeDequantizeRequantize) {
+  // Values on and near rounding ties, and beyond the int8 range.
+  std::vector<float> x = testing::RandomFloats(4000, 6);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = x[i] * 80 + (i % 4 == 0 ? 0.25f : 0.0f);
+  auto q = QuantizeKernel(x.size(), 0.5f);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(FromBytes<int8_t>(Run(*q, {Bytes(x)}, x.size())), cpuref::Quantize(x, 0.5f));
+
+  const int64_t channels = 6, inner = 25, total = 2 * channels * inner;
+  std::vector<float> scale = {0.5f, 0.25f, 1.5f, 0.125f, 3.0f, 0.1f};
+  std::vector<int8_t> xq = RandomInt8(total, 7);
+  auto dq8 = DequantizeKernel(ElementType::kInt8, total, channels, inner);
+  ASSERT_TRUE(dq8.ok());
+  EXPECT_EQ(FromBytes<float>(Run(*dq8, {Bytes(xq), Bytes(scale)}, total * 4)),
+            cpuref::Dequantize(xq, channels, inner, scale));
+
+  std::vector<int32_t> xi(total);
+  std::mt19937 rng(8);
+  for (int32_t& v : xi) v = static_cast<int32_t>(rng() % 4001) - 2000;
+  auto dq32 = DequantizeKernel(ElementType::kInt32, total, 1, 1);  // per-tensor scale
+  ASSERT_TRUE(dq32.ok());
+  EXPECT_EQ(FromBytes<float>(Run(*dq32, {Bytes(xi), Bytes(scale)}, total * 4)),
+            cpuref::Dequantize(xi, 1, 1, scale));
+
+  auto rq = RequantizeKernel(total, channels, inner);
+  ASSERT_TRUE(rq.ok());
+  EXPECT_EQ(FromBytes<int8_t>(Run(*rq, {Bytes(xi), Bytes(scale)}, total)),
+            cpuref::Requantize(xi, channels, inner, scale));
+}
+
+}  // namespace
+}  // namespace tunejit
