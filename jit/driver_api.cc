@@ -40,7 +40,18 @@ std::string VersionText(int version) {
 std::vector<std::string> ResolveAll(void* lib, GetProcAddressFn get_proc, int ask_version,
                                     DriverApi& api) {
   std::vector<std::string> missing;
-  auto resolve = [&](const char* base_name, const char* symbol, void** slot) {
+  auto resolve = [&](const char* name, const char* symbol, void** slot) {
+    // Ask cuGetProcAddress for the function the header maps the name to, without its "_vN" ABI
+    // suffix: cuMemAlloc -> cuMemAlloc_v2 -> "cuMemAlloc", but cuGraphInstantiate ->
+    // cuGraphInstantiateWithFlags -> "cuGraphInstantiateWithFlags" (the plain name would return
+    // the legacy five-argument cuGraphInstantiate, whose ABI differs).
+    std::string base(symbol);
+    if (size_t v = base.rfind("_v");
+        v != std::string::npos && v + 2 < base.size() &&
+        base.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+      base.resize(v);
+    }
+    const char* base_name = base.c_str();
     void* fn = nullptr;
     if (get_proc != nullptr) {
       CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
@@ -51,7 +62,7 @@ std::vector<std::string> ResolveAll(void* lib, GetProcAddressFn get_proc, int as
       }
     }
     if (fn == nullptr) fn = dlsym(lib, symbol);
-    if (fn == nullptr) missing.push_back(base_name);
+    if (fn == nullptr) missing.push_back(name);
     *slot = fn;
   };
 #define TUNEJIT_RESOLVE_(name) \

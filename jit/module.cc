@@ -54,6 +54,13 @@ absl::StatusOr<Module> Module::Load(const Device& device, std::string_view image
   std::string ptx_copy;
   const void* code = image.data();
   if (!IsElf(image)) {
+    // Only text that declares itself PTX reaches the driver's PTX JIT: arbitrary bytes (a damaged
+    // image) must come back as a status, and the driver's parser is not a place to find out.
+    if (image.find(".version") == std::string_view::npos ||
+        image.find(".target") == std::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Module::Load: the ", image.size(), "-byte image is neither a cubin (ELF) nor PTX"));
+    }
     ptx_copy = std::string(image);
     code = ptx_copy.c_str();
   }

@@ -43,6 +43,8 @@ __device__ __forceinline__ void DenseLoadTile(float (*tile)[KC], const float* __
                                               int row0, int rows_total, int k0, int k) {
   constexpr int kRowsPerGroup = CeilDiv(kRows, kThreads);
   constexpr int kChunks = CeilDiv(KC, 4 * kThreads);
+  // Unrolled only while small: long k tiles would otherwise cost ptxas minutes (see kKtUnroll).
+  constexpr int kChunkUnroll = kChunks * kRowsPerGroup <= 64 ? kChunks : 1;
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
   // Four consecutive k per thread: one float4 when the slice is aligned and fully in range.
@@ -52,7 +54,7 @@ __device__ __forceinline__ void DenseLoadTile(float (*tile)[KC], const float* __
     const int row = ty * kRowsPerGroup + r;
     if (kRowsPerGroup * kThreads != kRows && row >= kRows) break;
     const int grow = row0 + row;
-#pragma unroll
+#pragma unroll kChunkUnroll
     for (int c = 0; c < kChunks; ++c) {
       const int kl = c * 4 * kThreads + tx * 4;
       if (kl >= KC) break;
@@ -114,7 +116,10 @@ __global__ void __launch_bounds__(TX* TY)
       DenseLoadTile<BX, KC, TX>(aa[buf ^ 1], a, row0, m, (ko + 1) * KC, k);
       DenseLoadTile<BY, KC, TY>(bb[buf ^ 1], w, col0, n, (ko + 1) * KC, k);
     }
-#pragma unroll
+    // TVM unrolls kt; we do so only while the unrolled body stays small, because a config with a
+    // long k tile (KT in the thousands) otherwise takes ptxas minutes for no speed.
+    constexpr int kKtUnroll = KT * KI * (kRowsX + kColsY + kRowsX * kColsY) <= 2048 ? KT : 1;
+#pragma unroll kKtUnroll
     for (int kt = 0; kt < KT; ++kt) {
       float al[kRowsX][KI];
       float bl[kColsY][KI];
@@ -181,5 +186,7 @@ template __global__ void tunejit::dense_small_batch<7, 11>(const float*, const f
 template __global__ void tunejit::dense_large_batch<2, 4, 1, 2, 4, 1, 8, 2, 0>(
     const float*, const float*, const float*, const float*, void*, int, int, int);
 template __global__ void tunejit::dense_large_batch<2, 16, 2, 2, 16, 2, 8, 1, 7>(
+    const float*, const float*, const float*, const float*, void*, int, int, int);
+template __global__ void tunejit::dense_large_batch<1, 2, 1, 1, 2, 1, 1024, 1, 0>(
     const float*, const float*, const float*, const float*, void*, int, int, int);
 #endif  // TUNEJIT_NVCC_CHECK
