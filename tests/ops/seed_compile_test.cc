@@ -90,20 +90,38 @@ TEST(SeedCompile, SeedLogDenseAndDirectConv) {
   CompileAll(report, "seed log");
 }
 
-TEST(SeedCompile, TopHubDirectAndDepthwiseConv) {
-  const std::string dir = testing::SharedData("tophub");
-  if (dir.empty()) GTEST_SKIP() << "../shared/data/tophub not present";
+// The distinct records of `tasks` across every TopHub file (the same record appears in several
+// TopHub versions).
+std::vector<testing::LogRecord> DistinctTopHubRecords(const std::string& dir,
+                                                      const std::vector<std::string>& tasks) {
   std::vector<testing::LogRecord> records;
   std::map<std::string, bool> seen;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".log") continue;
-    for (testing::LogRecord& r : testing::ReadLogRecords(
-             entry.path().string(), {"conv2d_nchw.cuda", "depthwise_conv2d_nchw.cuda"})) {
-      // The same record appears in several TopHub versions.
+    for (testing::LogRecord& r : testing::ReadLogRecords(entry.path().string(), tasks)) {
       const std::string key = r.workload.args.dump() + r.workload.task_name + r.config.ToString();
       if (seen.emplace(key, true).second) records.push_back(std::move(r));
     }
   }
+  return records;
+}
+
+TEST(SeedCompile, TopHubWinograd) {
+  const std::string dir = testing::SharedData("tophub");
+  if (dir.empty()) GTEST_SKIP() << "../shared/data/tophub not present";
+  std::vector<testing::LogRecord> records =
+      DistinctTopHubRecords(dir, {"conv2d_nchw_winograd.cuda"});
+  if (records.empty()) GTEST_SKIP() << "no winograd records in " << dir;
+  SpecializeReport report = SpecializeAll(records, dir);
+  EXPECT_EQ(report.rejected, 0) << "TVM ran these records (see the REJECTED lines)";
+  CompileAll(report, "TopHub winograd");
+}
+
+TEST(SeedCompile, TopHubDirectAndDepthwiseConv) {
+  const std::string dir = testing::SharedData("tophub");
+  if (dir.empty()) GTEST_SKIP() << "../shared/data/tophub not present";
+  std::vector<testing::LogRecord> records =
+      DistinctTopHubRecords(dir, {"conv2d_nchw.cuda", "depthwise_conv2d_nchw.cuda"});
   if (records.empty()) GTEST_SKIP() << "no conv2d_nchw / depthwise records in " << dir;
   SpecializeReport report = SpecializeAll(records, dir);
   EXPECT_EQ(report.rejected, 0) << "TVM ran these records: a rejection means our rules or "
