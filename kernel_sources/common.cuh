@@ -125,6 +125,44 @@ __device__ __forceinline__ float BlockSum(float v) {
   }
 }
 
+// Writes one thread's accumulators of a TVM-style tiled NCHW output (conv2d_nchw, depthwise): the
+// f, y, x axes are each split [blocks, V virtual threads, T threads, I inner], so the thread
+// (tz, ty, tx) owns f = f0 + (vf*TF + tz)*FI + fi (and likewise y, x). Out-of-range outputs (tails)
+// are skipped; the epilogue runs on each stored value.
+template <int VF, int TF, int FI, int VY, int TY, int YI, int VX, int TX, int XI, int kEpi>
+__device__ __forceinline__ void StoreTiledNchw(const float (&acc)[VF * FI][VY * YI][VX * XI],
+                                               void* out, int nn, int co, int oh, int ow, int f0,
+                                               int y0, int x0, const float* __restrict__ bias,
+                                               const float* __restrict__ scale) {
+  const int tx = threadIdx.x;
+  const int ty = threadIdx.y;
+  const int tz = threadIdx.z;
+#pragma unroll
+  for (int vf = 0; vf < VF; ++vf)
+#pragma unroll
+    for (int fi = 0; fi < FI; ++fi) {
+      const int f = f0 + (vf * TF + tz) * FI + fi;
+      if (f >= co) continue;
+#pragma unroll
+      for (int vy = 0; vy < VY; ++vy)
+#pragma unroll
+        for (int yi = 0; yi < YI; ++yi) {
+          const int y = y0 + (vy * TY + ty) * YI + yi;
+          if (y >= oh) continue;
+#pragma unroll
+          for (int vx = 0; vx < VX; ++vx)
+#pragma unroll
+            for (int xi = 0; xi < XI; ++xi) {
+              const int x = x0 + (vx * TX + tx) * XI + xi;
+              if (x >= ow) continue;
+              const s64 index = ((static_cast<s64>(nn) * co + f) * oh + y) * ow + x;
+              EpilogueOp<kEpi, float>::Store(
+                  out, index, acc[vf * FI + fi][vy * YI + yi][vx * XI + xi], f, bias, scale);
+            }
+        }
+    }
+}
+
 }  // namespace tunejit
 
 #endif  // TUNEJIT_KERNEL_SOURCES_COMMON_CUH_

@@ -109,30 +109,8 @@ __global__ void __launch_bounds__(TX* TY* TF)
     }
   }
 
-#pragma unroll
-  for (int vf = 0; vf < VF; ++vf)
-#pragma unroll
-    for (int fi = 0; fi < FI; ++fi) {
-      const int f = f0 + (vf * TF + tz) * FI + fi;
-      if (f >= co) continue;
-#pragma unroll
-      for (int vy = 0; vy < VY; ++vy)
-#pragma unroll
-        for (int yi = 0; yi < YI; ++yi) {
-          const int y = y0 + (vy * TY + ty) * YI + yi;
-          if (y >= oh) continue;
-#pragma unroll
-          for (int vx = 0; vx < VX; ++vx)
-#pragma unroll
-            for (int xi = 0; xi < XI; ++xi) {
-              const int x = x0 + (vx * TX + tx) * XI + xi;
-              if (x >= ow) continue;
-              const s64 index = ((static_cast<s64>(nn) * co + f) * oh + y) * ow + x;
-              EpilogueOp<kEpi, float>::Store(
-                  out, index, acc[vf * FI + fi][vy * YI + yi][vx * XI + xi], f, bias, scale);
-            }
-        }
-    }
+  StoreTiledNchw<VF, TF, FI, VY, TY, YI, VX, TX, XI, kEpi>(acc, out, nn, co, oh, ow, f0, y0, x0,
+                                                           bias, scale);
 }
 
 }  // namespace tunejit
