@@ -1,0 +1,90 @@
+// `tunejit warm`: compiles a log's kernels into the cache with no GPU; a second run is all hits.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/test_data.h"
+
+namespace tunejit::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+class WarmCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tunejit-warm-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Runs `tunejit warm ARGS --cache-dir <tmp>/cache`, returning the exit code and stdout.
+  int Warm(std::vector<std::string> args, std::string* out) {
+    args.push_back("--cache-dir=" + (dir_ / "cache").string());
+    ::testing::internal::CaptureStdout();
+    int code = RunWarmCommand(args);
+    *out = ::testing::internal::GetCapturedStdout();
+    return code;
+  }
+
+  std::filesystem::path dir_;
+};
+
+int CountEntries(const std::filesystem::path& dir) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    n += e.path().extension() == ".tjk";
+  return n;
+}
+
+TEST_F(WarmCommandTest, SeedLogColdThenWarm) {
+  const std::string log = testing::RepoData("seed-vgg16-v100.log");
+  std::string out;
+  ASSERT_EQ(Warm({"--log", log, "--arch", "sm_90"}, &out), kExitOk) << out;
+  EXPECT_THAT(out, HasSubstr("22 records"));
+  EXPECT_THAT(out, HasSubstr("cache hits 0, failed 0, rejected records 0"));
+  const int entries = CountEntries(dir_ / "cache");
+  EXPECT_GT(entries, 20);  // every seed record has at least one kernel; winograd has several
+  EXPECT_THAT(out, HasSubstr("compiled " + std::to_string(entries) + " "));
+
+  ASSERT_EQ(Warm({"--log", log}, &out), kExitOk) << out;
+  EXPECT_THAT(out, HasSubstr("compiled 0 (NVRTC 0.00 s), cache hits " + std::to_string(entries)));
+  EXPECT_EQ(CountEntries(dir_ / "cache"), entries);
+}
+
+TEST_F(WarmCommandTest, RejectedRecordsAreReportedWithReasons) {
+  // dense_large_batch with tile_x[2] (4) != tile_y[2] (8): TVM's VerifyGPUCode rejects it.
+  const std::string path = (dir_ / "bad.log").string();
+  std::ofstream(path)
+      << R"({"input": ["cuda", "dense_large_batch.cuda", [["TENSOR", [32, 64], "float32"], )"
+         R"(["TENSOR", [64, 64], "float32"], null, "float32"], {}], "config": {"index": 0, )"
+         R"("code_hash": null, "entity": [["tile_x", "sp", [-1, 1, 4, 1]], ["tile_y", "sp", )"
+         R"([-1, 1, 8, 1]], ["tile_k", "sp", [-1, 8, 1]]]}, "result": [[0.001], 0, 1.0, 1.0], )"
+         R"("version": 0.2, "tvm_version": "0.7.dev1"})"
+      << "\n";
+  std::string out;
+  EXPECT_EQ(Warm({"--log", path}, &out), kExitOk) << out;
+  EXPECT_THAT(out, HasSubstr("rejected records 1"));
+  EXPECT_THAT(out, HasSubstr("bad.log:1 dense_large_batch.cuda"));
+}
+
+TEST_F(WarmCommandTest, BadUsageAndBadInput) {
+  std::string out;
+  EXPECT_EQ(Warm({}, &out), kExitUsage);  // no --log
+  EXPECT_EQ(Warm({"--log", testing::RepoData("seed-vgg16-v100.log"), "--arch", "sm_70"}, &out),
+            kExitUsage);  // CUDA 13's NVRTC cannot build for the V100
+  EXPECT_EQ(Warm({"--log", (dir_ / "missing.log").string()}, &out), kExitFailure);
+  EXPECT_EQ(Warm({"--log", testing::RepoData("seed-vgg16-v100.log"), "--jobs", "x"}, &out),
+            kExitUsage);
+}
+
+}  // namespace
+}  // namespace tunejit::cli
