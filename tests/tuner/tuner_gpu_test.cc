@@ -1,0 +1,161 @@
+// The in-process tuner on a real GPU: tune a small dense_large_batch and a small conv2d_nchw task
+// with random search; every error-free record's config, re-run independently (other inputs, the
+// CPU reference), must be correct; a planted wrong answer must be recorded as error 5.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "autotvm/log_file.h"
+#include "cache/kernel_cache.h"
+#include "gtest/gtest.h"
+#include "ops/cpu_reference.h"
+#include "tests/ops/ops_test_util.h"
+#include "tests/testing/gpu_test.h"
+#include "tuner/measure.h"
+#include "tuner/search.h"
+#include "tuner/tune_task.h"
+
+namespace tunejit {
+namespace {
+
+using testing::Bytes;
+using testing::FromBytes;
+
+// The CPU reference output (default epilogue) of a float conv or dense workload.
+std::vector<float> CpuReference(const autotvm::Workload& w, const std::vector<float>& data,
+                                const std::vector<float>& weight) {
+  if (absl::StatusOr<autotvm::Conv2dParams> c = autotvm::ParseConv2dWorkload(w); c.ok()) {
+    return cpuref::EpilogueFloat(cpuref::Conv2dFloat(*c, data, weight), c->co,
+                                 c->OutH() * c->OutW(), Epilogue{}, {}, {});
+  }
+  absl::StatusOr<autotvm::DenseParams> d = autotvm::ParseDenseWorkload(w);
+  EXPECT_TRUE(d.ok());
+  return cpuref::EpilogueFloat(cpuref::DenseFloat(d->m, d->n, d->k, data, weight), d->n, 1,
+                               Epilogue{}, {}, {});
+}
+
+struct TensorSizes {
+  size_t data = 0, weight = 0, out = 0;  // elements
+};
+
+TensorSizes SizesOf(const autotvm::Workload& w) {
+  if (absl::StatusOr<autotvm::Conv2dParams> c = autotvm::ParseConv2dWorkload(w); c.ok()) {
+    return {static_cast<size_t>(c->n * c->ci * c->h * c->w),
+            static_cast<size_t>(c->co * (c->ci / c->groups) * c->kh * c->kw),
+            static_cast<size_t>(c->n * c->co * c->OutH() * c->OutW())};
+  }
+  autotvm::DenseParams d = *autotvm::ParseDenseWorkload(w);
+  return {static_cast<size_t>(d.m * d.k), static_cast<size_t>(d.n * d.k),
+          static_cast<size_t>(d.m * d.n)};
+}
+
+class TunerGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TUNEJIT_REQUIRE_GPU();
+    absl::StatusOr<Device> device = Device::Open(0);
+    ASSERT_TRUE(device.ok()) << device.status();
+    device_ = std::make_unique<Device>(*std::move(device));
+    CacheOptions options;
+    options.dir = ::testing::TempDir() + "/tunejit_tuner_gpu_cache";
+    absl::StatusOr<KernelCache> cache = KernelCache::Open(options);
+    ASSERT_TRUE(cache.ok()) << cache.status();
+    cache_ = std::make_unique<KernelCache>(*std::move(cache));
+    compiler_ = std::make_unique<KernelCompiler>(cache_.get());
+    absl::StatusOr<std::unique_ptr<testing::GpuHarness>> harness = testing::GpuHarness::Create();
+    ASSERT_TRUE(harness.ok()) << harness.status();
+    harness_ = *std::move(harness);
+  }
+
+  // Re-runs `config` on fresh inputs and compares with the CPU reference.
+  void ExpectCorrect(const Task& task, const autotvm::ConfigEntity& config) {
+    const OpTemplate* op = FindOpTemplate(task.workload.task_name);
+    ASSERT_NE(op, nullptr);
+    absl::StatusOr<OpPlan> plan = op->Specialize(task.workload, config, harness_->limits(), {});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    TensorSizes n = SizesOf(task.workload);
+    std::vector<float> data = testing::RandomFloats(n.data, 11);
+    std::vector<float> weight = testing::RandomFloats(n.weight, 12);
+    absl::StatusOr<std::vector<std::vector<uint8_t>>> out =
+        harness_->Run(*plan, {Bytes(data), Bytes(weight)}, {n.out * 4});
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::vector<float> want = CpuReference(task.workload, data, weight);
+    EXPECT_LT(cpuref::RelativeError(FromBytes<float>((*out)[0]), want), 1e-5) << config.ToString();
+  }
+
+  void TuneAndCheck(const autotvm::Workload& workload, const std::string& log_name) {
+    absl::StatusOr<Task> task = MakeTask(workload, *autotvm::ParseTarget("cuda"));
+    ASSERT_TRUE(task.ok()) << task.status();
+    MeasureOptions mopts;
+    mopts.max_timing_seconds = 0.2;
+    auto measurer = GpuMeasurer::Create(*device_, *compiler_, *task, mopts);
+    ASSERT_TRUE(measurer.ok()) << measurer.status();
+    RandomSearch search(task->space.size(), 2024);
+    TuneOptions options;
+    options.n_trials = 20;
+    options.batch_size = 5;
+    options.progress = stderr;
+    options.log_path = ::testing::TempDir() + "/" + log_name;
+    std::remove(options.log_path.c_str());
+    std::vector<autotvm::Record> records;
+    options.on_record = [&](const autotvm::Record& r, const Measurement& m) {
+      records.push_back(r);
+      if (!r.ok()) {
+        std::fprintf(stderr, "  error %d (%s): %s\n", r.result.error_no,
+                     autotvm::MeasureErrorName(r.result.error_no), m.message.c_str());
+      }
+    };
+    absl::StatusOr<TuneResult> result = TuneTask(*task, search, **measurer, options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_EQ(records.size(), 20u);
+    ASSERT_GE(result->best_index, 0) << "no valid config in 20 random trials";
+    int ok = 0;
+    for (const autotvm::Record& r : records) {
+      EXPECT_NE(r.result.error_no, autotvm::kWrongAnswer) << r.config.ToString();
+      if (!r.ok()) {
+        EXPECT_EQ(r.result.costs, std::vector<double>{1e9});
+        continue;
+      }
+      ++ok;
+      ASSERT_EQ(r.result.costs.size(), 1u);
+      EXPECT_GT(r.result.costs[0], 0);
+      EXPECT_LT(r.result.costs[0], 0.1);
+      EXPECT_GE(r.result.costs[0], result->best_cost);
+      ExpectCorrect(*task, r.config);
+    }
+    autotvm::LogContents log;
+    ASSERT_TRUE(autotvm::LoadLogFile(options.log_path, {.strict = true}, &log).ok());
+    EXPECT_EQ(log.records.size(), 20u);
+
+    // A planted wrong answer: the first measurement's output is corrupted.
+    mopts.corrupt_call = 0;
+    auto planted = GpuMeasurer::Create(*device_, *compiler_, *task, mopts);
+    ASSERT_TRUE(planted.ok()) << planted.status();
+    Measurement bad = (*planted)->Measure(result->best_config);
+    EXPECT_EQ(bad.result.error_no, autotvm::kWrongAnswer) << bad.message;
+    EXPECT_EQ(bad.result.costs, std::vector<double>{1e9});
+    Measurement good = (*planted)->Measure(result->best_config);
+    EXPECT_EQ(good.result.error_no, autotvm::kNoError) << good.message;
+    std::fprintf(stderr, "%s: %d of 20 configs valid\n", workload.task_name.c_str(), ok);
+  }
+
+  std::unique_ptr<Device> device_;
+  std::unique_ptr<KernelCache> cache_;
+  std::unique_ptr<KernelCompiler> compiler_;
+  std::unique_ptr<testing::GpuHarness> harness_;
+};
+
+TEST_F(TunerGpuTest, DenseLargeBatch) {
+  TuneAndCheck(testing::DenseWorkload("dense_large_batch.cuda", 64, 64, 64), "dense.log");
+}
+
+TEST_F(TunerGpuTest, Conv2dNchw) {
+  TuneAndCheck(testing::ConvWorkload("conv2d_nchw.cuda", {1, 16, 14, 14}, {32, 16, 3, 3}, {1, 1},
+                                     {1, 1, 1, 1}, {1, 1}),
+               "conv.log");
+}
+
+}  // namespace
+}  // namespace tunejit

@@ -1,0 +1,286 @@
+#include "tuner/measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "ops/cpu_reference.h"
+#include "ops/plan_runner.h"
+#include "ops/reference_kernels.h"
+
+namespace tunejit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The task's tensors and its reference plan (default epilogue: accumulator output, so int8 ops
+// write int32 and float ops float32).
+struct TaskTensors {
+  size_t data_bytes = 0, weight_bytes = 0, out_bytes = 0;
+  bool int8 = false;
+  OpPlan reference;
+};
+
+size_t DtypeBytes(const std::string& dtype) { return dtype == "int8" ? 1 : 4; }
+
+absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
+  TaskTensors t;
+  if (absl::StatusOr<autotvm::Conv2dParams> c = autotvm::ParseConv2dWorkload(w); c.ok()) {
+    t.int8 = c->data_dtype == "int8";
+    t.data_bytes = c->n * c->ci * c->h * c->w * DtypeBytes(c->data_dtype);
+    t.weight_bytes = c->co * (c->ci / c->groups) * c->kh * c->kw * DtypeBytes(c->kernel_dtype);
+    t.out_bytes = c->n * c->co * c->OutH() * c->OutW() * 4;
+    TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceConv2dPlan(*c, Epilogue{}));
+    return t;
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams d, autotvm::ParseDenseWorkload(w));
+  t.int8 = d.data_dtype == "int8";
+  t.data_bytes = d.m * d.k * DtypeBytes(d.data_dtype);
+  t.weight_bytes = d.n * d.k * DtypeBytes(d.data_dtype);
+  t.out_bytes = d.m * d.n * 4;
+  TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceDensePlan(d, Epilogue{}));
+  return t;
+}
+
+// int8 uniform in [-127, 127]; float32 uniform in [-1, 1).
+std::vector<uint8_t> RandomBytes(size_t bytes, bool int8, std::mt19937& rng) {
+  std::vector<uint8_t> host(bytes);
+  if (int8) {
+    std::uniform_int_distribution<int> u(-127, 127);
+    for (uint8_t& b : host) b = static_cast<uint8_t>(static_cast<int8_t>(u(rng)));
+    return host;
+  }
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (size_t i = 0; i + 4 <= bytes; i += 4) {
+    float v = u(rng);
+    std::memcpy(&host[i], &v, 4);
+  }
+  return host;
+}
+
+absl::StatusOr<DeviceBuffer> Upload(const Device& dev, const std::vector<uint8_t>& host) {
+  TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer buf, DeviceBuffer::Allocate(dev, host.size()));
+  TUNEJIT_RETURN_IF_ERROR(buf.CopyFromHost(host.data(), host.size()));
+  return buf;
+}
+
+double Median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (double{v[n / 2 - 1]} + v[n / 2]);
+}
+
+template <typename T>
+std::vector<T> As(const std::vector<uint8_t>& bytes) {
+  std::vector<T> v(bytes.size() / sizeof(T));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Measurement FailedMeasurement(int error_no, std::string message, double all_cost) {
+  Measurement m;
+  m.result.costs = {kFailedCost};
+  m.result.error_no = error_no;
+  m.result.all_cost = all_cost;
+  m.result.timestamp = UnixNow();
+  m.message = std::move(message);
+  return m;
+}
+
+struct GpuMeasurer::State {
+  const Device* device = nullptr;
+  const KernelCompiler* compiler = nullptr;
+  const OpTemplate* op = nullptr;
+  autotvm::Workload workload;
+  MeasureOptions options;
+  DeviceLimits limits;
+  GpuArch arch;
+  double tolerance = 0;
+  bool int_output = false;
+  std::optional<Stream> stream;  // Stream has no empty state
+  DeviceBuffer data, weight, out, flush;
+  std::vector<uint8_t> reference;
+  int calls = 0;
+
+  // Runs the bound plan once on a poisoned output and compares with the reference. Returns the
+  // mismatch ("" when it matches); an error status for launch failures.
+  absl::StatusOr<std::string> Check(PlanRunner& runner, bool corrupt);
+  absl::StatusOr<double> TimeMedianSeconds(PlanRunner& runner);
+};
+
+absl::StatusOr<std::string> GpuMeasurer::State::Check(PlanRunner& runner, bool corrupt) {
+  TUNEJIT_RETURN_IF_ERROR(out.Fill(0xFF));  // NaN / -1: a kernel that skips outputs shows
+  TUNEJIT_RETURN_IF_ERROR(runner.Run(*stream));
+  TUNEJIT_RETURN_IF_ERROR(stream->Synchronize());
+  std::vector<uint8_t> host(reference.size());
+  TUNEJIT_RETURN_IF_ERROR(out.CopyToHost(host.data(), host.size()));
+  if (corrupt && host.size() >= 4) {
+    if (int_output) {
+      int32_t v;
+      std::memcpy(&v, host.data(), 4);
+      v += 1;
+      std::memcpy(host.data(), &v, 4);
+    } else {
+      std::fill(host.begin(), host.begin() + 4, uint8_t{0xFF});  // NaN
+    }
+  }
+  if (int_output) {
+    std::vector<int32_t> got = As<int32_t>(host), want = As<int32_t>(reference);
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != want[i]) {
+        return absl::StrFormat("output[%d] = %d, reference %d", i, got[i], want[i]);
+      }
+    }
+    return std::string();
+  }
+  const double error = cpuref::RelativeError(As<float>(host), As<float>(reference));
+  if (!(error <= tolerance)) {
+    return absl::StrFormat("relative error %g > %g", error, tolerance);
+  }
+  return std::string();
+}
+
+absl::StatusOr<double> GpuMeasurer::State::TimeMedianSeconds(PlanRunner& runner) {
+  for (int i = 0; i < options.warmup_runs; ++i) TUNEJIT_RETURN_IF_ERROR(runner.Run(*stream));
+  TUNEJIT_ASSIGN_OR_RETURN(Event start, Event::Create(*device));
+  TUNEJIT_ASSIGN_OR_RETURN(Event end, Event::Create(*device));
+  const Clock::time_point begin = Clock::now();
+  std::vector<float> ms;
+  double previous = -1;
+  int stable = 0;
+  while (static_cast<int>(ms.size()) < std::max(1, options.max_repeats)) {
+    if (options.flush_l2 && flush.size() > 0) {
+      TUNEJIT_RETURN_IF_ERROR(flush.Fill(static_cast<uint8_t>(ms.size())));
+      // The memset may run on another stream: make sure it is done before the start event.
+      TUNEJIT_RETURN_IF_ERROR(device->Synchronize());
+    }
+    TUNEJIT_RETURN_IF_ERROR(stream->Record(start));
+    TUNEJIT_RETURN_IF_ERROR(runner.Run(*stream));
+    TUNEJIT_RETURN_IF_ERROR(stream->Record(end));
+    TUNEJIT_RETURN_IF_ERROR(end.Synchronize());
+    TUNEJIT_ASSIGN_OR_RETURN(float t, Event::ElapsedMs(start, end));
+    ms.push_back(t);
+    if (static_cast<int>(ms.size()) < options.min_repeats) continue;
+    const double median = Median(ms);
+    stable = previous > 0 && std::abs(median - previous) <= options.stable_tolerance * median
+                 ? stable + 1
+                 : 0;
+    previous = median;
+    if (stable >= 3 || SecondsSince(begin) >= options.max_timing_seconds) break;
+  }
+  return Median(ms) * 1e-3;
+}
+
+GpuMeasurer::GpuMeasurer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+GpuMeasurer::~GpuMeasurer() = default;
+
+const std::vector<uint8_t>& GpuMeasurer::reference_output() const { return state_->reference; }
+bool GpuMeasurer::int_output() const { return state_->int_output; }
+
+absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& device,
+                                                                 const KernelCompiler& compiler,
+                                                                 const Task& task,
+                                                                 const MeasureOptions& options) {
+  auto s = std::make_unique<State>();
+  s->device = &device;
+  s->compiler = &compiler;
+  s->op = FindOpTemplate(task.workload.task_name);
+  if (s->op == nullptr) {
+    return absl::UnimplementedError("no op template for " + task.workload.task_name);
+  }
+  s->workload = task.workload;
+  s->options = options;
+  s->limits = DeviceLimits::FromProperties(device.properties());
+  s->arch = device.properties().arch;
+  s->tolerance = task.workload.task_name.find("winograd") != std::string::npos
+                     ? options.winograd_tolerance
+                     : options.fp32_tolerance;
+  TUNEJIT_ASSIGN_OR_RETURN(TaskTensors t, TensorsOf(task.workload));
+  s->int_output = t.int8;
+  TUNEJIT_ASSIGN_OR_RETURN(Stream stream, Stream::Create(device));
+  s->stream.emplace(std::move(stream));
+  std::mt19937 rng(options.input_seed);
+  TUNEJIT_ASSIGN_OR_RETURN(s->data, Upload(device, RandomBytes(t.data_bytes, t.int8, rng)));
+  TUNEJIT_ASSIGN_OR_RETURN(s->weight, Upload(device, RandomBytes(t.weight_bytes, t.int8, rng)));
+  TUNEJIT_ASSIGN_OR_RETURN(s->out, DeviceBuffer::Allocate(device, t.out_bytes));
+  const int64_t l2 = std::max(device.properties().l2_bytes, 1 << 20);
+  if (options.flush_l2) {
+    TUNEJIT_ASSIGN_OR_RETURN(s->flush, DeviceBuffer::Allocate(device, 2 * l2));
+  }
+  // The reference output, computed once per task.
+  TUNEJIT_ASSIGN_OR_RETURN(PlanRunner ref,
+                           PlanRunner::Create(device, compiler, t.reference, s->arch));
+  TUNEJIT_RETURN_IF_ERROR(ref.Bind({s->data.ptr(), s->weight.ptr()}, {s->out.ptr()}));
+  TUNEJIT_RETURN_IF_ERROR(ref.Prepare(*s->stream));
+  TUNEJIT_RETURN_IF_ERROR(ref.Run(*s->stream));
+  TUNEJIT_RETURN_IF_ERROR(s->stream->Synchronize());
+  s->reference.resize(t.out_bytes);
+  TUNEJIT_RETURN_IF_ERROR(s->out.CopyToHost(s->reference.data(), t.out_bytes));
+  return std::unique_ptr<GpuMeasurer>(new GpuMeasurer(std::move(s)));
+}
+
+void GpuMeasurer::Precompile(const std::vector<autotvm::ConfigEntity>& configs) {
+  // Reads only what Create set (op, workload, limits, arch, compiler): safe beside Measure.
+  const State& s = *state_;
+  OpPlan all;
+  for (const autotvm::ConfigEntity& config : configs) {
+    absl::StatusOr<OpPlan> plan = s.op->Specialize(s.workload, config, s.limits, Epilogue{});
+    if (!plan.ok()) continue;
+    for (PlannedKernel& k : plan->kernels) all.kernels.push_back(std::move(k));
+  }
+  if (all.kernels.empty()) return;
+  // Every kernel is attempted even when one fails; the successes land in the cache.
+  (void)CompilePlan(*s.compiler, all, s.arch, s.options.precompile_threads);
+}
+
+Measurement GpuMeasurer::Measure(const autotvm::ConfigEntity& config) {
+  State& s = *state_;
+  const Clock::time_point begin = Clock::now();
+  const bool corrupt = s.calls++ == s.options.corrupt_call;
+  auto fail = [&](int error_no, const absl::Status& status) {
+    return FailedMeasurement(error_no, std::string(status.message()), SecondsSince(begin));
+  };
+  absl::StatusOr<OpPlan> plan = s.op->Specialize(s.workload, config, s.limits, Epilogue{});
+  if (!plan.ok()) return fail(autotvm::kInstantiationError, plan.status());
+  absl::Status compiled =
+      CompilePlan(*s.compiler, *plan, s.arch, s.options.compile_threads).status();
+  if (!compiled.ok()) return fail(autotvm::kCompileDevice, compiled);
+  absl::StatusOr<PlanRunner> runner = PlanRunner::Create(*s.device, *s.compiler, *plan, s.arch);
+  if (!runner.ok()) return fail(autotvm::kRuntimeDevice, runner.status());
+  absl::Status bound = runner->Bind({s.data.ptr(), s.weight.ptr()}, {s.out.ptr()});
+  if (bound.ok()) bound = runner->Prepare(*s.stream);
+  if (!bound.ok()) return fail(autotvm::kRuntimeDevice, bound);
+  absl::StatusOr<std::string> mismatch = s.Check(*runner, corrupt);
+  if (!mismatch.ok()) return fail(autotvm::kRuntimeDevice, mismatch.status());
+  if (!mismatch->empty()) {
+    return fail(autotvm::kWrongAnswer, absl::InternalError("wrong answer: " + *mismatch));
+  }
+  absl::StatusOr<double> seconds = s.TimeMedianSeconds(*runner);
+  if (!seconds.ok()) return fail(autotvm::kRuntimeDevice, seconds.status());
+  Measurement m;
+  m.result.costs = {*seconds};
+  m.result.error_no = autotvm::kNoError;
+  m.result.all_cost = SecondsSince(begin);
+  m.result.timestamp = UnixNow();
+  return m;
+}
+
+}  // namespace tunejit

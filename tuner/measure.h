@@ -1,0 +1,107 @@
+// File: tuner/measure.h
+// Measuring one config of one task on the GPU, the way TVM's LocalBuilder + LocalRunner do, but in
+// process. Error numbers are TVM's MeasureErrorNo (autotvm/record.h, reused rather than copied):
+//   1 INSTANTIATION_ERROR  the op template rejects the config (Specialize's reason in `message`)
+//   3 COMPILE_DEVICE       NVRTC failed
+//   4 RUNTIME_DEVICE       module load, bind or launch failed (a kernel fault included)
+//   5 WRONG_ANSWER         the output differs from the naive GPU reference (ops/reference_kernels)
+// Failed measurements cost [1e9] and are never a winner. A correct candidate is timed with CUDA
+// events: warm-up runs, then at least `min_repeats` runs, stopping once the median is stable, at
+// `max_repeats` runs or after `max_timing_seconds`; the L2 is flushed (a 2x-L2 buffer memset)
+// before each timed run so every run reads its inputs from HBM, as a layer in a network does.
+// costs = [median seconds], all_cost = wall seconds of the whole measurement.
+//
+// Measurer is an interface so the tuning loop is testable without a GPU (tests fake it).
+//
+//   TUNEJIT_ASSIGN_OR_RETURN(auto measurer, GpuMeasurer::Create(device, compiler, task, {}));
+//   Measurement m = measurer->Measure(config);
+//   if (m.result.error_no == autotvm::kNoError) ... m.result.costs[0] ...
+//
+// Not handled yet: BUILD_TIMEOUT / RUN_TIMEOUT (6, 7) need a watchdog process; a kernel fault
+// (illegal address) poisons the CUDA context, so every later measurement in the process then fails
+// with error 4 too (TVM isolates runs in RPC server processes for this).
+#ifndef TUNEJIT_TUNER_MEASURE_H_
+#define TUNEJIT_TUNER_MEASURE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "autotvm/config_entity.h"
+#include "autotvm/record.h"
+#include "jit/device.h"
+#include "jit/kernel_compiler.h"
+#include "ops/op_template.h"
+#include "tuner/task.h"
+
+namespace tunejit {
+
+inline constexpr double kFailedCost = 1e9;  // TVM's cost of a failed measurement
+
+struct Measurement {
+  autotvm::MeasureResult result;
+  std::string message;  // why it failed (empty on success)
+};
+
+// A failed measurement: costs [1e9], `error_no`, the message, timestamp now.
+Measurement FailedMeasurement(int error_no, std::string message, double all_cost);
+double UnixNow();
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  virtual Measurement Measure(const autotvm::ConfigEntity& config) = 0;
+  // Compiles the kernels of configs about to be measured (into the kernel cache), so Measure only
+  // loads them. TuneTask calls it on another thread while Measure runs: implementations must not
+  // touch what Measure mutates. Failures are ignored here; Measure reports them. Default: nothing.
+  virtual void Precompile(const std::vector<autotvm::ConfigEntity>& configs) { (void)configs; }
+};
+
+struct MeasureOptions {
+  uint32_t input_seed = 1;  // the task's random inputs (fixed for the measurer's lifetime)
+  int warmup_runs = 2;
+  int min_repeats = 5;
+  int max_repeats = 50;
+  double max_timing_seconds = 1.0;
+  double stable_tolerance = 0.01;  // stop when the median moved less than this over 3 runs
+  bool flush_l2 = true;
+  // Relative error allowed for float outputs (||out - ref|| / ||ref||); int outputs are exact.
+  double fp32_tolerance = 1e-5;
+  double winograd_tolerance = 1e-4;  // task names containing "winograd"
+  int compile_threads = 0;           // CompilePlan threads in Measure (0: one per kernel)
+  int precompile_threads = 0;        // threads of Precompile (0: one per core)
+  // Testing hook: the `corrupt_call`-th Measure call (0-based) has its output altered before the
+  // check, so it must come out as WRONG_ANSWER. -1: never.
+  int corrupt_call = -1;
+};
+
+class GpuMeasurer : public Measurer {
+ public:
+  // Generates the inputs, uploads them, runs the reference plan once and keeps its output. The
+  // device and the compiler must outlive the measurer. Give the compiler a cache: PlanRunner
+  // compiles the plan again after the measurer's own compile step, a hit with a cache.
+  static absl::StatusOr<std::unique_ptr<GpuMeasurer>> Create(const Device& device,
+                                                             const KernelCompiler& compiler,
+                                                             const Task& task,
+                                                             const MeasureOptions& options);
+  ~GpuMeasurer() override;
+
+  Measurement Measure(const autotvm::ConfigEntity& config) override;
+  // Specializes each config and compiles all their kernels on `precompile_threads` threads.
+  void Precompile(const std::vector<autotvm::ConfigEntity>& configs) override;
+
+  // The reference output bytes (float32 or int32 elements), for tests.
+  const std::vector<uint8_t>& reference_output() const;
+  bool int_output() const;
+
+ private:
+  struct State;
+  explicit GpuMeasurer(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_TUNER_MEASURE_H_

@@ -1,0 +1,101 @@
+#include "tuner/tune_task.h"
+
+#include <algorithm>
+#include <future>
+#include <vector>
+
+#include "autotvm/log_file.h"
+#include "common/status_macros.h"
+
+namespace tunejit {
+namespace {
+
+void PrintProgress(const Task& task, const TuneResult& r, std::FILE* out) {
+  if (out == nullptr) return;
+  if (r.best_index < 0) {
+    std::fprintf(out, "[%s] trials %d, errors %d, no valid config yet\n",
+                 task.workload.task_name.c_str(), r.trials, r.errors);
+  } else {
+    std::fprintf(out, "[%s] trials %d, errors %d, best %.4f ms, %.1f GFLOP/s (config %lld)\n",
+                 task.workload.task_name.c_str(), r.trials, r.errors, r.best_cost * 1e3,
+                 r.best_gflops, static_cast<long long>(r.best_index));
+  }
+  std::fflush(out);
+}
+
+// Compiles `batch` on another thread (an invalid future when there is nothing to do).
+std::future<void> StartPrecompile(const Task& task, Measurer& measurer,
+                                  const std::vector<int64_t>& batch, bool enabled) {
+  if (!enabled || batch.empty()) return {};
+  std::vector<autotvm::ConfigEntity> configs;
+  for (int64_t index : batch) {
+    // A bad index is reported when the batch is measured.
+    if (absl::StatusOr<autotvm::ConfigEntity> c = task.space.Get(index); c.ok()) {
+      configs.push_back(*std::move(c));
+    }
+  }
+  return std::async(std::launch::async,
+                    [&measurer, configs = std::move(configs)] { measurer.Precompile(configs); });
+}
+
+// Measures one index, logs the record, updates the running totals.
+absl::StatusOr<autotvm::MeasureResult> MeasureOne(const Task& task, Measurer& measurer,
+                                                  int64_t index, const TuneOptions& options,
+                                                  TuneResult& r) {
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::ConfigEntity config, task.space.Get(index));
+  Measurement m = measurer.Measure(config);
+  autotvm::Record record =
+      autotvm::MakeRecord(task.target, task.workload, index, config, m.result, options.tvm_version);
+  if (!options.log_path.empty()) {
+    TUNEJIT_RETURN_IF_ERROR(autotvm::AppendRecordToLog(options.log_path, record));
+  }
+  ++r.trials;
+  if (m.result.error_no != autotvm::kNoError) {
+    ++r.errors;
+  } else if (const double cost = m.result.MeanCost(); cost < r.best_cost) {
+    r.best_cost = cost;
+    r.best_index = index;
+    r.best_config = config;
+    r.best_gflops = cost > 0 ? task.flops / cost / 1e9 : 0;
+  }
+  if (options.on_record) options.on_record(record, m);
+  return m.result;
+}
+
+}  // namespace
+
+absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, Measurer& measurer,
+                                    const TuneOptions& options) {
+  TuneResult r;
+  const int batch_size = std::max(1, options.batch_size);
+  // Indices of the next batch, at most `budget` of them.
+  auto next_batch = [&](int budget) {
+    return budget > 0 && strategy.HasNext() ? strategy.NextBatch(std::min(batch_size, budget))
+                                            : std::vector<int64_t>();
+  };
+  std::vector<int64_t> batch = next_batch(options.n_trials);
+  std::future<void> compiling = StartPrecompile(task, measurer, batch, options.pipeline_compile);
+  while (!batch.empty()) {
+    if (compiling.valid()) compiling.wait();
+    std::vector<int64_t> next;
+    std::future<void> next_compiling;
+    if (options.pipeline_compile) {
+      next = next_batch(options.n_trials - r.trials - static_cast<int>(batch.size()));
+      next_compiling = StartPrecompile(task, measurer, next, true);
+    }
+    std::vector<autotvm::MeasureResult> results;
+    for (int64_t index : batch) {
+      TUNEJIT_ASSIGN_OR_RETURN(autotvm::MeasureResult result,
+                               MeasureOne(task, measurer, index, options, r));
+      results.push_back(std::move(result));
+    }
+    strategy.Update(batch, results);
+    PrintProgress(task, r, options.progress);
+    if (!options.pipeline_compile) next = next_batch(options.n_trials - r.trials);
+    batch = std::move(next);
+    compiling = std::move(next_compiling);
+  }
+  return r;
+}
+
+}  // namespace tunejit

@@ -1,0 +1,59 @@
+// File: tuner/tune_task.h
+// The tuning loop of one task: ask the strategy for a batch of config indices, measure each,
+// append each record to the log (TVM's 0.2 format, one whole line per append) as soon as it is
+// measured, report the batch back to the strategy, track the best, print a progress line per batch.
+// Batches are measured one config after the other; meanwhile another thread compiles the next batch
+// (Measurer::Precompile), so NVRTC time hides behind GPU time. With pipelining the strategy is
+// asked for batch k+1 before it sees the results of batch k (no effect on random/grid search; a
+// model-based strategy may prefer pipeline_compile = false).
+//
+//   RandomSearch search(task.space.size(), 1);
+//   TuneOptions options;  options.n_trials = 200;  options.log_path = "tune.log";
+//   TUNEJIT_ASSIGN_OR_RETURN(TuneResult r, TuneTask(task, search, *measurer, options));
+//   r.best_config, r.best_cost (seconds)
+#ifndef TUNEJIT_TUNER_TUNE_TASK_H_
+#define TUNEJIT_TUNER_TUNE_TASK_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "autotvm/record.h"
+#include "tuner/measure.h"
+#include "tuner/search.h"
+#include "tuner/task.h"
+
+namespace tunejit {
+
+struct TuneOptions {
+  int n_trials = 100;
+  int batch_size = 8;
+  std::string log_path;           // "" writes no log
+  std::FILE* progress = nullptr;  // one line per batch when set (e.g. stderr)
+  std::string tvm_version = "0.7.dev1";
+  bool pipeline_compile = true;  // Precompile batch k+1 while batch k is measured
+  // Called with every record (and the measurement's message) right after it is logged.
+  std::function<void(const autotvm::Record&, const Measurement&)> on_record;
+};
+
+struct TuneResult {
+  int trials = 0;  // measured configs (errors included)
+  int errors = 0;
+  int64_t best_index = -1;  // -1 when no measurement succeeded
+  autotvm::ConfigEntity best_config;
+  double best_cost = std::numeric_limits<double>::infinity();  // seconds (mean of costs)
+  double best_gflops = 0;
+};
+
+// Runs until n_trials configs are measured or the strategy is exhausted. Returns an error only when
+// the log cannot be written or a proposed index is outside the space (a strategy bug); failed
+// measurements are records with their error number, never errors of TuneTask.
+absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, Measurer& measurer,
+                                    const TuneOptions& options);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_TUNER_TUNE_TASK_H_
