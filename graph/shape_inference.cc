@@ -1,0 +1,200 @@
+#include "graph/shape_inference.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+
+namespace tunejit {
+namespace {
+
+std::string Shape(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+std::string Describe(int index, const TensorDesc& t) {
+  return absl::StrCat("input ", index, " '", t.name, "' ", std::string(DTypeName(t.dtype)), " ",
+                      Shape(t.shape));
+}
+
+absl::Status Fail(int index, const TensorDesc& t, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(Describe(index, t), ": ", why));
+}
+
+absl::Status ExpectRank(int index, const TensorDesc& t, size_t rank) {
+  if (t.shape.size() == rank) return absl::OkStatus();
+  return Fail(index, t, absl::StrCat("expected rank ", rank));
+}
+
+absl::Status ExpectDType(int index, const TensorDesc& t, std::initializer_list<DType> allowed) {
+  for (DType d : allowed) {
+    if (t.dtype == d) return absl::OkStatus();
+  }
+  std::vector<std::string> names;
+  for (DType d : allowed) names.emplace_back(DTypeName(d));
+  return Fail(index, t, absl::StrCat("dtype must be ", absl::StrJoin(names, " or ")));
+}
+
+absl::Status CheckWindow(const NodeAttrs& a, bool conv) {
+  if (a.stride_h < 1 || a.stride_w < 1 || a.pad_top < 0 || a.pad_left < 0 || a.pad_bottom < 0 ||
+      a.pad_right < 0 || (conv && (a.dilation_h < 1 || a.dilation_w < 1 || a.groups < 1)) ||
+      (!conv && (a.pool_h < 1 || a.pool_w < 1))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "attrs: strides (", a.stride_h, ", ", a.stride_w, ")",
+        conv
+            ? absl::StrCat(", dilation (", a.dilation_h, ", ", a.dilation_w, "), groups ", a.groups)
+            : absl::StrCat(", pool (", a.pool_h, ", ", a.pool_w, ")"),
+        " must be >= 1 and padding >= 0"));
+  }
+  return absl::OkStatus();
+}
+
+// Floor output size; an error when the (dilated) window does not fit the padded input.
+absl::StatusOr<int64_t> OutDim(const char* axis, int64_t in, int pad0, int pad1, int64_t window,
+                               int stride) {
+  const int64_t span = in + pad0 + pad1 - window;
+  if (span < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("window ", window, " is larger than padded ", axis, " ", in + pad0 + pad1));
+  }
+  return span / stride + 1;
+}
+
+absl::StatusOr<InferredOutput> Conv2d(const NodeAttrs& a, const TensorDesc& x,
+                                      const TensorDesc& w) {
+  TUNEJIT_RETURN_IF_ERROR(CheckWindow(a, true));
+  TUNEJIT_RETURN_IF_ERROR(ExpectRank(0, x, 4));
+  TUNEJIT_RETURN_IF_ERROR(ExpectRank(1, w, 4));
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32, DType::kI8}));
+  if (w.dtype != x.dtype) return Fail(1, w, "dtype must equal the data's");
+  if (x.shape[1] % a.groups != 0 || w.shape[0] % a.groups != 0 ||
+      w.shape[1] * a.groups != x.shape[1]) {
+    return Fail(1, w,
+                absl::StrCat("expected [CO, ", x.shape[1] / a.groups, ", KH, KW] (data CI ",
+                             x.shape[1], " / groups ", a.groups, ", CO divisible by groups)"));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t oh, OutDim("H", x.shape[2], a.pad_top, a.pad_bottom,
+                                              (w.shape[2] - 1) * a.dilation_h + 1, a.stride_h));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t ow, OutDim("W", x.shape[3], a.pad_left, a.pad_right,
+                                              (w.shape[3] - 1) * a.dilation_w + 1, a.stride_w));
+  return InferredOutput{{x.shape[0], w.shape[0], oh, ow},
+                        x.dtype == DType::kI8 ? DType::kI32 : DType::kF32};
+}
+
+absl::StatusOr<InferredOutput> Dense(const TensorDesc& x, const TensorDesc& w) {
+  TUNEJIT_RETURN_IF_ERROR(ExpectRank(0, x, 2));
+  TUNEJIT_RETURN_IF_ERROR(ExpectRank(1, w, 2));
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32, DType::kI8}));
+  if (w.dtype != x.dtype) return Fail(1, w, "dtype must equal the data's");
+  if (w.shape[1] != x.shape[1]) {
+    return Fail(1, w, absl::StrCat("expected [N, ", x.shape[1], "] (K of the data)"));
+  }
+  return InferredOutput{{x.shape[0], w.shape[0]},
+                        x.dtype == DType::kI8 ? DType::kI32 : DType::kF32};
+}
+
+absl::StatusOr<InferredOutput> MaxPool(const NodeAttrs& a, const TensorDesc& x) {
+  TUNEJIT_RETURN_IF_ERROR(CheckWindow(a, false));
+  TUNEJIT_RETURN_IF_ERROR(ExpectRank(0, x, 4));
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32, DType::kI8}));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t oh,
+                           OutDim("H", x.shape[2], a.pad_top, a.pad_bottom, a.pool_h, a.stride_h));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t ow,
+                           OutDim("W", x.shape[3], a.pad_left, a.pad_right, a.pool_w, a.stride_w));
+  return InferredOutput{{x.shape[0], x.shape[1], oh, ow}, x.dtype};
+}
+
+// x [N, C, ...] with a per-channel vector: bias_add's bias or a (de/re)quantize scale.
+absl::Status ChannelVector(const TensorDesc& x, const TensorDesc& v, bool allow_one) {
+  if (x.shape.size() < 2) return Fail(0, x, "expected rank >= 2 ([N, C, ...])");
+  if (v.shape.size() == 1 && (v.shape[0] == x.shape[1] || (allow_one && v.shape[0] == 1))) {
+    return absl::OkStatus();
+  }
+  return Fail(1, v,
+              absl::StrCat("expected [", x.shape[1], "] (channels of input 0)",
+                           allow_one ? " or [1]" : ""));
+}
+
+absl::StatusOr<InferredOutput> Other(OpKind op, const TensorDesc& x, const TensorDesc* v) {
+  switch (op) {
+    case OpKind::kBiasAdd:
+      TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32, DType::kI32}));
+      TUNEJIT_RETURN_IF_ERROR(ChannelVector(x, *v, false));
+      if (v->dtype != x.dtype) return Fail(1, *v, "dtype must equal input 0's");
+      return InferredOutput{x.shape, x.dtype};
+    case OpKind::kRelu:
+      TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32, DType::kI8, DType::kI32}));
+      return InferredOutput{x.shape, x.dtype};
+    case OpKind::kFlatten: {
+      if (x.shape.empty()) return Fail(0, x, "expected rank >= 1");
+      int64_t inner = 1;
+      for (size_t i = 1; i < x.shape.size(); ++i) inner *= x.shape[i];
+      return InferredOutput{{x.shape[0], inner}, x.dtype};
+    }
+    case OpKind::kSoftmax:
+      TUNEJIT_RETURN_IF_ERROR(ExpectRank(0, x, 2));
+      TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+      return InferredOutput{x.shape, x.dtype};
+    case OpKind::kQuantize:
+      TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+      return InferredOutput{x.shape, DType::kI8};
+    case OpKind::kDequantize:
+    case OpKind::kRequantize:
+      TUNEJIT_RETURN_IF_ERROR(op == OpKind::kDequantize
+                                  ? ExpectDType(0, x, {DType::kI8, DType::kI32})
+                                  : ExpectDType(0, x, {DType::kI32}));
+      TUNEJIT_RETURN_IF_ERROR(ExpectDType(1, *v, {DType::kF32}));
+      TUNEJIT_RETURN_IF_ERROR(ChannelVector(x, *v, true));
+      return InferredOutput{x.shape, op == OpKind::kDequantize ? DType::kF32 : DType::kI8};
+    default:
+      return absl::InternalError("unhandled op");
+  }
+}
+
+size_t InputCount(OpKind op) {
+  switch (op) {
+    case OpKind::kConv2d:
+    case OpKind::kDense:
+    case OpKind::kBiasAdd:
+    case OpKind::kDequantize:
+    case OpKind::kRequantize:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+}  // namespace
+
+std::vector<int> WeightInputPositions(OpKind op) {
+  return InputCount(op) == 2 ? std::vector<int>{1} : std::vector<int>{};
+}
+
+absl::StatusOr<InferredOutput> InferOutput(OpKind op, const NodeAttrs& attrs,
+                                           absl::Span<const TensorDesc* const> inputs) {
+  if (inputs.size() != InputCount(op)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected ", InputCount(op), " inputs, got ", inputs.size()));
+  }
+  switch (op) {
+    case OpKind::kConv2d:
+      return Conv2d(attrs, *inputs[0], *inputs[1]);
+    case OpKind::kDense:
+      return Dense(*inputs[0], *inputs[1]);
+    case OpKind::kMaxPool2d:
+      return MaxPool(attrs, *inputs[0]);
+    case OpKind::kQuantize:
+      if (!(attrs.scale > 0) || !std::isfinite(attrs.scale)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("attrs: scale ", attrs.scale, " must be positive and finite"));
+      }
+      return Other(op, *inputs[0], nullptr);
+    default:
+      return Other(op, *inputs[0], inputs.size() > 1 ? inputs[1] : nullptr);
+  }
+}
+
+}  // namespace tunejit
