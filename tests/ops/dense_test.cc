@@ -78,8 +78,8 @@ void CheckDenseCases(testing::GpuHarness& harness, const std::vector<DenseCase>&
                            {testing::Bytes(in.a), testing::Bytes(in.w), testing::Bytes(in.bias),
                             testing::Bytes(in.scale)},
                            {in.acc.size() * (int8_out ? 1 : 4)});
-    SCOPED_TRACE(absl::StrCat(std::string(c.op->task_name()), " ", key, " ", c.config.ToString(), " epilogue ",
-                              EpilogueCode(c.epilogue)));
+    SCOPED_TRACE(absl::StrCat(std::string(c.op->task_name()), " ", key, " ", c.config.ToString(),
+                              " epilogue ", EpilogueCode(c.epilogue)));
     ASSERT_TRUE(out.ok()) << out.status();
     if (int8_out) {
       EXPECT_EQ(testing::FromBytes<int8_t>((*out)[0]),

@@ -24,9 +24,8 @@ class ElementwiseGpu : public ::testing::Test {
     ASSERT_TRUE(h.ok()) << h.status();
     harness_ = *std::move(h);
   }
-  std::vector<uint8_t> Run(const PlannedKernel& k,
-                                        const std::vector<std::vector<uint8_t>>& in,
-                                        size_t out_bytes) {
+  std::vector<uint8_t> Run(const PlannedKernel& k, const std::vector<std::vector<uint8_t>>& in,
+                           size_t out_bytes) {
     OpPlan plan;
     plan.kernels.push_back(k);
     auto out = harness_->Run(plan, in, {out_bytes});

@@ -18,9 +18,7 @@ inline std::string SourceDir() {
 }
 
 // <repo>/data/<name>: data the product ships (e.g. "seed-vgg16-v100.log").
-inline std::string RepoData(const std::string& name) {
-  return SourceDir() + "/data/" + name;
-}
+inline std::string RepoData(const std::string& name) { return SourceDir() + "/data/" + name; }
 
 // <repo>/tests/data/<name>: test-only inputs (bad files, fuzz seeds).
 inline std::string RepoTestData(const std::string& name) {
