@@ -1,5 +1,6 @@
 // Device, DeviceBuffer and KernelArgs (jit/device.h). Module/Kernel live in module.cc,
 // Stream/Event in stream.cc.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <utility>
@@ -9,6 +10,8 @@
 #include "common/status_macros.h"
 #include "jit/cuda_status.h"
 #include "jit/device.h"
+
+#include <algorithm>
 #include "jit/device_internal.h"
 #include "jit/driver_api.h"
 
@@ -46,11 +49,15 @@ absl::Status FillProperties(const DriverApi& cu, CUdevice device, DeviceProperti
         ToStatus(cu.cuDeviceGetAttribute(out, attribute, device),
                  absl::StrCat("cuDeviceGetAttribute(", static_cast<int>(attribute), ")")));
   }
-  // Informational only, and deprecated in CUDA 13's runtime: a driver that no longer reports it
-  // must not make the device unusable.
-  if (cu.cuDeviceGetAttribute(&p.clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device) !=
-      CUDA_SUCCESS) {
-    p.clock_khz = 0;
+  // Informational only (clocks are deprecated in CUDA 13's runtime): a driver that no longer
+  // reports them must not make the device unusable.
+  const std::pair<CUdevice_attribute, int*> optional_attributes[] = {
+      {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &p.clock_khz},
+      {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &p.memory_clock_khz},
+      {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &p.memory_bus_bits},
+  };
+  for (auto [attribute, out] : optional_attributes) {
+    if (cu.cuDeviceGetAttribute(out, attribute, device) != CUDA_SUCCESS) *out = 0;
   }
   p.arch = GpuArch{major, minor, false};
   p.l2_bytes = l2;
@@ -214,6 +221,22 @@ absl::Status DeviceBuffer::Fill(uint8_t byte) {
   if (size_ == 0) return absl::OkStatus();
   TUNEJIT_RETURN_IF_ERROR(context_->MakeCurrent());
   return ToStatus(context_->cu->cuMemsetD8(ptr_, byte, size_), "cuMemsetD8");
+}
+
+absl::Status DeviceBuffer::RepeatPrefix(size_t unit) {
+  if (unit == 0 || size_ % unit != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RepeatPrefix: ", unit, " does not divide the ", size_, "-byte buffer"));
+  }
+  TUNEJIT_RETURN_IF_ERROR(context_->MakeCurrent());
+  // Doubling: each copy reads what is already there, so log2(size / unit) copies.
+  for (size_t filled = unit; filled < size_;) {
+    const size_t n = std::min(filled, size_ - filled);
+    TUNEJIT_RETURN_IF_ERROR(
+        ToStatus(context_->cu->cuMemcpyDtoD(ptr_ + filled, ptr_, n), "cuMemcpyDtoD"));
+    filled += n;
+  }
+  return absl::OkStatus();
 }
 
 // ---- KernelArgs ----

@@ -64,7 +64,13 @@ struct DeviceProperties {
   int regs_per_sm = 0;
   int l2_bytes = 0;
   int clock_khz = 0;
+  int memory_clock_khz = 0;  // peak memory clock, for the roofline's bandwidth
+  int memory_bus_bits = 0;   // global memory bus width
   int64_t total_memory = 0;
+  // Peak DRAM bytes/s (2 transfers per clock, DDR/HBM): 4.8e12 on an H200.
+  double PeakMemoryBytesPerSecond() const {
+    return 2.0 * memory_clock_khz * 1e3 * (memory_bus_bits / 8.0);
+  }
 };
 
 class Device {
@@ -106,6 +112,9 @@ class DeviceBuffer {
   absl::Status CopyFromHost(const void* src, size_t bytes, size_t offset = 0);
   absl::Status CopyToHost(void* dst, size_t bytes, size_t offset = 0) const;
   absl::Status Fill(uint8_t byte);  // e.g. poison outputs with 0xFF before a test run
+  // Copies the first `unit` bytes over the rest of the buffer, `unit` at a time (device to device):
+  // one uploaded image becomes a batch of copies without a batch-sized host buffer.
+  absl::Status RepeatPrefix(size_t unit);
 
  private:
   // Every owner shares the retained primary context, so it outlives them all whatever the order

@@ -20,7 +20,7 @@ namespace {
 #define TUNEJIT_STRINGIFY_EXPANDED_(x) TUNEJIT_STRINGIFY_INNER_(x)
 
 // cuDriverGetVersion and cuGetProcAddress_v2 are exported under these exact names by every driver
-// that has them; everything else is resolved through cuGetProcAddress.
+// that has them; everything else by the header-expanded symbol (cuGetProcAddress as fallback).
 using GetProcAddressFn = decltype(&::cuGetProcAddress);
 using DriverGetVersionFn = decltype(&::cuDriverGetVersion);
 
@@ -41,27 +41,26 @@ std::vector<std::string> ResolveAll(void* lib, GetProcAddressFn get_proc, int as
                                     DriverApi& api) {
   std::vector<std::string> missing;
   auto resolve = [&](const char* name, const char* symbol, void** slot) {
-    // Ask cuGetProcAddress for the function the header maps the name to, without its "_vN" ABI
-    // suffix: cuMemAlloc -> cuMemAlloc_v2 -> "cuMemAlloc", but cuGraphInstantiate ->
-    // cuGraphInstantiateWithFlags -> "cuGraphInstantiateWithFlags" (the plain name would return
-    // the legacy five-argument cuGraphInstantiate, whose ABI differs).
-    std::string base(symbol);
-    if (size_t v = base.rfind("_v");
-        v != std::string::npos && v + 2 < base.size() &&
-        base.find_first_not_of("0123456789", v + 2) == std::string::npos) {
-      base.resize(v);
-    }
-    const char* base_name = base.c_str();
-    void* fn = nullptr;
-    if (get_proc != nullptr) {
+    // The exported symbol the header maps the name to is exactly the ABI this file was compiled
+    // against (cuMemAlloc -> cuMemAlloc_v2, cuGraphInstantiate -> cuGraphInstantiateWithFlags,
+    // cuCtxSynchronize -> the void one). cuGetProcAddress is only the fallback: asked for
+    // "cuCtxSynchronize" at CUDA 13 it returns cuCtxSynchronize_v2(CUcontext), a different
+    // signature, so a call through it synchronizes a garbage context.
+    void* fn = dlsym(lib, symbol);
+    if (fn == nullptr && get_proc != nullptr) {
+      std::string base(symbol);
+      if (size_t v = base.rfind("_v");
+          v != std::string::npos && v + 2 < base.size() &&
+          base.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+        base.resize(v);
+      }
       CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      if (get_proc(base_name, &fn, ask_version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
+      if (get_proc(base.c_str(), &fn, ask_version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
               CUDA_SUCCESS ||
           found != CU_GET_PROC_ADDRESS_SUCCESS) {
         fn = nullptr;
       }
     }
-    if (fn == nullptr) fn = dlsym(lib, symbol);
     if (fn == nullptr) missing.push_back(name);
     *slot = fn;
   };

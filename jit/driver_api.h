@@ -39,6 +39,7 @@ namespace tunejit::jit_internal {
   X(cuMemFree)                      \
   X(cuMemcpyHtoD)                   \
   X(cuMemcpyDtoH)                   \
+  X(cuMemcpyDtoD)                   \
   X(cuMemsetD8)                     \
   X(cuStreamCreate)                 \
   X(cuStreamDestroy)                \

@@ -286,5 +286,21 @@ TEST_F(JitGpuTest, MemoryErrorsAndAccounting) {
             absl::StatusCode::kOutOfRange);
 }
 
+TEST_F(JitGpuTest, RepeatPrefixFillsEveryCopy) {
+  // 7 units of 12 bytes: not a power of two, so the doubling's last copy is partial.
+  constexpr size_t kUnit = 12, kCopies = 7;
+  absl::StatusOr<DeviceBuffer> buf = DeviceBuffer::Allocate(*device_, kUnit * kCopies);
+  ASSERT_TRUE(buf.ok()) << buf.status();
+  ASSERT_TRUE(buf->Fill(0xFF).ok());
+  std::vector<uint8_t> unit(kUnit);
+  for (size_t i = 0; i < kUnit; ++i) unit[i] = static_cast<uint8_t>(3 * i + 1);
+  ASSERT_TRUE(buf->CopyFromHost(unit.data(), kUnit).ok());
+  ASSERT_TRUE(buf->RepeatPrefix(kUnit).ok());
+  std::vector<uint8_t> got(kUnit * kCopies);
+  ASSERT_TRUE(buf->CopyToHost(got.data(), got.size()).ok());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], unit[i % kUnit]) << i;
+  EXPECT_EQ(buf->RepeatPrefix(5).code(), absl::StatusCode::kInvalidArgument);  // 5 !| 84
+}
+
 }  // namespace
 }  // namespace tunejit
