@@ -63,6 +63,21 @@ __global__ void max_pool2d(const T* __restrict__ x, T* __restrict__ y, int plane
   }
 }
 
+// Max of one float per thread over a block of kBlock threads (a power of two), through the
+// caller's shared array of kBlock floats; every thread gets the result.
+template <int kBlock>
+__device__ __forceinline__ float BlockMax(float* partial, float v) {
+  partial[threadIdx.x] = v;
+  __syncthreads();
+  for (int stride = kBlock / 2; stride > 0; stride >>= 1) {
+    if (threadIdx.x < stride) {
+      partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + stride]);
+    }
+    __syncthreads();
+  }
+  return partial[0];
+}
+
 // Softmax over each row of a [rows, cols] matrix; one block per row (grid-stride over rows).
 // kBlock is a power of two (shared-memory tree for the row max, BlockSum for the sum).
 template <int kBlock>
@@ -76,15 +91,7 @@ __global__ void __launch_bounds__(kBlock)
     float* o = y + static_cast<s64>(row) * cols;
     float m = __int_as_float(0xff800000);
     for (int j = threadIdx.x; j < cols; j += kBlock) m = fmaxf(m, in[j]);
-    partial[threadIdx.x] = m;
-    __syncthreads();
-    for (int stride = kBlock / 2; stride > 0; stride >>= 1) {
-      if (threadIdx.x < stride) {
-        partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + stride]);
-      }
-      __syncthreads();
-    }
-    const float row_max = partial[0];
+    const float row_max = BlockMax<kBlock>(partial, m);
     float s = 0.0f;
     for (int j = threadIdx.x; j < cols; j += kBlock) s += expf(in[j] - row_max);
     const float total = BlockSum<kBlock>(s);
@@ -121,6 +128,20 @@ __global__ void requantize(const int* __restrict__ x, const float* __restrict__ 
   }
 }
 
+// out[0] = max(out[0], max |x|): the int8 calibration's per-tensor range. out[0] must start at 0
+// (or a previous max): non-negative floats order like their int bit patterns, so an int atomicMax
+// on the bits is a float max. One block tree-reduces its grid-stride maxima, then one atomic.
+template <int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    abs_max(const float* __restrict__ x, float* __restrict__ out, s64 total) {
+  static_assert((kBlock & (kBlock - 1)) == 0, "abs_max needs a power-of-two block");
+  __shared__ float partial[kBlock];
+  float m = 0.0f;
+  TUNEJIT_GRID_STRIDE(i, total) { m = fmaxf(m, fabsf(x[i])); }
+  const float block_max = BlockMax<kBlock>(partial, m);
+  if (threadIdx.x == 0) atomicMax(reinterpret_cast<int*>(out), __float_as_int(block_max));
+}
+
 #undef TUNEJIT_GRID_STRIDE
 
 }  // namespace tunejit
@@ -134,6 +155,7 @@ template __global__ void tunejit::max_pool2d<signed char>(const signed char*, si
                                                           int, int, int, int, int, int, int, int,
                                                           int, int);
 template __global__ void tunejit::softmax_rows<256>(const float*, float*, int, int);
+template __global__ void tunejit::abs_max<256>(const float*, float*, long long);
 template __global__ void tunejit::dequantize<int>(const int*, const float*, float*, long long, int,
                                                   long long);
 template __global__ void tunejit::dequantize<signed char>(const signed char*, const float*, float*,

@@ -131,4 +131,10 @@ absl::StatusOr<PlannedKernel> RequantizeKernel(int64_t total, int64_t channels, 
       {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total), Int32Arg(c), Int64Arg(inner)});
 }
 
+absl::StatusOr<PlannedKernel> AbsMaxKernel(int64_t total) {
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("abs_max", "elements", total));
+  return GridStrideKernel("abs_max", absl::StrCat("tunejit::abs_max<", kBlock, ">"), total,
+                          {InputArg(0), OutputArg(0), Int64Arg(total)});
+}
+
 }  // namespace tunejit

@@ -57,6 +57,10 @@ absl::StatusOr<PlannedKernel> DequantizeKernel(ElementType input, int64_t total,
 // Input 0 int32 x, input 1 float scale [channels]; output 0 int8 q.
 absl::StatusOr<PlannedKernel> RequantizeKernel(int64_t total, int64_t channels, int64_t inner);
 
+// out[0] = max(out[0], max |x|) over `total` floats (int8 calibration). Input 0 float x, output 0
+// float [1], which the caller zeroes before the first launch (maxima accumulate across launches).
+absl::StatusOr<PlannedKernel> AbsMaxKernel(int64_t total);
+
 }  // namespace tunejit
 
 #endif  // TUNEJIT_OPS_ELEMENTWISE_H_
