@@ -1,0 +1,319 @@
+#include "baseline/cudnn_steps.h"
+
+#include <array>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+
+namespace tunejit::baseline_internal {
+namespace {
+
+constexpr float kOne = 1.f;
+constexpr float kZero = 0.f;
+
+const TensorDesc& In(const StepArgs& a, int i) {
+  return a.graph->tensor(a.graph->nodes()[a.node].inputs[i]);
+}
+const TensorDesc& Out(const StepArgs& a) {
+  return a.graph->tensor(a.graph->nodes()[a.node].output);
+}
+const NodeAttrs& Attrs(const StepArgs& a) { return a.graph->nodes()[a.node].attrs; }
+
+// cuDNN computes output sizes itself; a disagreement with the graph's shape inference would
+// silently write a differently shaped tensor, so it is an error.
+absl::Status CheckOutputDims(const StepArgs& a, const std::array<int, 4>& got) {
+  if (got == As4d(Out(a).shape)) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(a.label, ": cuDNN output dims [",
+                                          absl::StrJoin(got, ", "), "] differ from the graph's [",
+                                          absl::StrJoin(Out(a).shape, ", "), "]"));
+}
+
+class ConvStep : public Step {
+ public:
+  absl::Status Run(const StepContext& ctx) const override {
+    return CudnnOk(cudnnConvolutionForward(ctx.cudnn, &kOne, x_desc_.get(), x_, w_desc_.get(), w_,
+                                           conv_desc_.get(), algo_, ctx.workspace,
+                                           ctx.workspace_bytes, &kZero, y_desc_.get(), y_),
+                   "cudnnConvolutionForward", label_);
+  }
+  std::string algorithm() const override { return ConvAlgorithmName(algo_); }
+  size_t workspace_bytes() const override { return workspace_bytes_; }
+
+  absl::Status Init(const StepArgs& a, const StepContext& ctx, const FindWorkspace& find) {
+    label_ = a.label;
+    x_ = a.inputs[0];
+    w_ = a.inputs[1];
+    y_ = a.output;
+    TUNEJIT_RETURN_IF_ERROR(Describe(a));
+    return FindAlgorithm(ctx, find);
+  }
+
+ private:
+  absl::Status Describe(const StepArgs& a) {
+    const NodeAttrs& at = Attrs(a);
+    const std::array<int, 4> w = As4d(In(a, 1).shape);
+    TUNEJIT_ASSIGN_OR_RETURN(x_desc_, MakeTensorDesc(In(a, 0).shape, label_));
+    TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_));
+    TUNEJIT_ASSIGN_OR_RETURN(w_desc_, CreateFilterDesc(label_));
+    TUNEJIT_ASSIGN_OR_RETURN(conv_desc_, CreateConvDesc(label_));
+    TUNEJIT_RETURN_IF_ERROR(
+        CudnnOk(cudnnSetFilter4dDescriptor(w_desc_.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w[0],
+                                           w[1], w[2], w[3]),
+                "cudnnSetFilter4dDescriptor", label_));
+    TUNEJIT_RETURN_IF_ERROR(CudnnOk(
+        cudnnSetConvolution2dDescriptor(conv_desc_.get(), at.pad_top, at.pad_left, at.stride_h,
+                                        at.stride_w, at.dilation_h, at.dilation_w,
+                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        "cudnnSetConvolution2dDescriptor", label_));
+    TUNEJIT_RETURN_IF_ERROR(CudnnOk(cudnnSetConvolutionGroupCount(conv_desc_.get(), at.groups),
+                                    "cudnnSetConvolutionGroupCount", label_));
+    // FMA math: float32 through CUDA cores only, never TF32 tensor cores (the baseline is the
+    // float32 ground truth and the peer benchmark measured it this way).
+    TUNEJIT_RETURN_IF_ERROR(CudnnOk(cudnnSetConvolutionMathType(conv_desc_.get(), CUDNN_FMA_MATH),
+                                    "cudnnSetConvolutionMathType", label_));
+    std::array<int, 4> got{};
+    TUNEJIT_RETURN_IF_ERROR(CudnnOk(
+        cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), x_desc_.get(), w_desc_.get(),
+                                              &got[0], &got[1], &got[2], &got[3]),
+        "cudnnGetConvolution2dForwardOutputDim", label_));
+    return CheckOutputDims(a, got);
+  }
+
+  // The fastest successful candidate that runs in FMA math within the find workspace (cudnnFind
+  // returns them sorted by time).
+  absl::Status FindAlgorithm(const StepContext& ctx, const FindWorkspace& find) {
+    int max_count = 0;
+    TUNEJIT_RETURN_IF_ERROR(
+        CudnnOk(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max_count),
+                "cudnnGetConvolutionForwardAlgorithmMaxCount", label_));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max_count, 1));
+    int returned = 0;
+    TUNEJIT_RETURN_IF_ERROR(CudnnOk(
+        cudnnFindConvolutionForwardAlgorithmEx(
+            ctx.cudnn, x_desc_.get(), x_, w_desc_.get(), w_, conv_desc_.get(), y_desc_.get(), y_,
+            static_cast<int>(perf.size()), &returned, perf.data(), find.ptr, find.bytes),
+        "cudnnFindConvolutionForwardAlgorithmEx", label_));
+    std::vector<std::string> rejected;
+    for (int i = 0; i < returned; ++i) {
+      const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
+      const bool tensor_ops =
+          p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+      if (p.status == CUDNN_STATUS_SUCCESS && !tensor_ops && p.memory <= find.bytes) {
+        algo_ = p.algo;
+        workspace_bytes_ = p.memory;
+        return absl::OkStatus();
+      }
+      rejected.push_back(absl::StrCat(ConvAlgorithmName(p.algo), ": ",
+                                      cudnnGetErrorString(p.status), ", math ", p.mathType,
+                                      ", workspace ", p.memory));
+    }
+    return absl::UnimplementedError(absl::StrCat(
+        label_, ": cudnnFindConvolutionForwardAlgorithmEx found no FMA-math algorithm within ",
+        find.bytes, " workspace bytes (", absl::StrJoin(rejected, "; "), ")"));
+  }
+
+  std::string label_;
+  CudnnTensorDesc x_desc_, y_desc_;
+  CudnnFilterDesc w_desc_;
+  CudnnConvDesc conv_desc_;
+  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t workspace_bytes_ = 0;
+  const void* x_ = nullptr;
+  const void* w_ = nullptr;
+  void* y_ = nullptr;
+};
+
+// Row-major Y[M, N] = X[M, K] W[N, K]^T is column-major Y^T = W^T' X^T: cuBLAS sees W (stored
+// as a K x N column-major matrix) transposed and X (K x M) as is.
+class DenseStep : public Step {
+ public:
+  DenseStep(const StepArgs& a)
+      : label_(a.label),
+        m_(static_cast<int>(In(a, 0).shape[0])),
+        n_(static_cast<int>(In(a, 1).shape[0])),
+        k_(static_cast<int>(In(a, 0).shape[1])),
+        x_(static_cast<const float*>(a.inputs[0])),
+        w_(static_cast<const float*>(a.inputs[1])),
+        y_(static_cast<float*>(a.output)) {}
+  absl::Status Run(const StepContext& ctx) const override {
+    return CublasOk(cublasSgemm(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, n_, m_, k_, &kOne, w_, k_, x_,
+                                k_, &kZero, y_, n_),
+                    "cublasSgemm", label_);
+  }
+  std::string algorithm() const override { return "cublasSgemm"; }
+
+ private:
+  std::string label_;
+  int m_, n_, k_;
+  const float* x_;
+  const float* w_;
+  float* y_;
+};
+
+// y = x + bias[c], in place when the network aliased y to x; otherwise x is copied first because
+// cudnnAddTensor accumulates into its destination.
+class BiasAddStep : public Step {
+ public:
+  absl::Status Run(const StepContext& ctx) const override {
+    if (x_ != y_) {
+      TUNEJIT_RETURN_IF_ERROR(
+          CudaOk(cudaMemcpyAsync(y_, x_, bytes_, cudaMemcpyDeviceToDevice, ctx.stream),
+                 "cudaMemcpyAsync", label_));
+    }
+    return CudnnOk(
+        cudnnAddTensor(ctx.cudnn, &kOne, bias_desc_.get(), bias_, &kOne, y_desc_.get(), y_),
+        "cudnnAddTensor", label_);
+  }
+  std::string algorithm() const override { return "cudnnAddTensor"; }
+
+  absl::Status Init(const StepArgs& a) {
+    label_ = a.label;
+    x_ = a.inputs[0];
+    bias_ = a.inputs[1];
+    y_ = a.output;
+    bytes_ = Out(a).Bytes();
+    TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_));
+    // [C] as [1, C, 1, 1]: cudnnAddTensor broadcasts it over N, H, W.
+    TUNEJIT_ASSIGN_OR_RETURN(bias_desc_, MakeTensorDesc(In(a, 1).shape, label_));
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string label_;
+  CudnnTensorDesc y_desc_, bias_desc_;
+  const void* x_ = nullptr;
+  const void* bias_ = nullptr;
+  void* y_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// ReLU (cudnnActivationForward), max pooling (cudnnPoolingForward) and row softmax
+// (cudnnSoftmaxForward): x -> y with one descriptor pair.
+class UnaryStep : public Step {
+ public:
+  absl::Status Run(const StepContext& ctx) const override {
+    switch (op_) {
+      case OpKind::kRelu:
+        return CudnnOk(cudnnActivationForward(ctx.cudnn, act_.get(), &kOne, x_desc_.get(), x_,
+                                              &kZero, y_desc_.get(), y_),
+                       "cudnnActivationForward", label_);
+      case OpKind::kMaxPool2d:
+        return CudnnOk(cudnnPoolingForward(ctx.cudnn, pool_.get(), &kOne, x_desc_.get(), x_, &kZero,
+                                           y_desc_.get(), y_),
+                       "cudnnPoolingForward", label_);
+      default:
+        return CudnnOk(
+            cudnnSoftmaxForward(ctx.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE,
+                                &kOne, x_desc_.get(), x_, &kZero, y_desc_.get(), y_),
+            "cudnnSoftmaxForward", label_);
+    }
+  }
+  std::string algorithm() const override {
+    switch (op_) {
+      case OpKind::kRelu:
+        return "cudnnActivationForward";
+      case OpKind::kMaxPool2d:
+        return "cudnnPoolingForward";
+      default:
+        return "cudnnSoftmaxForward";
+    }
+  }
+
+  absl::Status Init(const StepArgs& a) {
+    label_ = a.label;
+    op_ = a.graph->nodes()[a.node].op;
+    x_ = a.inputs[0];
+    y_ = a.output;
+    // Softmax [rows, cols] is [rows, cols, 1, 1]: MODE_INSTANCE normalizes over C*H*W per row.
+    TUNEJIT_ASSIGN_OR_RETURN(x_desc_, MakeTensorDesc(In(a, 0).shape, label_));
+    TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_));
+    if (op_ == OpKind::kRelu) {
+      TUNEJIT_ASSIGN_OR_RETURN(act_, CreateActivationDesc(label_));
+      return CudnnOk(
+          cudnnSetActivationDescriptor(act_.get(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
+          "cudnnSetActivationDescriptor", label_);
+    }
+    if (op_ == OpKind::kMaxPool2d) return InitPool(a);
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status InitPool(const StepArgs& a) {
+    const NodeAttrs& at = Attrs(a);
+    TUNEJIT_ASSIGN_OR_RETURN(pool_, CreatePoolDesc(label_));
+    TUNEJIT_RETURN_IF_ERROR(CudnnOk(
+        cudnnSetPooling2dDescriptor(pool_.get(), CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, at.pool_h,
+                                    at.pool_w, at.pad_top, at.pad_left, at.stride_h, at.stride_w),
+        "cudnnSetPooling2dDescriptor", label_));
+    std::array<int, 4> got{};
+    TUNEJIT_RETURN_IF_ERROR(
+        CudnnOk(cudnnGetPooling2dForwardOutputDim(pool_.get(), x_desc_.get(), &got[0], &got[1],
+                                                  &got[2], &got[3]),
+                "cudnnGetPooling2dForwardOutputDim", label_));
+    return CheckOutputDims(a, got);
+  }
+
+  std::string label_;
+  OpKind op_ = OpKind::kRelu;
+  CudnnTensorDesc x_desc_, y_desc_;
+  CudnnActivationDesc act_;
+  CudnnPoolDesc pool_;
+  const void* x_ = nullptr;
+  void* y_ = nullptr;
+};
+
+template <typename T, typename... InitArgs>
+absl::StatusOr<std::unique_ptr<Step>> Built(std::unique_ptr<T> step, InitArgs&&... init_args) {
+  TUNEJIT_RETURN_IF_ERROR(step->Init(std::forward<InitArgs>(init_args)...));
+  return std::unique_ptr<Step>(std::move(step));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Step>> MakeStep(const StepArgs& args, const StepContext& ctx,
+                                               const FindWorkspace& find) {
+  switch (args.graph->nodes()[args.node].op) {
+    case OpKind::kConv2d:
+      return Built(std::make_unique<ConvStep>(), args, ctx, find);
+    case OpKind::kDense:
+      return std::unique_ptr<Step>(std::make_unique<DenseStep>(args));
+    case OpKind::kBiasAdd:
+      return Built(std::make_unique<BiasAddStep>(), args);
+    case OpKind::kRelu:
+    case OpKind::kMaxPool2d:
+    case OpKind::kSoftmax:
+      return Built(std::make_unique<UnaryStep>(), args);
+    case OpKind::kFlatten:
+      return std::unique_ptr<Step>();
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat(args.label, ": the cuDNN baseline does not run this op"));
+  }
+}
+
+std::string ConvAlgorithmName(cudnnConvolutionFwdAlgo_t algo) {
+  switch (algo) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
+      return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
+      return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
+      return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
+      return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
+      return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
+      return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
+      return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
+      return "WINOGRAD_NONFUSED";
+    default:
+      return absl::StrCat("ALGO_", static_cast<int>(algo));
+  }
+}
+
+}  // namespace tunejit::baseline_internal
