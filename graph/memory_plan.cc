@@ -99,6 +99,51 @@ absl::StatusOr<MemoryPlan> PlanMemory(const Graph& graph, int64_t alignment) {
   return plan;
 }
 
+absl::StatusOr<BufferPlan> PlanBuffers(const std::vector<BufferLifetime>& buffers,
+                                       int64_t alignment) {
+  if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("buffer plan: alignment ", alignment, " is not a power of two"));
+  }
+  const int n = static_cast<int>(buffers.size());
+  BufferPlan plan;
+  plan.offsets.assign(n, 0);
+  std::vector<int> order;
+  for (int i = 0; i < n; ++i) {
+    const BufferLifetime& b = buffers[i];
+    if (b.bytes < 0 || b.first > b.last) {
+      return absl::InvalidArgumentError(absl::StrCat("buffer plan: buffer ", i, " has bytes ",
+                                                     b.bytes, ", lifetime [", b.first, ", ", b.last,
+                                                     "]"));
+    }
+    plan.sum_bytes += b.bytes;
+    if (b.bytes > 0) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return buffers[a].bytes != buffers[b].bytes ? buffers[a].bytes > buffers[b].bytes
+                                                : buffers[a].first < buffers[b].first;
+  });
+  std::vector<int> placed;
+  for (int id : order) {
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (int other : placed) {
+      if (buffers[id].first <= buffers[other].last && buffers[other].first <= buffers[id].last) {
+        busy.emplace_back(plan.offsets[other], plan.offsets[other] + buffers[other].bytes);
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (offset + buffers[id].bytes <= begin) break;
+      offset = std::max(offset, AlignUp(end, alignment));
+    }
+    plan.offsets[id] = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, AlignUp(offset + buffers[id].bytes, alignment));
+    placed.push_back(id);
+  }
+  return plan;
+}
+
 std::string MemoryPlan::Summary() const {
   const double ratio = sum_bytes > 0 ? 100.0 * arena_bytes / sum_bytes : 0;
   return absl::StrFormat("arena %.3f GB for %.3f GB of activations (%.1f%%), %d tensors",

@@ -46,6 +46,22 @@ struct MemoryPlan {
 // alignment is not a positive power of two.
 absl::StatusOr<MemoryPlan> PlanMemory(const Graph& graph, int64_t alignment = 256);
 
+// The same greedy-by-size placement for any list of buffers with lifetimes [first, last]
+// (inclusive step indices), e.g. the executor's lowered steps (graph/executor_steps.h) where fused
+// ops no longer have tensors of their own. A buffer with bytes == 0 gets offset 0 and takes no
+// space. InvalidArgument for a bad alignment, negative bytes or first > last.
+struct BufferLifetime {
+  int64_t bytes = 0;
+  int first = 0, last = 0;
+};
+struct BufferPlan {
+  std::vector<int64_t> offsets;  // per buffer, aligned
+  int64_t arena_bytes = 0;       // a multiple of alignment
+  int64_t sum_bytes = 0;         // without reuse, unaligned
+};
+absl::StatusOr<BufferPlan> PlanBuffers(const std::vector<BufferLifetime>& buffers,
+                                       int64_t alignment = 256);
+
 }  // namespace tunejit
 
 #endif  // TUNEJIT_GRAPH_MEMORY_PLAN_H_

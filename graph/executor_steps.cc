@@ -1,0 +1,357 @@
+#include "graph/executor_steps.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "graph/memory_plan.h"
+
+namespace tunejit {
+namespace {
+
+class Lowerer {
+ public:
+  Lowerer(const Graph& graph, Precision precision) : g_(graph) { p_.precision = precision; }
+
+  absl::StatusOr<StepProgram> Run() {
+    TUNEJIT_RETURN_IF_ERROR(g_.Validate());
+    TUNEJIT_ASSIGN_OR_RETURN(p_.tasks, ExtractTasks(g_, p_.precision));
+    const size_t n = g_.tensors().size();
+    consumers_.assign(n, {});
+    p_.value_of.assign(n, -1);
+    slot_of_.assign(n, -1);
+    quantized_.assign(n, -1);
+    task_of_node_.assign(g_.nodes().size(), -1);
+    consumed_.assign(g_.nodes().size(), false);
+    for (size_t t = 0; t < p_.tasks.size(); ++t) task_of_node_[p_.tasks[t].node] = t;
+    for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
+      for (int in : g_.nodes()[i].inputs) consumers_[in].push_back(i);
+    }
+    ComputeInt8Tensors();
+    for (int id : g_.TensorsOfKind(TensorKind::kInput)) {
+      const TensorDesc& d = g_.tensor(id);
+      p_.value_of[id] = AddTensor({d.name, d.shape, d.dtype, id, -1, true, -1});
+    }
+    for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
+      if (!consumed_[i]) TUNEJIT_RETURN_IF_ERROR(LowerNode(i));
+    }
+    return std::move(p_);
+  }
+
+ private:
+  int AddTensor(StepTensor t) {
+    p_.tensors.push_back(std::move(t));
+    return static_cast<int>(p_.tensors.size()) - 1;
+  }
+
+  int Slot(int graph_tensor) {
+    if (slot_of_[graph_tensor] < 0) {
+      slot_of_[graph_tensor] = static_cast<int>(p_.scale_sources.size());
+      p_.scale_sources.push_back(graph_tensor);
+    }
+    return slot_of_[graph_tensor];
+  }
+
+  bool IsInt8Conv(int node) const {
+    const int task = task_of_node_[node];
+    return task >= 0 && p_.tasks[task].int8;
+  }
+
+  // want_int8_[t]: every consumer of activation t takes int8 (an int8 conv's data, or a max pool
+  // whose own output is wanted in int8), so t's producer may write int8 directly.
+  void ComputeInt8Tensors() {
+    want_int8_.assign(g_.tensors().size(), false);
+    if (p_.precision != Precision::kInt8) return;
+    for (int i = static_cast<int>(g_.nodes().size()) - 1; i >= 0; --i) {
+      const int t = g_.nodes()[i].output;
+      if (g_.tensor(t).kind != TensorKind::kActivation || consumers_[t].empty()) continue;
+      want_int8_[t] = std::all_of(consumers_[t].begin(), consumers_[t].end(), [&](int c) {
+        const Node& user = g_.nodes()[c];
+        if (user.op == OpKind::kConv2d) return IsInt8Conv(c) && user.inputs[0] == t;
+        return user.op == OpKind::kMaxPool2d && want_int8_[user.output];
+      });
+    }
+  }
+
+  // The node consuming activation `t` when it is its only consumer and of kind `op` (data input).
+  int FuseNext(int t, OpKind op) const {
+    if (g_.tensor(t).kind != TensorKind::kActivation || consumers_[t].size() != 1) return -1;
+    const int c = consumers_[t][0];
+    const Node& user = g_.nodes()[c];
+    if (user.op != op || user.inputs[0] != t) return -1;
+    if (op == OpKind::kBiasAdd && g_.tensor(user.inputs[1]).kind != TensorKind::kWeight) return -1;
+    return c;
+  }
+
+  absl::Status LowerNode(int i) {
+    const Node& node = g_.nodes()[i];
+    switch (node.op) {
+      case OpKind::kConv2d:
+      case OpKind::kDense:
+        return LowerMatmul(i);
+      case OpKind::kBiasAdd:
+        return LowerBiasAdd(i);
+      case OpKind::kMaxPool2d:
+        return LowerSimple(i, StepKind::kMaxPool2d);
+      case OpKind::kSoftmax:
+        return LowerSimple(i, StepKind::kSoftmax);
+      case OpKind::kFlatten:
+        return LowerFlatten(i);
+      case OpKind::kRelu:
+      case OpKind::kQuantize:
+      case OpKind::kDequantize:
+      case OpKind::kRequantize:
+        break;
+    }
+    return absl::UnimplementedError(absl::StrCat(
+        NodeLabel(i, node), ": the executor runs ", std::string(OpKindName(node.op)),
+        node.op == OpKind::kRelu ? " only fused after conv2d, dense or bias_add"
+                                 : " only as its own quantization (--precision int8)"));
+  }
+
+  // The step tensor holding graph tensor `t` for node `user`, as int8 or float32; an int8 use
+  // of a float value gets a quantize step (one per tensor, shared by its int8 consumers).
+  absl::StatusOr<int> InputValue(int t, bool int8, int user) {
+    const int v = p_.value_of[t];
+    if (v < 0) {
+      return absl::InternalError(absl::StrCat(NodeLabel(user, g_.nodes()[user]), ": input '",
+                                              g_.tensor(t).name, "' has no value"));
+    }
+    const bool is_int8 = p_.tensors[v].dtype == DType::kI8;
+    if (is_int8 == int8) return v;
+    if (is_int8) {
+      return absl::InternalError(absl::StrCat(NodeLabel(user, g_.nodes()[user]),
+                                              ": float op reads int8 tensor '", g_.tensor(t).name,
+                                              "'"));
+    }
+    if (quantized_[t] >= 0) return quantized_[t];
+    StepTensor q{
+        g_.tensor(t).name + ".int8", p_.tensors[v].shape, DType::kI8, t, -1, false, Slot(t)};
+    Step s;
+    s.kind = StepKind::kQuantize;
+    s.name = g_.nodes()[user].name + ".quantize";
+    s.node = user;
+    s.int8 = true;
+    s.input = v;
+    s.output = AddTensor(std::move(q));
+    quantized_[t] = s.output;
+    p_.steps.push_back(std::move(s));
+    return quantized_[t];
+  }
+
+  int AddOutput(int graph_tensor, DType dtype, int scale_slot) {
+    const TensorDesc& d = g_.tensor(graph_tensor);
+    const int id = AddTensor(
+        {d.name, d.shape, dtype, graph_tensor, -1, d.kind == TensorKind::kOutput, scale_slot});
+    p_.value_of[graph_tensor] = id;
+    return id;
+  }
+
+  absl::Status LowerMatmul(int i) {
+    const Node& node = g_.nodes()[i];
+    Step s;
+    s.kind = node.op == OpKind::kConv2d ? StepKind::kConv2d : StepKind::kDense;
+    s.name = node.name;
+    s.node = i;
+    s.task = task_of_node_[i];
+    s.int8 = p_.tasks[s.task].int8;
+    s.weight = node.inputs[1];
+    std::vector<std::string> fused;
+    int end = node.output;
+    if (int b = FuseNext(end, OpKind::kBiasAdd); b >= 0) {
+      s.bias = g_.nodes()[b].inputs[1];
+      s.epilogue.bias = true;
+      end = g_.nodes()[b].output;
+      fused.push_back("bias");
+      s.fused_nodes.push_back(b);
+    }
+    if (int r = FuseNext(end, OpKind::kRelu); r >= 0) {
+      s.epilogue.relu = true;
+      end = g_.nodes()[r].output;
+      fused.push_back("relu");
+      s.fused_nodes.push_back(r);
+    }
+    for (int f : s.fused_nodes) consumed_[f] = true;
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], s.int8, i));
+    DType out_dtype = DType::kF32;
+    int slot = -1;
+    if (s.kind == StepKind::kConv2d && want_int8_[end]) {
+      s.epilogue.output = Epilogue::Output::kInt8Requantize;
+      out_dtype = DType::kI8;
+      slot = Slot(end);
+      fused.push_back("requantize");
+    } else if (s.int8) {
+      s.epilogue.output = Epilogue::Output::kFloat32;
+      fused.push_back("dequantize");
+    }
+    s.fused = absl::StrJoin(fused, "+");
+    s.output = AddOutput(end, out_dtype, slot);
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  absl::Status LowerBiasAdd(int i) {
+    const Node& node = g_.nodes()[i];
+    if (g_.tensor(node.inputs[1]).kind != TensorKind::kWeight) {
+      return absl::UnimplementedError(
+          absl::StrCat(NodeLabel(i, node), ": bias_add needs its bias as a weight tensor"));
+    }
+    Step s;
+    s.kind = StepKind::kBiasAdd;
+    s.name = node.name;
+    s.node = i;
+    s.bias = node.inputs[1];
+    s.epilogue.bias = true;
+    s.fused = "bias";
+    int end = node.output;
+    if (int r = FuseNext(end, OpKind::kRelu); r >= 0) {
+      s.epilogue.relu = true;
+      consumed_[r] = true;
+      s.fused_nodes.push_back(r);
+      s.fused = "bias+relu";
+      end = g_.nodes()[r].output;
+    }
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], false, i));
+    s.output = AddOutput(end, DType::kF32, -1);
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // max pool (float or int8, following its input; int8 keeps the input's scale: max commutes with
+  // a positive scale and with rounding) and softmax (float).
+  absl::Status LowerSimple(int i, StepKind kind) {
+    const Node& node = g_.nodes()[i];
+    const int v = p_.value_of[node.inputs[0]];
+    const bool int8 = kind == StepKind::kMaxPool2d && v >= 0 && p_.tensors[v].dtype == DType::kI8;
+    Step s;
+    s.kind = kind;
+    s.name = node.name;
+    s.node = i;
+    s.int8 = int8;
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], int8, i));
+    s.output = AddOutput(node.output, int8 ? DType::kI8 : DType::kF32,
+                         int8 ? p_.tensors[s.input].scale_slot : -1);
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  absl::Status LowerFlatten(int i) {
+    const Node& node = g_.nodes()[i];
+    const int v = p_.value_of[node.inputs[0]];
+    if (v < 0) return absl::InternalError(absl::StrCat(NodeLabel(i, node), ": input has no value"));
+    const StepTensor& in = p_.tensors[v];
+    const int root = in.alias_of >= 0 ? in.alias_of : v;
+    const TensorDesc& d = g_.tensor(node.output);
+    p_.value_of[node.output] = AddTensor({d.name, d.shape, in.dtype, node.output, root,
+                                          d.kind == TensorKind::kOutput, in.scale_slot});
+    return absl::OkStatus();
+  }
+
+  const Graph& g_;
+  StepProgram p_;
+  std::vector<std::vector<int>> consumers_;
+  std::vector<int> task_of_node_;
+  std::vector<bool> want_int8_;
+  std::vector<bool> consumed_;
+  std::vector<int> slot_of_;
+  std::vector<int> quantized_;
+};
+
+}  // namespace
+
+int64_t StepTensor::NumElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string_view StepKindName(StepKind kind) {
+  switch (kind) {
+    case StepKind::kConv2d:
+      return "conv2d";
+    case StepKind::kDense:
+      return "dense";
+    case StepKind::kMaxPool2d:
+      return "max_pool2d";
+    case StepKind::kSoftmax:
+      return "softmax";
+    case StepKind::kBiasAdd:
+      return "bias_add";
+    case StepKind::kQuantize:
+      return "quantize";
+  }
+  return "?";
+}
+
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision) {
+  return Lowerer(graph, precision).Run();
+}
+
+absl::StatusOr<StepMemory> PlanStepMemory(const StepProgram& program, int64_t alignment) {
+  const int n = static_cast<int>(program.tensors.size());
+  const int steps = static_cast<int>(program.steps.size());
+  StepMemory m;
+  m.first.assign(n, steps);
+  m.last.assign(n, -1);
+  auto root = [&](int t) {
+    return program.tensors[t].alias_of >= 0 ? program.tensors[t].alias_of : t;
+  };
+  auto use = [&](int t, int step) {
+    const int r = root(t);
+    m.first[r] = std::min(m.first[r], step);
+    m.last[r] = std::max(m.last[r], step);
+  };
+  for (int t = 0; t < n; ++t) {
+    const StepTensor& st = program.tensors[t];
+    if (!st.external) continue;
+    // Inputs are written before the first step; outputs are read after the last one.
+    const bool is_input = st.alias_of < 0 && st.graph_tensor >= 0 &&
+                          program.value_of[st.graph_tensor] == t &&
+                          std::none_of(program.steps.begin(), program.steps.end(),
+                                       [&](const Step& s) { return s.output == t; });
+    if (is_input) use(t, 0);
+    use(t, std::max(steps - 1, 0));
+  }
+  for (int s = 0; s < steps; ++s) {
+    use(program.steps[s].input, s);
+    use(program.steps[s].output, s);
+  }
+  std::vector<BufferLifetime> buffers;
+  std::vector<int> roots;
+  for (int t = 0; t < n; ++t) {
+    if (program.tensors[t].alias_of >= 0) continue;
+    if (m.last[t] < 0) m.first[t] = m.last[t] = 0;  // never used: still gets its bytes
+    buffers.push_back({program.tensors[t].Bytes(), m.first[t], m.last[t]});
+    roots.push_back(t);
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(BufferPlan plan, PlanBuffers(buffers, alignment));
+  m.offsets.assign(n, 0);
+  for (size_t i = 0; i < roots.size(); ++i) m.offsets[roots[i]] = plan.offsets[i];
+  for (int t = 0; t < n; ++t) {
+    const int r = root(t);
+    m.offsets[t] = m.offsets[r];
+    m.first[t] = m.first[r];
+    m.last[t] = m.last[r];
+  }
+  m.arena_bytes = plan.arena_bytes;
+  m.sum_bytes = plan.sum_bytes;
+  return m;
+}
+
+absl::Status CheckWeights(const Graph& graph, const WeightSet& weights) {
+  std::vector<std::string> bad;
+  for (int id : graph.TensorsOfKind(TensorKind::kWeight)) {
+    const int64_t got = static_cast<int64_t>(weights.Get(id).size());
+    if (got != graph.tensor(id).Bytes()) {
+      bad.push_back(absl::StrCat(graph.tensor(id).name, " (", got, " bytes, expected ",
+                                 graph.tensor(id).Bytes(), ")"));
+    }
+  }
+  if (bad.empty()) return absl::OkStatus();
+  return absl::NotFoundError(
+      absl::StrCat("executor: missing or mis-sized weights: ", absl::StrJoin(bad, ", ")));
+}
+
+}  // namespace tunejit

@@ -1,0 +1,93 @@
+// File: graph/executor_steps.h
+// The executor's lowering (graph/executor.h), on the host: a validated Graph at a precision becomes
+// a flat list of Steps, each one kernel plan at run time:
+//  * conv2d / dense absorb a following bias_add and relu into their epilogue (when the
+//    intermediate tensors have no other consumer and are not graph outputs);
+//  * max_pool2d, softmax and a standalone bias_add (+relu) are elementwise steps;
+//  * flatten is a view: its step tensor aliases its input's bytes (no step);
+//  * at Precision::kInt8 (graph/quantize.h), an int8 conv whose input is float gets a quantize
+//    step before it, and a conv whose output only feeds int8 convs (directly or through max
+//    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
+//    a scale slot: the float32 graph tensor whose calibrated max |x| / 127 is its scale.
+// Step tensors are planned with lifetimes over step indices (graph/memory_plan.h PlanBuffers):
+// graph inputs and outputs stay live for the whole run (inputs are set before, outputs read
+// after).
+//
+//   TUNEJIT_ASSIGN_OR_RETURN(StepProgram p, LowerToSteps(graph, Precision::kInt8));
+//   for (const Step& s : p.steps) ... p.tensors[s.input], s.epilogue, p.tasks[s.task]
+//   TUNEJIT_ASSIGN_OR_RETURN(StepMemory m, PlanStepMemory(p));
+#ifndef TUNEJIT_GRAPH_EXECUTOR_STEPS_H_
+#define TUNEJIT_GRAPH_EXECUTOR_STEPS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "graph/lowering.h"
+#include "graph/weights.h"
+#include "ops/op_template.h"
+
+namespace tunejit {
+
+struct StepTensor {
+  std::string name;  // the graph tensor's, or "<graph tensor>.int8" for a quantize step's output
+  std::vector<int64_t> shape;
+  DType dtype = DType::kF32;
+  int graph_tensor = -1;  // the graph tensor whose value it holds (quantized: its source)
+  int alias_of = -1;      // flatten: the step tensor whose bytes it views (a root, never an alias)
+  bool external = false;  // a graph input or output: live for the whole run
+  int scale_slot = -1;    // int8 tensors: index into StepProgram::scale_sources
+  int64_t NumElements() const;
+  int64_t Bytes() const { return NumElements() * DTypeSize(dtype); }
+};
+
+enum class StepKind { kConv2d, kDense, kMaxPool2d, kSoftmax, kBiasAdd, kQuantize };
+std::string_view StepKindName(StepKind kind);  // "conv2d", "dense", "max_pool2d", ...
+
+struct Step {
+  StepKind kind = StepKind::kConv2d;
+  std::string name;              // the main graph node's name ("features.0")
+  int node = -1;                 // the main graph node
+  int task = -1;                 // conv / dense: index into StepProgram::tasks
+  bool int8 = false;             // int8 inputs (conv, max pool, and a quantize step's output)
+  Epilogue epilogue;             // conv / dense; kBiasAdd uses epilogue.relu
+  std::string fused;             // "bias+relu+requantize", "" when nothing is fused
+  int input = -1, output = -1;   // step tensor ids
+  int weight = -1, bias = -1;    // graph tensor ids (-1: none)
+  std::vector<int> fused_nodes;  // graph nodes absorbed into this step (bias_add, relu)
+};
+
+struct StepProgram {
+  Precision precision = Precision::kFp32;
+  std::vector<StepTensor> tensors;
+  std::vector<Step> steps;
+  std::vector<NodeTask> tasks;  // ExtractTasks(graph, precision)
+  // Per scale slot, the graph tensor (float32 in the calibration network) whose max |x| sets it.
+  std::vector<int> scale_sources;
+  // Per graph tensor id, the step tensor holding its value (-1 for weights and fused-away tensors).
+  std::vector<int> value_of;
+};
+
+// InvalidArgument when the graph does not validate; Unimplemented for ops the executor cannot run
+// (standalone relu, graph-level quantize/dequantize/requantize, non-float graphs), naming the node.
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision);
+
+// Per step tensor the arena offset (aliases share their root's); lifetimes over step indices.
+struct StepMemory {
+  std::vector<int64_t> offsets;
+  int64_t arena_bytes = 0;
+  int64_t sum_bytes = 0;         // every root tensor without reuse
+  std::vector<int> first, last;  // per step tensor (its root's lifetime), for tests and reports
+};
+absl::StatusOr<StepMemory> PlanStepMemory(const StepProgram& program, int64_t alignment = 256);
+
+// Every weight tensor of `graph` has exactly its byte size in `weights` (NotFound listing the
+// missing or mis-sized tensors otherwise).
+absl::Status CheckWeights(const Graph& graph, const WeightSet& weights);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_GRAPH_EXECUTOR_STEPS_H_

@@ -1,0 +1,84 @@
+// Weights to the device: float32 as given, or (int8 steps) quantized per output channel on the
+// host, with each conv/dense epilogue's bias and scale vectors (graph/quantize.h formulas).
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "graph/executor_internal.h"
+#include "graph/quantize.h"
+
+namespace tunejit {
+namespace {
+
+std::vector<float> Floats(const WeightSet& weights, int tensor) {
+  absl::Span<const uint8_t> bytes = weights.Get(tensor);
+  std::vector<float> v(bytes.size() / sizeof(float));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+  return v;
+}
+
+absl::StatusOr<DevicePtr> Upload(Executor::State& state, const void* data, size_t bytes) {
+  if (bytes == 0) return DevicePtr{0};
+  TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(*state.device, bytes));
+  TUNEJIT_RETURN_IF_ERROR(b.CopyFromHost(data, bytes));
+  state.stats.weight_bytes += static_cast<int64_t>(bytes);
+  const DevicePtr ptr = b.ptr();
+  state.weight_buffers.push_back(std::move(b));
+  return ptr;
+}
+
+template <typename T>
+absl::StatusOr<DevicePtr> Upload(Executor::State& state, const std::vector<T>& v) {
+  return Upload(state, v.data(), v.size() * sizeof(T));
+}
+
+float ScaleOf(const Executor::State& state, int step_tensor) {
+  return state.scales[state.program.tensors[step_tensor].scale_slot];
+}
+
+absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int i) {
+  const Step& step = state.program.steps[i];
+  StepRuntime& rt = state.steps[i];
+  const std::vector<float> w = Floats(weights, step.weight);
+  const std::vector<float> bias =
+      step.bias >= 0 ? Floats(weights, step.bias) : std::vector<float>{};
+  const int64_t channels = state.graph.tensor(step.weight).shape[0];
+  const bool requantize = step.epilogue.output == Epilogue::Output::kInt8Requantize;
+  EpilogueScales e;
+  if (step.int8) {
+    QuantizedWeights q = QuantizeWeights(w, channels);
+    TUNEJIT_ASSIGN_OR_RETURN(rt.weight, Upload(state, q.values));
+    const float s_in = ScaleOf(state, step.input);
+    e = requantize ? RequantizeEpilogue(s_in, q.scales, bias, ScaleOf(state, step.output))
+                   : DequantizeEpilogue(s_in, q.scales, bias);
+  } else {
+    TUNEJIT_ASSIGN_OR_RETURN(rt.weight, Upload(state, w));
+    e = requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
+                   : EpilogueScales{{}, bias};
+  }
+  if (step.epilogue.bias) {
+    TUNEJIT_ASSIGN_OR_RETURN(rt.bias, Upload(state, e.bias));
+  }
+  if (step.epilogue.output != Epilogue::Output::kAccumulator) {
+    TUNEJIT_ASSIGN_OR_RETURN(rt.scale, Upload(state, e.scale));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status UploadWeights(Executor::State& state, const WeightSet& weights) {
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < state.program.steps.size(); ++i) {
+    const Step& step = state.program.steps[i];
+    if (step.kind == StepKind::kConv2d || step.kind == StepKind::kDense) {
+      TUNEJIT_RETURN_IF_ERROR(UploadMatmul(state, weights, static_cast<int>(i)));
+    } else if (step.kind == StepKind::kBiasAdd) {
+      TUNEJIT_ASSIGN_OR_RETURN(state.steps[i].bias, Upload(state, Floats(weights, step.bias)));
+    }
+  }
+  state.stats.upload_seconds += SecondsSince(start);
+  return absl::OkStatus();
+}
+
+}  // namespace tunejit

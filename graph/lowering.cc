@@ -1,0 +1,116 @@
+#include "graph/lowering.h"
+
+#include <string>
+#include <unordered_set>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace tunejit {
+namespace {
+
+// The conv's AutoTVM parameters at `precision` (NCHW, the dtypes the int8 rule picks).
+autotvm::Conv2dParams ConvParams(const Graph& graph, const Node& node, Precision precision) {
+  autotvm::Conv2dParams p = ConvGeometry(graph, node);
+  // Depthwise convs stay float: the int8 templates need whole 4-channel groups (groups == 1).
+  const bool int8 =
+      precision == Precision::kInt8 && p.groups == 1 && p.ci % 4 == 0 && p.co % 4 == 0;
+  if (int8) {
+    p.data_dtype = p.kernel_dtype = "int8";
+    p.out_dtype = "int32";
+  }
+  return p;
+}
+
+absl::Status RequireFloat(const Graph& graph, int index, const Node& node) {
+  for (int input : {node.inputs[0], node.inputs[1]}) {
+    if (graph.tensor(input).dtype != DType::kF32) {
+      return absl::UnimplementedError(
+          absl::StrCat(NodeLabel(index, node), ": input '", graph.tensor(input).name, "' is ",
+                       std::string(DTypeName(graph.tensor(input).dtype)),
+                       "; the graph must be float32 (tunejit quantizes "
+                       "it itself at --precision int8)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node) {
+  const TensorDesc& data = graph.tensor(node.inputs[0]);
+  const TensorDesc& weight = graph.tensor(node.inputs[1]);
+  autotvm::Conv2dParams p;
+  p.n = data.shape[0];
+  p.ci = data.shape[1];
+  p.h = data.shape[2];
+  p.w = data.shape[3];
+  p.co = weight.shape[0];
+  p.kh = weight.shape[2];
+  p.kw = weight.shape[3];
+  p.groups = node.attrs.groups;
+  p.stride_h = node.attrs.stride_h;
+  p.stride_w = node.attrs.stride_w;
+  p.pad_top = node.attrs.pad_top;
+  p.pad_left = node.attrs.pad_left;
+  p.pad_bottom = node.attrs.pad_bottom;
+  p.pad_right = node.attrs.pad_right;
+  p.dilation_h = node.attrs.dilation_h;
+  p.dilation_w = node.attrs.dilation_w;
+  return p;
+}
+
+std::string_view PrecisionName(Precision precision) {
+  return precision == Precision::kInt8 ? "int8" : "fp32";
+}
+
+absl::StatusOr<Precision> ParsePrecision(std::string_view text) {
+  if (text == "fp32") return Precision::kFp32;
+  if (text == "int8") return Precision::kInt8;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown precision '", std::string(text), "' (expected fp32 or int8)"));
+}
+
+absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision precision) {
+  std::vector<NodeTask> tasks;
+  for (int i = 0; i < static_cast<int>(graph.nodes().size()); ++i) {
+    const Node& node = graph.nodes()[i];
+    if (node.op != OpKind::kConv2d && node.op != OpKind::kDense) continue;
+    absl::Status float_inputs = RequireFloat(graph, i, node);
+    if (!float_inputs.ok()) return float_inputs;
+    NodeTask task;
+    task.node = i;
+    task.name = node.name;
+    task.flops = 2.0 * static_cast<double>(NodeMacs(graph, node));
+    if (node.op == OpKind::kConv2d) {
+      autotvm::Conv2dParams p = ConvParams(graph, node, precision);
+      task.int8 = p.data_dtype == "int8";
+      task.implementations = autotvm::Conv2dImplementations(p);
+    } else {
+      autotvm::DenseParams p;
+      p.m = graph.tensor(node.inputs[0]).shape[0];
+      p.k = graph.tensor(node.inputs[0]).shape[1];
+      p.n = graph.tensor(node.inputs[1]).shape[0];
+      task.implementations = autotvm::DenseImplementations(p);
+    }
+    if (task.implementations.empty()) {
+      return absl::UnimplementedError(
+          absl::StrCat(NodeLabel(i, node), ": no kernel template implements it"));
+    }
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
+std::vector<autotvm::Workload> DistinctWorkloads(const std::vector<NodeTask>& tasks) {
+  std::vector<autotvm::Workload> out;
+  std::unordered_set<std::string> seen;
+  for (const NodeTask& task : tasks) {
+    for (const autotvm::Implementation& impl : task.implementations) {
+      if (seen.insert(impl.workload.Key()).second) out.push_back(impl.workload);
+    }
+  }
+  return out;
+}
+
+}  // namespace tunejit

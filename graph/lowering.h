@@ -1,0 +1,55 @@
+// File: graph/lowering.h
+// What a graph asks of the kernel templates, at a precision: for each conv2d / dense node, the
+// AutoTVM workloads of every task name that can implement it (as Relay's CUDA strategy offers
+// them, autotvm/dispatch.h), with the node's FLOPs. The executor chooses among them with the
+// tuning log; `tunejit tune` and `tunejit warm --model` tune / compile all of them, as TVM's
+// extract_from_program does.
+//
+// Precision::kInt8 follows the seed log (TVM's relay.quantize defaults on VGG-16): a conv whose
+// input and output channel counts are multiples of 4 runs int8 x int8 -> int32 (the first conv,
+// with 3 input channels, stays float32); dense layers stay float32.
+//
+//   TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> tasks, ExtractTasks(graph, Precision::kInt8));
+//   for (const NodeTask& t : tasks) for (const auto& impl : t.implementations) ...
+#ifndef TUNEJIT_GRAPH_LOWERING_H_
+#define TUNEJIT_GRAPH_LOWERING_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "autotvm/dispatch.h"
+#include "autotvm/workload.h"
+#include "graph/graph.h"
+
+namespace tunejit {
+
+enum class Precision { kFp32, kInt8 };
+// A conv node's shape, strides, padding and groups as AutoTVM's parameters, float32 dtypes.
+autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node);
+
+std::string_view PrecisionName(Precision precision);  // "fp32", "int8"
+// "fp32" / "int8" (case-sensitive); InvalidArgument naming the accepted values otherwise.
+absl::StatusOr<Precision> ParsePrecision(std::string_view text);
+
+struct NodeTask {
+  int node = -1;      // graph node index (a conv2d or dense node)
+  std::string name;   // the node's name, e.g. "features.0"
+  bool int8 = false;  // runs int8 x int8 -> int32 at this precision
+  // Every task name that can implement the node, in Relay's order; priority as Relay's plevel.
+  std::vector<autotvm::Implementation> implementations;
+  double flops = 0;  // 2 x MACs
+};
+
+// One NodeTask per conv2d / dense node, in node order. Unimplemented (naming the node) for a
+// conv2d or dense the templates cannot express (e.g. a dtype other than float32).
+absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision precision);
+
+// The distinct workloads of `tasks` (one per task name and shape; a network repeating a layer
+// shape lists it once), in first-use order: what a tuner tunes.
+std::vector<autotvm::Workload> DistinctWorkloads(const std::vector<NodeTask>& tasks);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_GRAPH_LOWERING_H_

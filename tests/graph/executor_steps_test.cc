@@ -1,0 +1,198 @@
+// Lowering of graphs into executor steps (graph/executor_steps.h): fusion, int8 placement and
+// scale slots, the step-level memory plan, and weight checks. CPU only.
+#include "graph/executor_steps.h"
+
+#include <algorithm>
+
+#include "gmock/gmock.h"
+#include "graph/memory_plan.h"
+#include "graph/vgg16.h"
+#include "gtest/gtest.h"
+#include "tests/graph/executor_test_util.h"
+
+namespace tunejit {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Out = Epilogue::Output;
+
+std::vector<std::string> Kinds(const StepProgram& p) {
+  std::vector<std::string> k;
+  for (const Step& s : p.steps) k.push_back(std::string(StepKindName(s.kind)));
+  return k;
+}
+
+const Step& StepNamed(const StepProgram& p, const std::string& name) {
+  for (const Step& s : p.steps) {
+    if (s.name == name) return s;
+  }
+  ADD_FAILURE() << "no step " << name;
+  return p.steps.front();
+}
+
+TEST(ExecutorStepsTest, Fp32FusesBiasAndReluIntoConvAndDense) {
+  Graph g = testing::SmallNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(Kinds(*p), ElementsAre("conv2d", "max_pool2d", "conv2d", "dense"));
+  const Step& conv0 = p->steps[0];
+  EXPECT_EQ(conv0.name, "conv0");
+  EXPECT_EQ(conv0.fused, "bias+relu");
+  EXPECT_EQ(conv0.epilogue, (Epilogue{true, true, Out::kAccumulator}));
+  EXPECT_EQ(conv0.bias, *g.FindTensor("conv0.bias"));
+  EXPECT_EQ(p->tensors[conv0.output].name, "conv0.relu_out");  // the fused chain's end
+  const Step& fc = p->steps[3];
+  EXPECT_EQ(fc.epilogue, (Epilogue{true, false, Out::kAccumulator}));
+  EXPECT_EQ(fc.fused, "bias");
+  EXPECT_TRUE(p->tensors[fc.output].external);
+  // flatten is a view of conv1's output, with no step of its own.
+  const int flat = p->value_of[*g.FindTensor("flatten.out")];
+  EXPECT_EQ(p->tensors[flat].alias_of, p->steps[2].output);
+  EXPECT_EQ(fc.input, flat);
+  EXPECT_TRUE(p->scale_sources.empty());
+  for (const Step& s : p->steps) EXPECT_FALSE(s.int8) << s.name;
+}
+
+TEST(ExecutorStepsTest, Int8QuantizesFloatInputAndRequantizesBetweenInt8Convs) {
+  Graph g = testing::SmallNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kInt8);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(Kinds(*p), ElementsAre("quantize", "conv2d", "max_pool2d", "conv2d", "dense"));
+  const Step& q = p->steps[0];
+  const Step& conv0 = p->steps[1];
+  const Step& pool = p->steps[2];
+  const Step& conv1 = p->steps[3];
+  EXPECT_EQ(p->tensors[q.input].name, "input");
+  EXPECT_EQ(p->tensors[q.output].dtype, DType::kI8);
+  EXPECT_EQ(conv0.input, q.output);
+  EXPECT_TRUE(conv0.int8);
+  // conv0 feeds (through the pool, on int8) another int8 conv: requantize in the epilogue.
+  EXPECT_EQ(conv0.epilogue, (Epilogue{true, true, Out::kInt8Requantize}));
+  EXPECT_EQ(conv0.fused, "bias+relu+requantize");
+  EXPECT_TRUE(pool.int8);
+  EXPECT_EQ(p->tensors[pool.output].dtype, DType::kI8);
+  // conv1 feeds the float dense (through flatten): float output, dequantized in the epilogue.
+  EXPECT_TRUE(conv1.int8);
+  EXPECT_EQ(conv1.epilogue, (Epilogue{true, true, Out::kFloat32}));
+  EXPECT_EQ(p->tensors[conv1.output].dtype, DType::kF32);
+  EXPECT_FALSE(p->steps[4].int8);
+  // Scale slots: the input's, and conv0's output, shared by the pool (max keeps the scale).
+  ASSERT_EQ(p->scale_sources.size(), 2u);
+  EXPECT_EQ(p->scale_sources[p->tensors[q.output].scale_slot], *g.FindTensor("input"));
+  const int conv0_slot = p->tensors[conv0.output].scale_slot;
+  EXPECT_EQ(p->scale_sources[conv0_slot], *g.FindTensor("conv0.relu_out"));
+  EXPECT_EQ(p->tensors[pool.output].scale_slot, conv0_slot);
+  EXPECT_EQ(p->tensors[conv1.input].scale_slot, conv0_slot);
+}
+
+TEST(ExecutorStepsTest, Vgg16Int8FirstConvFloatRequantizesLastConvDequantizes) {
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kInt8);
+  ASSERT_TRUE(p.ok()) << p.status();
+  // 13 convs + 5 pools + 3 dense; no quantize step: the float first conv requantizes itself.
+  EXPECT_EQ(p->steps.size(), 21u);
+  EXPECT_EQ(std::count_if(p->steps.begin(), p->steps.end(),
+                          [](const Step& s) { return s.kind == StepKind::kQuantize; }),
+            0);
+  const Step& first = StepNamed(*p, "features.0");
+  EXPECT_FALSE(first.int8);
+  EXPECT_EQ(first.epilogue, (Epilogue{true, true, Out::kInt8Requantize}));
+  EXPECT_TRUE(StepNamed(*p, "features.2").int8);
+  EXPECT_EQ(StepNamed(*p, "features.2").epilogue.output, Out::kInt8Requantize);
+  EXPECT_TRUE(StepNamed(*p, "features.4").int8);  // pool between int8 convs
+  EXPECT_EQ(StepNamed(*p, "features.28").epilogue.output, Out::kFloat32);
+  EXPECT_FALSE(StepNamed(*p, "features.30").int8);  // last pool feeds the float classifier
+  EXPECT_EQ(StepNamed(*p, "classifier.0").epilogue, (Epilogue{true, true, Out::kAccumulator}));
+  EXPECT_EQ(StepNamed(*p, "classifier.6").epilogue, (Epilogue{true, false, Out::kAccumulator}));
+  // One scale per int8 conv output feeding an int8 conv (features.0 .. features.26).
+  EXPECT_EQ(p->scale_sources.size(), 12u);
+}
+
+TEST(ExecutorStepsTest, NoFusionWhenTheIntermediateIsAGraphOutput) {
+  Graph g;
+  int x = g.AddTensor({"x", {1, 4, 8, 8}, DType::kF32, TensorKind::kInput});
+  int w = g.AddTensor({"w", {4, 4, 1, 1}, DType::kF32, TensorKind::kWeight});
+  int b = g.AddTensor({"b", {4}, DType::kF32, TensorKind::kWeight});
+  int y = *g.AddNode("conv", OpKind::kConv2d, {x, w}, {}, "y", TensorKind::kOutput);
+  *g.AddNode("bias", OpKind::kBiasAdd, {y, b}, {}, "z");
+  *g.AddNode("relu", OpKind::kRelu, {*g.FindTensor("z")}, {}, "r", TensorKind::kOutput);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(Kinds(*p), ElementsAre("conv2d", "bias_add"));
+  EXPECT_EQ(p->steps[0].epilogue, Epilogue{});
+  EXPECT_EQ(p->steps[1].fused, "bias+relu");
+  EXPECT_TRUE(p->steps[1].epilogue.relu);
+}
+
+TEST(ExecutorStepsTest, StandaloneReluIsUnimplemented) {
+  Graph g;
+  int x = g.AddTensor({"x", {1, 4}, DType::kF32, TensorKind::kInput});
+  *g.AddNode("relu", OpKind::kRelu, {x}, {}, "y", TensorKind::kOutput);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(p.status().message(), HasSubstr("'relu' (relu)"));
+}
+
+TEST(ExecutorStepsTest, MemoryPlanReusesAndNeverOverlapsLiveTensors) {
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
+  ASSERT_TRUE(g.ok());
+  for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+    absl::StatusOr<StepProgram> p = LowerToSteps(*g, precision);
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<StepMemory> m = PlanStepMemory(*p);
+    ASSERT_TRUE(m.ok()) << m.status();
+    // Reuse: the arena holds about the two largest maps and the input, under half the sum.
+    EXPECT_LT(m->arena_bytes, m->sum_bytes / 2);
+    const int n = static_cast<int>(p->tensors.size());
+    for (int a = 0; a < n; ++a) {
+      EXPECT_EQ(m->offsets[a] % 256, 0);
+      for (int b = a + 1; b < n; ++b) {
+        if (p->tensors[a].alias_of >= 0 || p->tensors[b].alias_of >= 0) continue;
+        const bool live = m->first[a] <= m->last[b] && m->first[b] <= m->last[a];
+        const bool disjoint = m->offsets[a] + p->tensors[a].Bytes() <= m->offsets[b] ||
+                              m->offsets[b] + p->tensors[b].Bytes() <= m->offsets[a];
+        EXPECT_TRUE(!live || disjoint) << p->tensors[a].name << " / " << p->tensors[b].name;
+      }
+      EXPECT_LE(m->offsets[a] + p->tensors[a].Bytes(), m->arena_bytes);
+    }
+    // The input stays live for the whole run (set before Run, reused by later runs).
+    const int input = p->value_of[*g->FindTensor("input")];
+    EXPECT_EQ(m->first[input], 0);
+    EXPECT_EQ(m->last[input], static_cast<int>(p->steps.size()) - 1);
+    const int flat = p->value_of[*g->FindTensor("flatten.out")];
+    EXPECT_EQ(m->offsets[flat], m->offsets[p->tensors[flat].alias_of]);
+  }
+}
+
+TEST(ExecutorStepsTest, PlanBuffersReusesDeadBytesAndRejectsBadInput) {
+  // A chain a -> b -> c -> d of 1000-byte buffers: a and c share, b and d share.
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers({{1000, 0, 1}, {1000, 1, 2}, {1000, 2, 3}, {1000, 3, 3}}, 256);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->arena_bytes, 2048);
+  EXPECT_EQ(plan->sum_bytes, 4000);
+  EXPECT_EQ(plan->offsets[0], plan->offsets[2]);
+  EXPECT_EQ(plan->offsets[1], plan->offsets[3]);
+  EXPECT_NE(plan->offsets[0], plan->offsets[1]);
+  EXPECT_FALSE(PlanBuffers({{10, 2, 1}}).ok());
+  EXPECT_FALSE(PlanBuffers({{-1, 0, 0}}).ok());
+  EXPECT_FALSE(PlanBuffers({{10, 0, 0}}, 3).ok());
+}
+
+TEST(ExecutorStepsTest, CheckWeightsListsMissingTensors) {
+  Graph g = testing::SmallNet();
+  WeightSet good = RandomWeights(g, 1);
+  EXPECT_TRUE(CheckWeights(g, good).ok());
+  // The same graph with conv1.bias declared an input: its random weight set lacks that tensor.
+  Graph other = g;
+  other.mutable_tensor(*g.FindTensor("conv1.bias")).kind = TensorKind::kInput;
+  WeightSet missing = RandomWeights(other, 1);
+  absl::Status s = CheckWeights(g, missing);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("conv1.bias (0 bytes, expected 32)"));
+}
+
+}  // namespace
+}  // namespace tunejit

@@ -1,0 +1,161 @@
+// Kernel choice per conv/dense node (graph/kernel_choice.h) and the executor's per-step plans and
+// warnings (graph/executor_plans.cc), with a small synthetic HistoryBest. CPU only: nothing here
+// compiles or launches.
+#include "graph/kernel_choice.h"
+
+#include "autotvm/record.h"
+#include "gmock/gmock.h"
+#include "graph/executor_internal.h"
+#include "gtest/gtest.h"
+#include "tests/graph/executor_test_util.h"
+
+namespace tunejit {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+autotvm::Target Cuda() { return *autotvm::ParseTarget("cuda"); }
+DeviceLimits Limits() { return DeviceLimits::ForArch(GpuArch{9, 0, false}); }
+
+const autotvm::Workload& WorkloadOf(const NodeTask& task, const std::string& name) {
+  for (const autotvm::Implementation& impl : task.implementations) {
+    if (impl.workload.task_name == name) return impl.workload;
+  }
+  ADD_FAILURE() << "no implementation " << name;
+  return task.implementations.front().workload;
+}
+
+void AddRecord(autotvm::HistoryBest& h, const autotvm::Workload& w,
+               const autotvm::ConfigEntity& config, double cost, int line) {
+  autotvm::MeasureResult result;
+  result.costs = {cost};
+  h.Add(autotvm::LoadedRecord{autotvm::MakeRecord(Cuda(), w, 0, config, result), "/logs/test.log",
+                              line, ""});
+}
+
+autotvm::ConfigEntity Fallback(const autotvm::Workload& w) {
+  return *FindOpTemplate(w.task_name)->FallbackConfig(w);
+}
+
+std::vector<NodeTask> Tasks(const Graph& g, Precision precision) {
+  absl::StatusOr<std::vector<NodeTask>> t = ExtractTasks(g, precision);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *t;
+}
+
+TEST(KernelChoiceTest, NoHistoryTakesHighestPriorityFallback) {
+  const NodeTask conv0 = Tasks(testing::SmallNet(), Precision::kFp32)[0];
+  ASSERT_EQ(conv0.implementations.size(), 2u);  // direct (10) and winograd (5)
+  absl::StatusOr<KernelChoice> c = ChooseKernel(conv0, nullptr, Cuda(), Limits(), Epilogue{});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->candidates.size(), 1u);
+  EXPECT_TRUE(c->candidates[0].fallback);
+  EXPECT_EQ(c->candidates[0].task_name, "conv2d_nchw.cuda");
+  EXPECT_FALSE(c->candidates[0].plan.kernels.empty());
+}
+
+TEST(KernelChoiceTest, FastestValidRecordWinsInvalidOneSkippedWithReason) {
+  const NodeTask conv0 = Tasks(testing::SmallNet(), Precision::kFp32)[0];
+  const autotvm::Workload& direct = WorkloadOf(conv0, "conv2d_nchw.cuda");
+  const autotvm::Workload& winograd = WorkloadOf(conv0, "conv2d_nchw_winograd.cuda");
+  autotvm::HistoryBest h;
+  AddRecord(h, winograd, autotvm::ConfigEntity{}, 0.5e-3, 1);  // fastest, but no knobs at all
+  AddRecord(h, direct, Fallback(direct), 1e-3, 2);
+  const Epilogue e{true, true};
+  absl::StatusOr<KernelChoice> c = ChooseKernel(conv0, &h, Cuda(), Limits(), e);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->candidates.size(), 2u);
+  EXPECT_FALSE(c->candidates[0].fallback);
+  EXPECT_EQ(c->candidates[0].task_name, "conv2d_nchw.cuda");
+  EXPECT_EQ(c->candidates[0].record_label, "test.log:2");
+  EXPECT_DOUBLE_EQ(c->candidates[0].record_cost, 1e-3);
+  EXPECT_TRUE(c->candidates[1].fallback);  // what a failed verification falls back to
+  EXPECT_THAT(c->reasons, Contains(HasSubstr("test.log:1 (conv2d_nchw_winograd.cuda): skipped:")));
+}
+
+TEST(KernelChoiceTest, Int8ConvUsesTheInt8Template) {
+  const NodeTask conv1 = Tasks(testing::SmallNet(), Precision::kInt8)[1];
+  ASSERT_TRUE(conv1.int8);
+  absl::StatusOr<KernelChoice> c = ChooseKernel(
+      conv1, nullptr, Cuda(), Limits(), Epilogue{true, true, Epilogue::Output::kInt8Requantize});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->candidates[0].task_name, "conv2d_NCHWc_int8.cuda");
+}
+
+// PlanSteps on a hand-made State (no device): LayerInfo and the fallback warnings.
+absl::StatusOr<std::unique_ptr<Executor::State>> PlannedState(const autotvm::HistoryBest* h,
+                                                              Precision precision) {
+  auto s = std::make_unique<Executor::State>();
+  s->graph = testing::SmallNet();
+  s->options.history = h;
+  s->options.target = Cuda();
+  s->limits = Limits();
+  absl::StatusOr<StepProgram> p = LowerToSteps(s->graph, precision);
+  if (!p.ok()) return p.status();
+  s->program = *std::move(p);
+  s->scales.assign(s->program.scale_sources.size(), 0.05f);
+  absl::Status planned = PlanSteps(*s);
+  if (!planned.ok()) return planned;
+  return s;
+}
+
+TEST(KernelChoiceTest, WarnsLoudlyWhenEveryLayerFallsBack) {
+  autotvm::HistoryBest h;  // a record for a conv this network does not have
+  Graph other = testing::SmallNet(/*batch=*/7);
+  const NodeTask foreign = Tasks(other, Precision::kFp32)[0];
+  AddRecord(h, foreign.implementations[0].workload, Fallback(foreign.implementations[0].workload),
+            1e-3, 5);
+  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(&h, Precision::kFp32);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const ExecutorStats& stats = (*s)->stats;
+  EXPECT_EQ(stats.fallback_layers, 3);  // two convs and the dense
+  EXPECT_THAT(stats.warnings,
+              Contains("conv0: no usable record, fallback config of conv2d_nchw.cuda"));
+  EXPECT_THAT(stats.warnings, Contains(HasSubstr("the log has no record for any layer")));
+  ASSERT_EQ((*s)->layers.size(), 4u);
+  EXPECT_EQ((*s)->layers[0].config, "fallback");
+  EXPECT_EQ((*s)->layers[0].fused, "bias+relu");
+  EXPECT_EQ((*s)->layers[1].op, "max_pool2d");
+  EXPECT_EQ((*s)->layers[1].kernels, 1);
+  EXPECT_DOUBLE_EQ((*s)->layers[0].flops, 2.0 * 2 * 8 * 16 * 16 * 4 * 9);
+}
+
+TEST(KernelChoiceTest, RecordForOneLayerIsUsedAndNoGlobalWarning) {
+  const NodeTask conv0 = Tasks(testing::SmallNet(), Precision::kFp32)[0];
+  const autotvm::Workload& direct = WorkloadOf(conv0, "conv2d_nchw.cuda");
+  autotvm::HistoryBest h;
+  AddRecord(h, direct, Fallback(direct), 2e-5, 9);
+  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(&h, Precision::kFp32);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)->stats.fallback_layers, 2);
+  EXPECT_THAT((*s)->stats.warnings,
+              Not(Contains(HasSubstr("the log has no record for any layer"))));
+  const LayerInfo& l = (*s)->layers[0];
+  EXPECT_FALSE(l.fallback);
+  EXPECT_EQ(l.record, "test.log:9");
+  EXPECT_EQ(l.task_name, "conv2d_nchw.cuda");
+  EXPECT_NE(l.config, "fallback");
+  EXPECT_DOUBLE_EQ(l.record_cost, 2e-5);
+}
+
+TEST(KernelChoiceTest, Int8StepsPlanQuantizeAndInt8Pool) {
+  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(nullptr, Precision::kInt8);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const std::vector<LayerInfo>& l = (*s)->layers;
+  ASSERT_EQ(l.size(), 5u);
+  EXPECT_EQ(l[0].op, "quantize");
+  EXPECT_EQ(l[1].dtype, "int8");
+  EXPECT_EQ(l[1].task_name, "conv2d_NCHWc_int8.cuda");
+  EXPECT_EQ(l[1].fused, "bias+relu+requantize");
+  EXPECT_EQ(l[2].dtype, "int8");  // the pool runs on int8
+  EXPECT_EQ((*s)->steps[2].plan.kernels[0].spec.name_expression,
+            "tunejit::max_pool2d<signed char>");
+  EXPECT_EQ(l[4].dtype, "float32");
+  // The conv's int8 plan packs its weights once (kPrepare) and runs the rest every time.
+  EXPECT_GE(l[1].kernels, 1);
+}
+
+}  // namespace
+}  // namespace tunejit
