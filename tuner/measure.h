@@ -17,9 +17,10 @@
 //   Measurement m = measurer->Measure(config);
 //   if (m.result.error_no == autotvm::kNoError) ... m.result.costs[0] ...
 //
-// Not handled yet: BUILD_TIMEOUT / RUN_TIMEOUT (6, 7) need a watchdog process; a kernel fault
-// (illegal address) poisons the CUDA context, so every later measurement in the process then fails
-// with error 4 too (TVM isolates runs in RPC server processes for this).
+// GpuMeasurer runs in the calling process: a kernel fault (illegal address) poisons the CUDA
+// context, so every later measurement in the process fails with error 4 too, and a kernel that
+// never ends blocks it forever. `tunejit tune` therefore measures through IsolatedMeasurer
+// (tuner/isolated_measurer.h), which runs GpuMeasurer in a worker process and adds RUN_TIMEOUT (7).
 #ifndef TUNEJIT_TUNER_MEASURE_H_
 #define TUNEJIT_TUNER_MEASURE_H_
 
@@ -43,6 +44,9 @@ inline constexpr double kFailedCost = 1e9;  // TVM's cost of a failed measuremen
 struct Measurement {
   autotvm::MeasureResult result;
   std::string message;  // why it failed (empty on success)
+  // The GPU that measured it (multi-GPU tuning tags records with it); -1: not said.
+  int gpu = -1;
+  std::string device;
 };
 
 // A failed measurement: costs [1e9], `error_no`, the message, timestamp now.
@@ -57,6 +61,9 @@ class Measurer {
   // loads them. TuneTask calls it on another thread while Measure runs: implementations must not
   // touch what Measure mutates. Failures are ignored here; Measure reports them. Default: nothing.
   virtual void Precompile(const std::vector<autotvm::ConfigEntity>& configs) { (void)configs; }
+  // Not OK once the measurer can no longer measure at all (e.g. its worker process cannot be
+  // started again); TuneTask then stops with this status. Default: always OK.
+  virtual absl::Status Health() { return absl::OkStatus(); }
 };
 
 struct MeasureOptions {

@@ -1,6 +1,7 @@
 #include "tuner/tune_task.h"
 
 #include <algorithm>
+#include <chrono>
 #include <future>
 #include <vector>
 
@@ -46,6 +47,8 @@ absl::StatusOr<autotvm::MeasureResult> MeasureOne(const Task& task, Measurer& me
   Measurement m = measurer.Measure(config);
   autotvm::Record record =
       autotvm::MakeRecord(task.target, task.workload, index, config, m.result, options.tvm_version);
+  record.gpu = m.gpu;
+  record.device = m.device;
   if (!options.log_path.empty()) {
     TUNEJIT_RETURN_IF_ERROR(autotvm::AppendRecordToLog(options.log_path, record));
   }
@@ -59,6 +62,7 @@ absl::StatusOr<autotvm::MeasureResult> MeasureOne(const Task& task, Measurer& me
     r.best_gflops = cost > 0 ? task.flops / cost / 1e9 : 0;
   }
   if (options.on_record) options.on_record(record, m);
+  TUNEJIT_RETURN_IF_ERROR(measurer.Health());
   return m.result;
 }
 
@@ -67,6 +71,12 @@ absl::StatusOr<autotvm::MeasureResult> MeasureOne(const Task& task, Measurer& me
 absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, Measurer& measurer,
                                     const TuneOptions& options) {
   TuneResult r;
+  const auto start = std::chrono::steady_clock::now();
+  auto out_of_time = [&] {
+    return options.max_seconds > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >=
+               options.max_seconds;
+  };
   const int batch_size = std::max(1, options.batch_size);
   // Indices of the next batch, at most `budget` of them.
   auto next_batch = [&](int budget) {
@@ -85,12 +95,17 @@ absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, 
     }
     std::vector<autotvm::MeasureResult> results;
     for (int64_t index : batch) {
+      if (out_of_time()) break;
       TUNEJIT_ASSIGN_OR_RETURN(autotvm::MeasureResult result,
                                MeasureOne(task, measurer, index, options, r));
       results.push_back(std::move(result));
     }
-    strategy.Update(batch, results);
+    strategy.Update(absl::MakeConstSpan(batch).first(results.size()), results);
     PrintProgress(task, r, options.progress);
+    if (out_of_time()) {
+      if (next_compiling.valid()) next_compiling.wait();  // it reads `measurer`
+      break;
+    }
     if (!options.pipeline_compile) next = next_batch(options.n_trials - r.trials);
     batch = std::move(next);
     compiling = std::move(next_compiling);

@@ -35,6 +35,9 @@ struct TuneOptions {
   std::FILE* progress = nullptr;  // one line per batch when set (e.g. stderr)
   std::string tvm_version = "0.7.dev1";
   bool pipeline_compile = true;  // Precompile batch k+1 while batch k is measured
+  // Wall-clock budget: no candidate is started after this many seconds (0: no limit). A batch
+  // cut short reports only its measured part to the strategy.
+  double max_seconds = 0;
   // Called with every record (and the measurement's message) right after it is logged.
   std::function<void(const autotvm::Record&, const Measurement&)> on_record;
 };
@@ -48,9 +51,11 @@ struct TuneResult {
   double best_gflops = 0;
 };
 
-// Runs until n_trials configs are measured or the strategy is exhausted. Returns an error only when
-// the log cannot be written or a proposed index is outside the space (a strategy bug); failed
-// measurements are records with their error number, never errors of TuneTask.
+// Runs until n_trials configs are measured, max_seconds have passed or the strategy is exhausted.
+// Returns an error only when the log cannot be written, a proposed index is outside the space (a
+// strategy bug) or the measurer reports it can no longer measure (Measurer::Health); failed
+// measurements are records with their error number, never errors of TuneTask. Records carry the
+// measurement's GPU tag (Measurement::gpu) when it has one.
 absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, Measurer& measurer,
                                     const TuneOptions& options);
 

@@ -1,0 +1,199 @@
+// TuneModel without a GPU (tests/tuner/fake_worker.cc as the worker): several slots share one task
+// queue and one log; resuming skips what is logged and counts it against the budget; a run killed
+// with SIGKILL and resumed ends with every (task, index) logged exactly once.
+#include "tuner/tune_model.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autotvm/log_file.h"
+#include "gtest/gtest.h"
+
+namespace tunejit {
+namespace {
+
+std::vector<ModelTask> DenseTasks(int count, int64_t trials) {
+  std::vector<ModelTask> tasks;
+  for (int i = 0; i < count; ++i) {
+    autotvm::DenseParams p;
+    p.m = 64;
+    p.n = 64 * (i + 1);
+    p.k = 128;
+    absl::StatusOr<Task> task = MakeTask(autotvm::MakeDenseWorkload("dense_large_batch.cuda", p),
+                                         *autotvm::ParseTarget("cuda -model=unknown"));
+    EXPECT_TRUE(task.ok()) << task.status();
+    tasks.push_back({.task = *std::move(task), .label = "t" + std::to_string(i), .trials = trials});
+  }
+  return tasks;
+}
+
+std::string TempPath(const std::string& name) {
+  // The pid keeps concurrent runs (several build dirs, ctest -j) apart.
+  std::string path = ::testing::TempDir() + "/" + std::to_string(getpid()) + "_" + name;
+  std::remove(path.c_str());
+  return path;
+}
+
+int LineCount(const std::string& path) {
+  std::ifstream in(path);
+  return static_cast<int>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
+}
+
+TuneModelOptions FakeOptions(const std::string& log, std::vector<std::string> env) {
+  TuneModelOptions o;
+  o.log_path = log;
+  o.search = "random";
+  o.batch_size = 3;
+  o.worker.argv = {TUNEJIT_FAKE_WORKER};
+  o.worker.env = std::move(env);
+  o.worker.measure_timeout_seconds = 1.0;
+  o.worker.setup_timeout_seconds = 0.5;
+  return o;
+}
+
+// (workload key -> index -> times logged), and the GPU tags seen.
+struct LogIndex {
+  std::map<std::string, std::map<int64_t, int>> count;
+  std::set<int> gpus;
+  int lines = 0;
+};
+
+LogIndex IndexLog(const std::string& path) {
+  autotvm::LogContents log;
+  absl::Status s = autotvm::LoadLogFile(path, {.strict = true}, &log);
+  EXPECT_TRUE(s.ok()) << s;
+  LogIndex out;
+  for (const autotvm::LoadedRecord& r : log.records) {
+    ++out.count[r.record.workload.Key()][r.record.index];
+    out.gpus.insert(r.record.gpu);
+    ++out.lines;
+  }
+  return out;
+}
+
+void ExpectEachOnce(const LogIndex& log, const std::vector<ModelTask>& tasks, size_t per_task) {
+  ASSERT_EQ(log.count.size(), tasks.size());
+  for (const ModelTask& t : tasks) {
+    const auto it = log.count.find(t.task.workload.Key());
+    ASSERT_NE(it, log.count.end()) << t.label;
+    EXPECT_EQ(it->second.size(), per_task) << t.label;
+    for (const auto& [index, n] : it->second) EXPECT_EQ(n, 1) << t.label << " index " << index;
+  }
+}
+
+TEST(TuneModel, SlotsShareTheQueueAndTheLog) {
+  const std::vector<ModelTask> tasks = DenseTasks(5, 12);
+  const std::string log = TempPath("tune_model_slots.log");
+  TuneModelOptions o = FakeOptions(log, {"FAKE_WORKER_GPUS=2"});
+  o.workers_per_gpu = 2;
+  absl::StatusOr<TuneModelReport> report = TuneModel(tasks, o);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->gpus, 2);
+  EXPECT_EQ(report->slots, 4);
+  EXPECT_EQ(report->device, "Fake GPU");
+  std::set<int> slots_used;
+  for (const TaskOutcome& out : report->tasks) {
+    EXPECT_TRUE(out.status.ok()) << out.status;
+    EXPECT_EQ(out.trials_total, 12);
+    EXPECT_EQ(out.result.trials, 12);
+    slots_used.insert(out.slot);
+    EXPECT_EQ(out.curve.empty(), out.best_index < 0);
+    EXPECT_EQ(out.timeouts + out.faults, out.result.errors);
+  }
+  EXPECT_GT(slots_used.size(), 1u) << "tasks were spread over the slots";
+  const LogIndex index = IndexLog(log);
+  EXPECT_EQ(index.lines, 60);
+  ExpectEachOnce(index, tasks, 12);
+  EXPECT_EQ(index.gpus, (std::set<int>{0, 1}));
+}
+
+TEST(TuneModel, ResumeSkipsLoggedIndicesAndCountsThem) {
+  const std::string log = TempPath("tune_model_resume.log");
+  const std::vector<ModelTask> first = DenseTasks(3, 6);
+  ASSERT_TRUE(TuneModel(first, FakeOptions(log, {})).ok());
+  ExpectEachOnce(IndexLog(log), first, 6);
+
+  absl::StatusOr<ResumeLog> resume = LoadResumeLog(log, true);
+  ASSERT_TRUE(resume.ok()) << resume.status();
+  EXPECT_EQ(resume->records, 18);
+  const std::vector<ModelTask> second = DenseTasks(3, 10);
+  TuneModelOptions o = FakeOptions(log, {});
+  o.resume = &*resume;
+  o.seed = 99;  // another random order: it would revisit indices if they were not skipped
+  absl::StatusOr<TuneModelReport> report = TuneModel(second, o);
+  ASSERT_TRUE(report.ok()) << report.status();
+  for (const TaskOutcome& out : report->tasks) {
+    EXPECT_EQ(out.resumed, 6);
+    EXPECT_EQ(out.result.trials, 4);  // only the rest of the budget
+    EXPECT_EQ(out.trials_total, 10);
+  }
+  ExpectEachOnce(IndexLog(log), second, 10);
+
+  // A third run with the budget already spent measures nothing.
+  absl::StatusOr<ResumeLog> again = LoadResumeLog(log, true);
+  ASSERT_TRUE(again.ok());
+  o.resume = &*again;
+  report = TuneModel(second, o);
+  ASSERT_TRUE(report.ok());
+  for (const TaskOutcome& out : report->tasks) EXPECT_EQ(out.result.trials, 0);
+  EXPECT_EQ(IndexLog(log).lines, 30);
+}
+
+TEST(TuneModel, KilledRunResumesWithoutLosingOrRepeatingRecords) {
+  const std::string log = TempPath("tune_model_kill.log");
+  const std::vector<ModelTask> tasks = DenseTasks(3, 15);
+  const std::vector<std::string> env = {"FAKE_WORKER_WELL_BEHAVED=1", "FAKE_WORKER_DELAY_MS=30"};
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // the run to be killed (no threads exist before this point)
+    (void)TuneModel(tasks, FakeOptions(log, env));
+    _exit(0);
+  }
+  // Kill it once a few records are in (the log is the only sign of progress we share).
+  for (int waited = 0; waited < 2000 && LineCount(log) < 3; ++waited) usleep(5000);
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before the kill: make it slower";
+  absl::StatusOr<ResumeLog> resume = LoadResumeLog(log, true);
+  ASSERT_TRUE(resume.ok()) << resume.status();
+  const int before = resume->records;
+  EXPECT_GT(before, 0);
+  EXPECT_LT(before, 45);
+  EXPECT_EQ(resume->duplicates, 0);
+  TuneModelOptions o = FakeOptions(log, env);
+  o.resume = &*resume;
+  absl::StatusOr<TuneModelReport> report = TuneModel(tasks, o);
+  ASSERT_TRUE(report.ok()) << report.status();
+  int resumed = 0;
+  for (const TaskOutcome& out : report->tasks) resumed += static_cast<int>(out.resumed);
+  EXPECT_EQ(resumed, before);
+  ExpectEachOnce(IndexLog(log), tasks, 15);
+}
+
+TEST(TuneModel, NoWorkerIsAnError) {
+  TuneModelOptions o =
+      FakeOptions(TempPath("tune_model_noworker.log"), {"FAKE_WORKER_FAIL_START=1"});
+  absl::StatusOr<TuneModelReport> report = TuneModel(DenseTasks(1, 4), o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().message().find("no CUDA device (fake)"), std::string::npos);
+}
+
+TEST(TuneModel, UnknownSearchIsAnError) {
+  const std::vector<ModelTask> tasks = DenseTasks(1, 4);
+  EXPECT_FALSE(MakeSearch("annealing", tasks[0].task, 1, {}, {}).ok());
+  EXPECT_TRUE(MakeSearch("grid", tasks[0].task, 1, {}, {}).ok());
+}
+
+}  // namespace
+}  // namespace tunejit

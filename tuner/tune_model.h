@@ -1,0 +1,98 @@
+// File: tuner/tune_model.h
+// Tuning many tasks (a model) with fault isolation: one worker process per slot (GPUs x
+// workers_per_gpu, tuner/isolated_measurer.h), all slots pulling from one task queue, each task
+// tuned by TuneTask with its own trial / time budget and search strategy, records appended to one
+// log as they come (whole lines, O_APPEND: several slots and processes can share the file). With
+// a ResumeLog, indices measured before are never proposed again, count against the task's budget
+// and warm-start the model-guided search.
+//
+//   TuneModelOptions options;  options.log_path = "vgg16.log";
+//   options.worker.argv = {"/proc/self/exe", "tune-worker"};   // "--gpu N" is appended per slot
+//   TUNEJIT_ASSIGN_OR_RETURN(TuneModelReport report, TuneModel(tasks, options));
+#ifndef TUNEJIT_TUNER_TUNE_MODEL_H_
+#define TUNEJIT_TUNER_TUNE_MODEL_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tuner/isolated_measurer.h"
+#include "tuner/resume.h"
+#include "tuner/search.h"
+#include "tuner/task.h"
+#include "tuner/tune_task.h"
+
+namespace tunejit {
+
+struct ModelTask {
+  Task task;
+  std::string label;   // for progress lines, e.g. "features.2 features.5"
+  int64_t trials = 0;  // trial budget (0: none)
+  double seconds = 0;  // time budget (0: none); at least one of the two must be set
+};
+
+struct TuneModelOptions {
+  std::string log_path;        // required
+  std::string search = "xgb";  // xgb | random | grid
+  uint64_t seed = 1;
+  int batch_size = 8;
+  WorkerOptions worker;  // "--gpu N" is appended to argv per slot
+  int workers_per_gpu = 1;
+  int max_gpus = 0;                          // 0: every GPU the first worker reports
+  const KernelCompiler* compiler = nullptr;  // parent-side NVRTC precompiling; null: none
+  int precompile_threads = 0;
+  TestFaults* faults = nullptr;
+  const ResumeLog* resume = nullptr;
+  std::FILE* progress = nullptr;  // progress lines (stderr)
+  std::string tvm_version = "0.7.dev1";
+};
+
+struct TaskOutcome {
+  int64_t resumed = 0;       // distinct indices already in the log
+  TuneResult result;         // this run's trials only
+  int64_t trials_total = 0;  // resumed + this run
+  double best_cost = 0;      // seconds, over resumed and new records; 0: none valid
+  double best_gflops = 0;
+  int64_t best_index = -1;
+  int timeouts = 0, faults = 0;                  // error 7 / error 4 records of this run
+  double seconds = 0;                            // wall time of this run
+  int slot = -1;                                 // the worker slot that tuned it
+  std::vector<std::pair<double, double>> curve;  // (trial, best ms so far), resumed first
+  absl::Status status;  // why the task stopped early (worker gone, log unwritable); OK otherwise
+};
+
+struct TuneModelReport {
+  std::vector<TaskOutcome> tasks;  // same order as the input
+  int slots = 0;
+  int gpus = 0;
+  int restarts = 0;  // worker restarts after faults / timeouts
+  std::string device;
+};
+
+// Whether the task's template accepts config `index` on a device with `limits` (the checks run
+// before compiling: thread counts, shared memory, knob consistency). Empty for a task name with no
+// template (nothing to check against). The function refers to `task`, which must outlive it.
+std::function<bool(int64_t)> TemplateValidity(const Task& task, const DeviceLimits& limits);
+
+// The search strategy of `name` for `task`, never proposing an index in `skip`; history holds
+// earlier records of this workload (same_workload) and of others with the same task name, used by
+// "xgb" as training data. `valid` (optional) says whether the template accepts an index; only
+// those are proposed. InvalidArgument for an unknown name.
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeSearch(
+    const std::string& name, const Task& task, uint64_t seed,
+    const std::vector<autotvm::Record>& same_workload,
+    const std::vector<autotvm::Record>& same_task_name, std::function<bool(int64_t)> valid = {});
+
+// FailedPrecondition when no worker can start (e.g. no GPU: the worker's message); otherwise a
+// report, with per-task statuses for tasks that stopped early.
+absl::StatusOr<TuneModelReport> TuneModel(const std::vector<ModelTask>& tasks,
+                                          const TuneModelOptions& options);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_TUNER_TUNE_MODEL_H_
