@@ -143,6 +143,24 @@ absl::StatusOr<const Json*> Require(const Json& obj, const std::string& path, co
   return v;
 }
 
+// The optional "tunejit" key (see Record::gpu).
+absl::Status ParseGpuTag(const Json& j, Record* r) {
+  const Json* tag = Get(j, "tunejit");
+  if (tag == nullptr) return absl::OkStatus();
+  if (!tag->is_object()) return FieldError("tunejit", "must be an object");
+  if (const Json* gpu = Get(*tag, "gpu"); gpu != nullptr) {
+    if (!gpu->is_number_integer() || gpu->get<int64_t>() < 0 || gpu->get<int64_t>() > 1 << 20) {
+      return FieldError("tunejit.gpu", "must be a non-negative integer");
+    }
+    r->gpu = static_cast<int>(gpu->get<int64_t>());
+  }
+  if (const Json* device = Get(*tag, "device"); device != nullptr) {
+    if (!device->is_string()) return FieldError("tunejit.device", "must be a string");
+    r->device = device->get<std::string>();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseV02(const Json& j, Record* r) {
   r->format = RecordFormat::kV02;
   TUNEJIT_ASSIGN_OR_RETURN(const Json* version, Require(j, "", "version"));
@@ -167,7 +185,7 @@ absl::Status ParseV02(const Json& j, Record* r) {
   TUNEJIT_ASSIGN_OR_RETURN(const Json* tvm_version, Require(j, "", "tvm_version"));
   if (!tvm_version->is_string()) return FieldError("tvm_version", "must be a string");
   r->tvm_version = tvm_version->get<std::string>();
-  return absl::OkStatus();
+  return ParseGpuTag(j, r);
 }
 
 absl::Status ParseV01(const Json& j, Record* r) {
@@ -259,6 +277,12 @@ std::string SerializeRecord(const Record& r) {
   j["result"] = ResultJson(r.result);
   j["version"] = 0.2;
   j["tvm_version"] = r.tvm_version;
+  if (r.gpu >= 0) {
+    Json tag = Json::object();
+    tag["gpu"] = r.gpu;
+    tag["device"] = r.device;
+    j["tunejit"] = std::move(tag);
+  }
   return DumpPythonJson(j);
 }
 

@@ -62,6 +62,11 @@ struct Record {
   std::string tvm_version = "0.7.dev1";  // 0.2 only
   std::string template_key;              // 0.1 "t" ("direct", "winograd", ...)
   Json raw;  // the parsed line (0.1 records are written back through it); null for new records
+  // tunejit's own optional top-level key, {"tunejit": {"gpu": 0, "device": "NVIDIA H200"}}: which
+  // GPU measured the record (multi-GPU tuning). TVM ignores unknown keys; written only when
+  // gpu >= 0, so lines without it round-trip byte for byte.
+  int gpu = -1;
+  std::string device;
 
   bool ok() const { return result.error_no == kNoError; }
 };

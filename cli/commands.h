@@ -13,6 +13,10 @@ int RunCacheCommand(const std::vector<std::string>& args);  // cache stats|verif
 int RunLogCommand(const std::vector<std::string>& args);    // log show|check|merge
 int RunWarmCommand(const std::vector<std::string>& args);   // warm --arch sm_90 --log FILE
 int RunInfoCommand(const std::vector<std::string>& args);   // info: driver, devices, NVRTC
+int RunRunCommand(const std::vector<std::string>& args);    // run --model vgg16 --log FILE
+int RunTuneCommand(const std::vector<std::string>& args);   // tune --model vgg16 --log FILE ...
+// Hidden: the measuring worker process `tunejit tune` starts (not listed in the usage).
+int RunTuneWorkerCommand(const std::vector<std::string>& args);
 
 }  // namespace tunejit::cli
 

@@ -16,10 +16,13 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
-    {"warm", "compile every kernel a tuning log needs into the cache (no GPU needed)", RunWarmCommand},
+    {"warm", "compile every kernel a tuning log needs into the cache (no GPU needed)",
+     RunWarmCommand},
     {"log", "read, check and merge AutoTVM tuning logs (show|check|merge)", RunLogCommand},
     {"cache", "inspect the on-disk kernel cache (stats|verify|clear)", RunCacheCommand},
+    {"run", "run a model with tuned kernels; per-layer times against cuDNN", RunRunCommand},
     {"info", "show the CUDA driver, devices and NVRTC this build sees", RunInfoCommand},
+    {"tune", "tune a model's kernels on the GPUs, appending to an AutoTVM log", RunTuneCommand},
 };
 
 void PrintUsage(std::ostream& out) {
@@ -41,6 +44,7 @@ int Main(int argc, char** argv) {
     PrintUsage(std::cout);
     return kExitOk;
   }
+  if (args[0] == "tune-worker") return RunTuneWorkerCommand({args.begin() + 1, args.end()});
   for (const Subcommand& c : kSubcommands) {
     if (args[0] == c.name) return c.run({args.begin() + 1, args.end()});
   }

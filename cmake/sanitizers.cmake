@@ -15,6 +15,14 @@ if(TUNEJIT_ASAN OR TUNEJIT_TSAN)
   # driver is dlopen'ed by jit/, never linked).
   add_link_options(-Wl,--as-needed)
 endif()
+if(TUNEJIT_FUZZ AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  # Every library, not only the parser a fuzzer is aimed at: coverage feedback and ASan checks
+  # must reach whatever code the bytes flow into (a parser instrumented by hand once missed a
+  # planted out-of-bounds read because its library was not).
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link,address,undefined>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)
+  add_link_options(-fsanitize=address,undefined -Wl,--as-needed)
+endif()
 if(TUNEJIT_TSAN)
   add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=thread>
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)

@@ -1,0 +1,361 @@
+// `tunejit run`: build VGG-16 from a tuning log, run it on the GPU, check it against cuDNN fp32 and
+// report per-layer times beside cuDNN's (text table, --json, --plot). Inputs are checked before
+// the GPU is, so a wrong file name is reported as such even on a machine without one.
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <numbers>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "autotvm/dispatch.h"
+#include "autotvm/log_file.h"
+#include "autotvm/target.h"
+#include "baseline/cudnn_network.h"
+#include "cache/kernel_cache.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/run_report.h"
+#include "common/status_macros.h"
+#include "common/svg_chart.h"
+#include "graph/executor.h"
+#include "graph/lowering.h"
+#include "graph/vgg16.h"
+#include "graph/weights.h"
+#include "jit/device.h"
+#include "jit/kernel_compiler.h"
+
+namespace tunejit::cli {
+namespace {
+
+constexpr char kSeedLog[] = "seed-vgg16-v100.log";
+constexpr int64_t kMaxBatch = 4096;  // far above what fits an H200 at 224x224; catches typos
+
+struct RunFlags {
+  std::string model = "vgg16";
+  std::string log;
+  std::string weights;
+  std::string precision_text = "int8";
+  Precision precision = Precision::kInt8;
+  int64_t batch = 128;
+  int64_t repeats = 50;
+  int64_t device = 0;
+  std::string cache_dir;
+  bool no_cudnn = false;
+  bool no_verify = false;
+  int64_t seed = 1;
+  std::string json;
+  std::string plot;
+  std::string save_weights;
+};
+
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The shipped data file `name`: $TUNEJIT_DATA_DIR, then <prefix>/share/tunejit next to an installed
+// binary, then <checkout>/data beside a <checkout>/build/tunejit (a tree copied elsewhere), then
+// the source tree this binary was built from. "" when none has it.
+std::string FindDataFile(const std::string& name, std::vector<std::string>* searched) {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* env = std::getenv("TUNEJIT_DATA_DIR"); env != nullptr && *env != '\0')
+    dirs.emplace_back(env);
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    dirs.push_back(exe.parent_path().parent_path() / "share" / "tunejit");
+    dirs.push_back(exe.parent_path().parent_path() / "data");  // build/tunejit in a checkout
+  }
+  dirs.emplace_back(TUNEJIT_BUILD_DATA_DIR);
+  for (const std::filesystem::path& dir : dirs) {
+    std::filesystem::path p = dir / name;
+    searched->push_back(p.string());
+    if (std::filesystem::exists(p, ec)) return p.string();
+  }
+  return "";
+}
+
+std::string VersionText() {
+  std::string commit = TUNEJIT_GIT_COMMIT;
+  return commit.empty() ? std::string(TUNEJIT_VERSION)
+                        : absl::StrCat(TUNEJIT_VERSION, " (", commit, ")");
+}
+
+int Usage(const std::string& message) {
+  std::cerr << "tunejit run: " << message << "\n(run 'tunejit run --help' for usage)\n";
+  return kExitUsage;
+}
+
+// Parses and checks the flags; returns -1 to go on, else the exit code.
+int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
+  FlagParser p("tunejit run",
+               "Run a model on the GPU with the kernels a tuning log chose, check its output "
+               "against cuDNN fp32 and report per-layer and end-to-end times beside cuDNN's.");
+  p.String("model", &f->model, "NAME", "model (default vgg16, the only one so far)");
+  p.String("log", &f->log, "FILE", "AutoTVM tuning log (default: the shipped seed log)");
+  p.String("weights", &f->weights, "FILE", "safetensors weights (default: random, from --seed)");
+  p.Int("batch", &f->batch, "N", "batch size (default 128)");
+  p.String("precision", &f->precision_text, "P", "fp32 or int8 (default int8)");
+  p.Int("repeats", &f->repeats, "N", "timed runs; medians are reported (default 50)");
+  p.Int("device", &f->device, "N", "GPU ordinal (default 0)");
+  p.String("cache-dir", &f->cache_dir, "DIR", "kernel cache directory");
+  p.Bool("no-cudnn", &f->no_cudnn, "skip the cuDNN baseline (and the accuracy check)");
+  p.Bool("no-verify", &f->no_verify, "do not check each record's kernel against the reference");
+  p.Int("seed", &f->seed, "N", "seed of the random input and random weights (default 1)");
+  p.String("json", &f->json, "FILE", "also write the report as JSON");
+  p.String("plot", &f->plot, "FILE.svg", "also write a per-layer bar chart");
+  p.String("save-weights", &f->save_weights, "FILE",
+           "write the weights used (e.g. the random ones) as safetensors, for --weights later");
+  std::vector<std::string> positional;
+  if (int code = p.Parse(args, &positional); code >= 0) return code;
+  if (!positional.empty()) return Usage("unexpected argument '" + positional[0] + "'");
+  if (f->model != "vgg16") {
+    return Usage("model '" + f->model +
+                 "' is not supported yet: only the built-in vgg16 (ONNX import is planned)");
+  }
+  absl::StatusOr<Precision> precision = ParsePrecision(f->precision_text);
+  if (!precision.ok()) return Usage(std::string(precision.status().message()));
+  f->precision = *precision;
+  if (f->batch < 1 || f->batch > kMaxBatch)
+    return Usage(absl::StrFormat("--batch must be in 1..%d, got %d", kMaxBatch, f->batch));
+  if (f->repeats < 1) return Usage(absl::StrFormat("--repeats must be >= 1, got %d", f->repeats));
+  if (f->device < 0) return Usage(absl::StrFormat("--device must be >= 0, got %d", f->device));
+  return -1;
+}
+
+// Everything the run builds up, in the order it is made.
+struct RunState {
+  std::optional<Graph> graph;
+  autotvm::LogContents log;
+  autotvm::HistoryBest history;
+  std::optional<WeightSet> weights;
+  RunReport report;
+};
+
+// N(0, 1) values from `seed`: splitmix64 + Box-Muller, the same on every platform.
+std::vector<float> RandomInput(size_t count, uint64_t seed) {
+  uint64_t state = seed ^ 0x9E3779B97F4A7C15ull;
+  auto next = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return ((z ^ (z >> 31)) >> 11) * 0x1.0p-53;  // [0, 1)
+  };
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; i += 2) {
+    double u1 = 1.0 - next(), u2 = next();  // u1 in (0, 1]: log is finite
+    double r = std::sqrt(-2.0 * std::log(u1));
+    out[i] = static_cast<float>(r * std::cos(2 * std::numbers::pi * u2));
+    if (i + 1 < count) out[i + 1] = static_cast<float>(r * std::sin(2 * std::numbers::pi * u2));
+  }
+  return out;
+}
+
+// The CPU-side inputs: graph, log, weights. Every failure names the file.
+absl::Status LoadInputs(const RunFlags& f, RunState* s) {
+  Vgg16Options vgg;
+  vgg.batch = f.batch;
+  TUNEJIT_ASSIGN_OR_RETURN(Graph graph, BuildVgg16(vgg));
+  s->graph.emplace(std::move(graph));
+  std::string log = f.log;
+  if (log.empty()) {
+    std::vector<std::string> searched;
+    log = FindDataFile(kSeedLog, &searched);
+    if (log.empty()) {
+      return absl::NotFoundError(absl::StrCat("the seed log ", kSeedLog, " is not in ",
+                                              absl::StrJoin(searched, ", "),
+                                              "; pass --log FILE or set TUNEJIT_DATA_DIR"));
+    }
+  }
+  auto start = std::chrono::steady_clock::now();
+  TUNEJIT_RETURN_IF_ERROR(autotvm::LoadLogFile(log, {}, &s->log));
+  for (const autotvm::LogLineError& e : s->log.errors) std::cerr << "  " << e.ToString() << "\n";
+  s->history.AddAll(s->log);
+  s->report.log_path = log;
+  s->report.startup.push_back({"log", Since(start), s->log.Summary()});
+
+  start = std::chrono::steady_clock::now();
+  if (f.weights.empty()) {
+    s->weights.emplace(RandomWeights(*s->graph, static_cast<uint64_t>(f.seed)));
+  } else {
+    if (!std::filesystem::exists(f.weights))
+      return absl::NotFoundError(absl::StrCat("weights file ", f.weights, " does not exist"));
+    TUNEJIT_ASSIGN_OR_RETURN(WeightSet w, LoadWeights(*s->graph, f.weights));
+    s->weights.emplace(std::move(w));
+  }
+  for (const std::string& w : s->weights->warnings()) std::cerr << "  warning: " << w << "\n";
+  s->report.weights_label = s->weights->Label();
+  s->report.startup.push_back({"weights", Since(start), s->weights->Label()});
+  if (!f.save_weights.empty()) {
+    TUNEJIT_RETURN_IF_ERROR(ExportWeights(*s->graph, *s->weights, f.save_weights));
+    std::cerr << "wrote " << s->weights->Label() << " to " << f.save_weights << "\n";
+  }
+  return absl::OkStatus();
+}
+
+std::string BuildDetail(const ExecutorStats& st) {
+  return absl::StrFormat(
+      "lower %.2f s, compile %.2f s (%d compiled, %d cache hits), calibrate %.2f s, upload %.2f "
+      "s, verify %.2f s; %d fallback layers",
+      st.lower_seconds, st.compile_seconds, st.kernels_compiled, st.kernel_cache_hits,
+      st.calibrate_seconds, st.upload_seconds, st.verify_seconds, st.fallback_layers);
+}
+
+absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
+                                       const KernelCompiler& compiler, RunState* s) {
+  ExecutorOptions options;
+  options.precision = f.precision;
+  options.history = &s->history;
+  TUNEJIT_ASSIGN_OR_RETURN(options.target, autotvm::ParseTarget("cuda"));
+  options.verify_records = !f.no_verify;
+  options.progress = stderr;
+  std::cerr << "run: building " << f.model << " (" << PrecisionName(f.precision) << ", batch "
+            << f.batch << ") on " << device.properties().name << "\n";
+  auto start = std::chrono::steady_clock::now();
+  TUNEJIT_ASSIGN_OR_RETURN(Executor ex,
+                           Executor::Build(device, compiler, *s->graph, *s->weights, options));
+  s->report.startup.push_back({"build", Since(start), BuildDetail(ex.stats())});
+  for (const std::string& w : ex.stats().warnings) std::cerr << "  warning: " << w << "\n";
+  return ex;
+}
+
+// The cuDNN fp32 run on the same input: its logits (for the accuracy check) and times. Returns
+// nullopt, with the reason in report.cudnn, when there is no baseline.
+absl::StatusOr<std::optional<std::vector<float>>> RunBaseline(const RunFlags& f,
+                                                              const Device& device,
+                                                              const std::vector<float>& input,
+                                                              RunState* s) {
+  if (f.no_cudnn) {
+    s->report.cudnn = "skipped (--no-cudnn)";
+    return std::nullopt;
+  }
+  absl::StatusOr<std::unique_ptr<CudnnNetwork>> net =
+      CudnnBaselineAvailable() ? CudnnNetwork::Create(device, *s->graph, *s->weights)
+                               : absl::UnimplementedError("this build has no cuDNN");
+  if (!net.ok()) {
+    s->report.cudnn = absl::StrCat("unavailable: ", net.status().message());
+    std::cerr << "run: cuDNN baseline " << s->report.cudnn << "\n";
+    return std::nullopt;
+  }
+  std::cerr << "run: cuDNN fp32 baseline (" << (*net)->Version() << ")\n";
+  s->report.cudnn = (*net)->Version();
+  TUNEJIT_RETURN_IF_ERROR((*net)->SetInput("input", input));
+  TUNEJIT_RETURN_IF_ERROR((*net)->Run());
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> logits, (*net)->Output("logits"));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<BaselineLayer> layers,
+                           (*net)->TimeLayers(static_cast<int>(f.repeats)));
+  AttachBaseline(layers, &s->report.layers);
+  TUNEJIT_ASSIGN_OR_RETURN(s->report.cudnn_e2e_seconds,
+                           (*net)->TimeEndToEnd(static_cast<int>(f.repeats)));
+  return std::optional<std::vector<float>>(std::move(logits));
+}
+
+// Builds, runs, compares and times; fills s->report.
+absl::Status RunOnGpu(const RunFlags& f, RunState* s) {
+  TUNEJIT_ASSIGN_OR_RETURN(Device device, Device::Open(static_cast<int>(f.device)));
+  const DeviceProperties& props = device.properties();
+  s->report.peaks =
+      ComputePeaks(props.name, props.sm_count, props.clock_khz, props.PeakMemoryBytesPerSecond());
+  CacheOptions cache_options;
+  cache_options.dir = f.cache_dir;
+  TUNEJIT_ASSIGN_OR_RETURN(KernelCache cache, KernelCache::Open(cache_options));
+  KernelCompiler compiler(cache.enabled() ? &cache : nullptr);
+  TUNEJIT_ASSIGN_OR_RETURN(Executor ex, BuildExecutor(f, device, compiler, s));
+  s->report.stats = ex.stats();
+
+  const std::vector<float> input =
+      RandomInput(static_cast<size_t>(f.batch) * 3 * 224 * 224, static_cast<uint64_t>(f.seed));
+  auto start = std::chrono::steady_clock::now();
+  TUNEJIT_RETURN_IF_ERROR(ex.SetInput("input", input));
+  TUNEJIT_RETURN_IF_ERROR(ex.Run());
+  s->report.startup.push_back({"first run", Since(start), "input upload + run + CUDA graph"});
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> logits, ex.Output("logits"));
+
+  std::cerr << "run: timing " << ex.layers().size() << " layers, median of " << f.repeats << "\n";
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<double> per_layer,
+                           ex.TimeLayers(static_cast<int>(f.repeats)));
+  s->report.layers = LayersFromExecutor(ex.layers(), per_layer);
+  TUNEJIT_ASSIGN_OR_RETURN(s->report.e2e_seconds, ex.TimeEndToEnd(static_cast<int>(f.repeats)));
+
+  TUNEJIT_ASSIGN_OR_RETURN(std::optional<std::vector<float>> ref, RunBaseline(f, device, input, s));
+  if (!ref) {
+    s->report.accuracy.skipped = "no cuDNN baseline: " + s->report.cudnn;
+    return absl::OkStatus();
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(
+      s->report.accuracy,
+      CompareLogits(logits, *ref, static_cast<int>(f.batch),
+                    BoundsFor(f.precision == Precision::kInt8, s->weights->random())));
+  return absl::OkStatus();
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+absl::Status WriteOutputs(const RunFlags& f, const RunReport& report) {
+  std::cout << FormatLayerTable(report) << "\n" << FormatSummary(report) << std::flush;
+  if (!f.json.empty()) {
+    TUNEJIT_RETURN_IF_ERROR(WriteTextFile(
+        f.json,
+        // replace: a non-UTF-8 path or device name must not make dump() throw.
+        ReportJson(report).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+            "\n"));
+    std::cerr << "run: wrote " << f.json << "\n";
+  }
+  if (!f.plot.empty()) {
+    TUNEJIT_RETURN_IF_ERROR(WriteTextFile(f.plot, RenderBarChart(ReportChart(report))));
+    std::cerr << "run: wrote " << f.plot << "\n";
+  }
+  return absl::OkStatus();
+}
+
+int Fail(const absl::Status& status) {
+  std::cerr << "tunejit run: " << status.message() << "\n";
+  return kExitFailure;
+}
+
+}  // namespace
+
+int RunRunCommand(const std::vector<std::string>& args) {
+  RunFlags f;
+  if (int code = ParseRunFlags(args, &f); code >= 0) return code;
+  RunState s;
+  s.report.version = VersionText();
+  s.report.model = f.model;
+  s.report.precision = std::string(PrecisionName(f.precision));
+  s.report.batch = f.batch;
+  s.report.repeats = f.repeats;
+  if (absl::Status st = LoadInputs(f, &s); !st.ok()) return Fail(st);
+  if (absl::Status gpu = GpuAvailable(); !gpu.ok()) {
+    std::cerr << "tunejit run: no usable GPU (" << gpu.message()
+              << ")\n  'tunejit run' needs an NVIDIA GPU; without one, 'tunejit warm --log FILE "
+                 "--arch sm_90' still compiles every kernel into the cache for a later run\n";
+    return kExitFailure;
+  }
+  if (absl::Status st = RunOnGpu(f, &s); !st.ok()) return Fail(st);
+  if (absl::Status st = WriteOutputs(f, s.report); !st.ok()) return Fail(st);
+  if (s.report.accuracy.checked && !s.report.accuracy.pass) {
+    std::cerr << "tunejit run: accuracy check FAILED against cuDNN fp32 (see above)\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace tunejit::cli

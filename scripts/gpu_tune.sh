@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Tuning on the GPU machine (over a gpu-bundle, like scripts/gpu_suite.sh), in one call:
+#   TESTS="bin ..."   GPU test binaries to run first
+#   RUN_SEED=1        `tunejit run` int8 with the shipped seed log, cold cache then warm
+#   PEERS=1           ../shared/bench's PyTorch VGG-16 (copied to .gpu/peers) in the same call
+#   COMPARE="t,..." COMPARE_TRIALS=N   random vs model-guided search on those tasks, N trials each
+#   BUDGET=5m         VGG-16 batch 128 int8 tuned from nothing (or RESUME=FILE: continue that log
+#                     up to BUDGET in all), then `tunejit run` with the resulting log
+#   KILL_AT=S         kill -9 the tuner S seconds in, resume, and check nothing was lost or repeated
+# Everything lands in $OUT/results.tgz.
+set -uo pipefail
+. "$(dirname "$0")/gpu_common.sh"
+seed=data/seed-vgg16-v100.log
+tlog=$out/vgg16-int8-tuned.log
+run_int8() {  # run_int8 NAME LOG
+  step "$1" 240 "$bin/tunejit" run --precision int8 --log "$2" --json "$out/$1.json" \
+    --plot "$out/$1.svg"
+}
+tune() {  # tune NAME EXTRA_FLAGS...
+  local name=$1; shift
+  step "$name" 620 "$bin/tunejit" tune --model vgg16 --batch 128 --precision int8 "$@"
+}
+
+for t in ${TESTS:-}; do step "$t" 200 "$bin/$t" --gtest_brief=1; done
+if [ -n "${RUN_SEED:-}" ]; then
+  rm -rf "$TUNEJIT_CACHE_DIR"
+  run_int8 run-seed-cold "$seed"
+  run_int8 run-seed-warm "$seed"
+fi
+[ -n "${PEERS:-}" ] && OUT=$out step peer-pytorch 200 python3 .gpu/peers/pytorch_vgg16.py
+if [ -n "${COMPARE:-}" ]; then
+  for s in random xgb; do
+    tune "compare-$s" --tasks "$COMPARE" --trials "${COMPARE_TRIALS:-64}" --search "$s" \
+      --log "$out/compare-$s.log"
+  done
+fi
+if [ -n "${BUDGET:-}" ]; then
+  [ -n "${RESUME:-}" ] && cp "$RESUME" "$tlog"
+  flags=(--budget "$BUDGET" --log "$tlog" ${RESUME:+--resume} ${TUNE_FLAGS:-})
+  if [ -n "${KILL_AT:-}" ]; then
+    (sleep "$KILL_AT"; pkill -9 -f "tunejit tune"; pkill -9 -f "tunejit tune-worker") &
+    tune tune-killed "${flags[@]}"
+    cp "$tlog" "$out/before-kill.log"
+    [[ " ${flags[*]} " == *" --resume "* ]] || flags+=(--resume)
+    tune tune-resumed "${flags[@]}"
+    step check-resume 60 python3 scripts/check_resume.py "$out/before-kill.log" "$tlog"
+  else
+    tune tune "${flags[@]}"
+  fi
+  run_int8 run-tuned "$tlog"
+fi
+cat "$out/summary.txt"
