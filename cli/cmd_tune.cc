@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -52,7 +53,7 @@ constexpr char kSummary[] =
 struct TuneFlags {
   std::string model = "vgg16", precision = "fp32", budget, log, tasks, search = "xgb", shard;
   std::string target = "cuda -model=unknown", cache_dir, timeout = "20";
-  int64_t batch = 1, trials = 0, workers_per_gpu = 1, seed = 1, trial_batch = 8, jobs = 0;
+  int64_t batch = 1, trials = 0, workers_per_gpu = 1, seed = 1, trial_batch = 0, jobs = 0;
   int64_t gpus = 0, fault_trial = -1, hang_trial = -1;
   bool resume = false, list = false, no_cache = false;
 };
@@ -224,7 +225,7 @@ void RegisterFlags(FlagParser& p, TuneFlags& f) {
   p.Int("seed", &f.seed, "S", "search seed (default 1)");
   p.String("timeout", &f.timeout, "SECONDS",
            "per-candidate deadline before the worker is killed (20)");
-  p.Int("trial-batch", &f.trial_batch, "N", "candidates proposed per batch (default 8)");
+  p.Int("trial-batch", &f.trial_batch, "N", "candidates proposed (and compiled in parallel) per batch (default: cores, 8 to 32)");
   p.Int("jobs", &f.jobs, "N", "NVRTC precompile threads (default: all cores)");
   p.String("target", &f.target, "T", "target string of the records (cuda -model=unknown)");
   p.String("cache-dir", &f.cache_dir, "DIR", "kernel cache directory");
@@ -292,7 +293,7 @@ int ValidateFlags(const TuneFlags& f, double* seconds, double* timeout) {
   absl::StatusOr<double> t = ParseDuration(f.timeout);
   if (!t.ok()) return Usage("--timeout: " + std::string(t.status().message()));
   *timeout = *t;
-  if (f.batch < 1 || f.workers_per_gpu < 1 || f.trial_batch < 1 || f.trials < 0) {
+  if (f.batch < 1 || f.workers_per_gpu < 1 || f.trial_batch < 0 || f.trials < 0) {
     return Usage("--batch, --workers-per-gpu and --trial-batch must be positive");
   }
   if (f.search != "xgb" && f.search != "random" && f.search != "grid") {
@@ -306,7 +307,11 @@ TuneModelOptions MakeOptions(const TuneFlags& f, double timeout, const KernelCac
   o.log_path = f.log;
   o.search = f.search;
   o.seed = static_cast<uint64_t>(f.seed);
-  o.batch_size = static_cast<int>(f.trial_batch);
+  // A batch is compiled in parallel while the previous one is measured: one candidate per core
+  // keeps NVRTC busy (AutoTVM's n_parallel), bounded so the cost model is refitted often enough.
+  o.batch_size = f.trial_batch > 0
+                     ? static_cast<int>(f.trial_batch)
+                     : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 8, 32);
   // $TUNEJIT_TUNE_WORKER replaces the worker executable: tests run the command against a fake.
   const char* worker_exe = std::getenv("TUNEJIT_TUNE_WORKER");
   o.worker.argv = {worker_exe != nullptr ? worker_exe : SelfExe(), "tune-worker"};

@@ -128,6 +128,37 @@ __global__ void requantize(const int* __restrict__ x, const float* __restrict__ 
   }
 }
 
+// Compares an output with its reference without bringing either to the host (the tuner checks
+// every candidate; VGG-16's first int32 outputs are 1.6 GB). sums[0] += sum (got - want)^2,
+// sums[1] += sum want^2, sums[2] += count of elements that are NaN in either or (int) differ.
+// The caller zeroes sums. Warp sums in double, then one atomic per warp and quantity.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    compare_to_reference(const T* __restrict__ got, const T* __restrict__ want,
+                         double* __restrict__ sums, s64 total) {
+  double diff = 0.0, norm = 0.0, bad = 0.0;
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const double g = static_cast<double>(got[i]);
+    const double w = static_cast<double>(want[i]);
+    if (g != g || w != w || (!IsFloatAcc<T>::value && got[i] != want[i])) bad += 1.0;
+    if (g == g && w == w) {
+      diff += (g - w) * (g - w);
+      norm += w * w;
+    }
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    diff += __shfl_down_sync(0xffffffffu, diff, offset);
+    norm += __shfl_down_sync(0xffffffffu, norm, offset);
+    bad += __shfl_down_sync(0xffffffffu, bad, offset);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(sums, diff);
+    atomicAdd(sums + 1, norm);
+    atomicAdd(sums + 2, bad);
+  }
+}
+
 // out[0] = max(out[0], max |x|): the int8 calibration's per-tensor range. out[0] must start at 0
 // (or a previous max): non-negative floats order like their int bit patterns, so an int atomicMax
 // on the bits is a float max. One block tree-reduces its grid-stride maxima, then one atomic.
@@ -156,6 +187,10 @@ template __global__ void tunejit::max_pool2d<signed char>(const signed char*, si
                                                           int, int);
 template __global__ void tunejit::softmax_rows<256>(const float*, float*, int, int);
 template __global__ void tunejit::abs_max<256>(const float*, float*, long long);
+template __global__ void tunejit::compare_to_reference<float>(const float*, const float*, double*,
+                                                              long long);
+template __global__ void tunejit::compare_to_reference<int>(const int*, const int*, double*,
+                                                            long long);
 template __global__ void tunejit::dequantize<int>(const int*, const float*, float*, long long, int,
                                                   long long);
 template __global__ void tunejit::dequantize<signed char>(const signed char*, const float*, float*,

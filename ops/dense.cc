@@ -98,6 +98,8 @@ class DenseSmallBatch final : public OpTemplate {
 };
 
 class DenseLargeBatch final : public OpTemplate {
+  static constexpr int64_t kMaxOperandRegisters = 255;  // a thread's register file
+
  public:
   std::string_view task_name() const override { return kLargeTask; }
 
@@ -118,6 +120,15 @@ class DenseLargeBatch final : public OpTemplate {
     if (tx.t != ty.t) {
       return InvalidConfig(kLargeTask, absl::StrCat("tile_x[2] = ", tx.t, " != tile_y[2] = ", ty.t,
                                                     " (threadIdx.y bound with two extents)"));
+    }
+    // Each k step holds tile_k[2] operands per output row and column in registers, fully
+    // unrolled: past the register file they spill, and ptxas takes minutes over the body.
+    const int64_t operand_regs = (int64_t{tx.per_thread()} + ty.per_thread()) * tk[2];
+    if (operand_regs > kMaxOperandRegisters) {
+      return InvalidConfig(
+          kLargeTask, absl::StrCat("tile_k[2] = ", tk[2], " x ", tx.per_thread() + ty.per_thread(),
+                                   " rows and columns per thread = ", operand_regs,
+                                   " operand registers > ", kMaxOperandRegisters));
     }
     const int64_t kc = tk[1] * tk[2];
     LaunchShape shape;

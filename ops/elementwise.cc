@@ -137,4 +137,12 @@ absl::StatusOr<PlannedKernel> AbsMaxKernel(int64_t total) {
                           {InputArg(0), OutputArg(0), Int64Arg(total)});
 }
 
+absl::StatusOr<PlannedKernel> CompareKernel(int64_t total, bool int32) {
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("compare_to_reference", "elements", total));
+  return GridStrideKernel(
+      "compare_to_reference",
+      absl::StrCat("tunejit::compare_to_reference<", int32 ? "int" : "float", ">"), total,
+      {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total)});
+}
+
 }  // namespace tunejit

@@ -61,6 +61,12 @@ absl::StatusOr<PlannedKernel> RequantizeKernel(int64_t total, int64_t channels, 
 // float [1], which the caller zeroes before the first launch (maxima accumulate across launches).
 absl::StatusOr<PlannedKernel> AbsMaxKernel(int64_t total);
 
+// Device-side comparison of an output with its reference (kernel_sources/elementwise.cu,
+// compare_to_reference). Input 0 got, input 1 want (`total` floats, or int32 when `int32`);
+// output 0 double [3]: sum of squared differences, sum of squared reference values, count of
+// NaNs / (int32) differing elements. The caller zeroes the output first.
+absl::StatusOr<PlannedKernel> CompareKernel(int64_t total, bool int32);
+
 }  // namespace tunejit
 
 #endif  // TUNEJIT_OPS_ELEMENTWISE_H_

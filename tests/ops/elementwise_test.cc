@@ -2,6 +2,8 @@
 // reference on the GPU (poisoned outputs, every element compared).
 #include "ops/elementwise.h"
 
+#include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -122,6 +124,44 @@ TEST_F(ElementwiseGpu, QuantizeDequantizeRequantize) {
   ASSERT_TRUE(rq.ok());
   EXPECT_EQ(FromBytes<int8_t>(Run(*rq, {Bytes(xi), Bytes(scale)}, total)),
             cpuref::Requantize(xi, channels, inner, scale));
+}
+
+// The tuner's device-side check: the sums must match the CPU's over the same data.
+TEST_F(ElementwiseGpu, CompareToReference) {
+  const int64_t total = 100003;  // not a multiple of the block: the grid-stride tail
+  std::mt19937 rng(5);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> want(total), got(total);
+  for (int64_t i = 0; i < total; ++i) {
+    want[i] = d(rng);
+    got[i] = want[i] + 1e-3f * d(rng);
+  }
+  auto kf = CompareKernel(total, /*int32=*/false);
+  ASSERT_TRUE(kf.ok()) << kf.status();
+  OpPlan plan;
+  plan.kernels.push_back(*kf);
+  auto sums = harness_->Run(plan, {Bytes(got), Bytes(want)}, {3 * sizeof(double)}, /*fill=*/0);
+  ASSERT_TRUE(sums.ok()) << sums.status();
+  std::vector<double> s = FromBytes<double>((*sums)[0]);
+  EXPECT_NEAR(std::sqrt(s[0] / s[1]), cpuref::RelativeError(got, want), 1e-9);
+  EXPECT_EQ(s[2], 0);
+  got[total - 1] = std::numeric_limits<float>::quiet_NaN();
+  sums = harness_->Run(plan, {Bytes(got), Bytes(want)}, {3 * sizeof(double)}, 0);
+  ASSERT_TRUE(sums.ok());
+  EXPECT_EQ(FromBytes<double>((*sums)[0])[2], 1);  // the NaN is counted
+
+  std::vector<int32_t> wi(total), gi(total);
+  for (int64_t i = 0; i < total; ++i) wi[i] = gi[i] = static_cast<int32_t>(rng() % 2001) - 1000;
+  gi[0] += 1;
+  gi[total / 2] -= 7;
+  auto ki = CompareKernel(total, /*int32=*/true);
+  ASSERT_TRUE(ki.ok());
+  plan.kernels = {*ki};
+  sums = harness_->Run(plan, {Bytes(gi), Bytes(wi)}, {3 * sizeof(double)}, 0);
+  ASSERT_TRUE(sums.ok());
+  s = FromBytes<double>((*sums)[0]);
+  EXPECT_EQ(s[2], 2);       // two elements differ
+  EXPECT_EQ(s[0], 1 + 49);  // squared differences
 }
 
 }  // namespace

@@ -170,10 +170,11 @@ class GpuHarness {
   }
 
   // Runs `plan` on copies of `inputs` (byte images; an empty one binds a null pointer) and returns
-  // the outputs, each `output_bytes[i]` long and poisoned with 0xFF before the run.
+  // the outputs, each `output_bytes[i]` long and filled with `fill` (default 0xFF, a poison)
+  // before the run.
   absl::StatusOr<std::vector<std::vector<uint8_t>>> Run(
       const OpPlan& plan, const std::vector<std::vector<uint8_t>>& inputs,
-      const std::vector<size_t>& output_bytes) {
+      const std::vector<size_t>& output_bytes, uint8_t fill = 0xFF) {
     absl::StatusOr<PlanRunner> runner = PlanRunner::Create(*device_, *compiler_, plan, arch_);
     if (!runner.ok()) return runner.status();
     std::vector<DeviceBuffer> in_buffers, out_buffers;
@@ -193,7 +194,7 @@ class GpuHarness {
     for (size_t bytes : output_bytes) {
       absl::StatusOr<DeviceBuffer> b = DeviceBuffer::Allocate(*device_, bytes);
       if (!b.ok()) return b.status();
-      absl::Status s = b->Fill(0xFF);
+      absl::Status s = b->Fill(fill);
       if (!s.ok()) return s;
       out_ptrs.push_back(b->ptr());
       out_buffers.push_back(*std::move(b));

@@ -95,6 +95,21 @@ TEST(DenseLargeBatch, SeedLaunchShapesMatchSpecTable) {
   }
 }
 
+// tile_k[2] operands per output row and column live in registers, fully unrolled: 16 x (8 + 4) =
+// 192 is the seed's and fits; 32 x 12 = 384 would spill and take ptxas minutes.
+TEST(DenseLargeBatch, RejectsOperandTilesPastTheRegisterFile) {
+  const autotvm::Workload w = DenseWorkload("dense_large_batch.cuda", 128, 4096, 25088);
+  auto config = [](int64_t ki) {
+    return Config({SplitKnob("tile_x", {-1, 8, 4, 1}), SplitKnob("tile_y", {-1, 4, 4, 1}),
+                   SplitKnob("tile_k", {-1, 1, ki})});
+  };
+  EXPECT_TRUE(DenseLargeBatchTemplate()->Specialize(w, config(16), kSm90, Epilogue{}).ok());
+  auto big = DenseLargeBatchTemplate()->Specialize(w, config(32), kSm90, Epilogue{});
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("384 operand registers > 255"), std::string::npos)
+      << big.status();
+}
+
 TEST(DenseSmallBatch, SeedLaunchShape) {
   auto plan = DenseSmallBatchTemplate()->Specialize(
       DenseWorkload("dense_small_batch.cuda", 128, 1000, 4096),
