@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -107,7 +108,12 @@ absl::StatusOr<ResumeLog> ParseResumeLog(std::string_view text, const std::strin
     auto [it, inserted] = log.by_key_.try_emplace(key);
     if (inserted) log.key_order_.push_back(key);
     ResumeLog::PerWorkload& w = it->second;
-    w.seconds += record->result.all_cost;
+    // A gap over a minute between two records of one workload is a pause between runs.
+    constexpr double kMaxGapSeconds = 60;
+    const double gap = record->result.timestamp - w.last_timestamp;
+    const bool same_run = w.last_timestamp > 0 && gap >= 0 && gap <= kMaxGapSeconds;
+    w.seconds += std::max(record->result.all_cost, same_run ? gap : 0.0);
+    w.last_timestamp = record->result.timestamp;
     if (!w.measured.insert(record->index).second) {
       ++log.duplicates;
       continue;

@@ -30,7 +30,9 @@ class ResumeLog {
   // Distinct measured config indices of the workload.
   const absl::flat_hash_set<int64_t>& Measured(const std::string& key) const;
   int64_t Trials(const std::string& key) const { return Measured(key).size(); }
-  // Sum of all_cost over the workload's records (time already spent on it).
+  // Wall time already spent on the workload: per record, the time since the workload's previous
+  // record (which includes compiling and checking, not only the all_cost it records) when that
+  // is under a minute (longer means another run), and at least the record's all_cost.
   double Seconds(const std::string& key) const;
   // The workload's records (first record of each index), in log order.
   const std::vector<autotvm::Record>& Records(const std::string& key) const;
@@ -50,6 +52,7 @@ class ResumeLog {
     absl::flat_hash_set<int64_t> measured;
     std::vector<autotvm::Record> records;
     double seconds = 0;
+    double last_timestamp = 0;
   };
   absl::flat_hash_map<std::string, PerWorkload> by_key_;
   std::vector<std::string> key_order_;

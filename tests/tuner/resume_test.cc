@@ -14,19 +14,22 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "autotvm/log_file.h"
 #include "gtest/gtest.h"
 
 namespace tunejit {
 namespace {
 
-std::string Line(int64_t index, int n = 64, double all_cost = 1.5, int error_no = 0) {
+std::string Line(int64_t index, int n = 64, double all_cost = 1.5, int error_no = 0,
+                 double timestamp = 1700000000.25) {
   return absl::StrCat(
       R"({"input": ["cuda -model=unknown", "dense_small_batch.cuda", [["TENSOR", [1, )", n,
       R"(], "float32"], ["TENSOR", [32, )", n,
       R"(], "float32"], null, "float32"], {}], "config": {"index": )", index,
       R"(, "code_hash": null, "entity": [["tile_k", "sp", [-1, 16]]]}, "result": [[0.000123], )",
-      error_no, ", ", all_cost, R"(, 1700000000.25], "version": 0.2, "tvm_version": "0.7.dev1"})");
+      error_no, ", ", all_cost, ", ", absl::StrFormat("%.2f", timestamp),
+      R"(], "version": 0.2, "tvm_version": "0.7.dev1"})");
 }
 
 std::string KeyOf(const std::string& line) {
@@ -65,6 +68,18 @@ TEST(ResumeLog, CountsSkipSetAndSeconds) {
   EXPECT_EQ(log->AllRecords().size(), 3u);
   ASSERT_FALSE(log->messages.empty());
   EXPECT_NE(log->messages[0].find("t.log:6"), std::string::npos) << log->messages[0];
+}
+
+// The budget a resumed run has left depends on this: records 4 s apart cost 4 s each even when
+// their all_cost says 1.5 (compiling and checking are not in it); a gap of an hour is another run.
+TEST(ResumeLog, SecondsFollowTheRecordsTimestamps) {
+  const double t0 = 1700000000.25;
+  const std::string text = Line(1, 64, 1.5, 0, t0) + "\n" + Line(2, 64, 1.5, 0, t0 + 4) + "\n" +
+                           Line(3, 64, 1.5, 0, t0 + 8) + "\n" + Line(4, 64, 1.5, 0, t0 + 3608) +
+                           "\n";
+  absl::StatusOr<ResumeLog> log = ParseResumeLog(text, "t.log");
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_DOUBLE_EQ(log->Seconds(KeyOf(Line(1))), 1.5 + 4 + 4 + 1.5);
 }
 
 TEST(ResumeLog, TornLastLineIsReportedAndCut) {

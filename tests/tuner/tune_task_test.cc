@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "autotvm/log_file.h"
 #include "autotvm/record.h"
 #include "gtest/gtest.h"
@@ -57,6 +59,7 @@ class FakeMeasurer : public Measurer {
   }
   // Runs on TuneTask's compile thread.
   void Precompile(const std::vector<autotvm::ConfigEntity>& configs) override {
+    if (precompile_delay > absl::ZeroDuration()) absl::SleepFor(precompile_delay);
     absl::MutexLock lock(&mu);
     ++precompile_calls;
     for (const autotvm::ConfigEntity& c : configs) precompiled.insert(*space_->IndexOf(c));
@@ -71,6 +74,7 @@ class FakeMeasurer : public Measurer {
   std::set<int64_t> precompiled;  // guarded by mu
   int precompile_calls = 0;       // guarded by mu
   bool require_precompiled = false;
+  absl::Duration precompile_delay;  // a slow compiler
 
  private:
   const autotvm::ConfigSpace* space_;
@@ -184,6 +188,22 @@ TEST(TuneTask, PrecompilesEachBatchBeforeMeasuringIt) {
   EXPECT_EQ(measurer.precompile_calls, 5);  // 4 + 4 + 4 + 4 + 1
   EXPECT_EQ(measurer.precompiled,
             std::set<int64_t>(measurer.measured.begin(), measurer.measured.end()));
+}
+
+// The time budget runs out while the first batch compiles: that batch is still measured (a task
+// with no record at all is the worst outcome), and nothing after it.
+TEST(TuneTask, TimeBudgetStillMeasuresTheFirstBatch) {
+  const Task task = DenseTask();
+  FakeMeasurer measurer(&task.space);
+  measurer.precompile_delay = absl::Milliseconds(300);
+  RandomSearch search(task.space.size(), 11);
+  TuneOptions options;
+  options.n_trials = 100;
+  options.batch_size = 4;
+  options.max_seconds = 0.1;
+  absl::StatusOr<TuneResult> result = TuneTask(task, search, measurer, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->trials, 4);
 }
 
 TEST(TuneTask, NoPrecompileWithoutPipelining) {
