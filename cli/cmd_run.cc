@@ -28,6 +28,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/run_report.h"
+#include "common/random.h"
 #include "common/status_macros.h"
 #include "common/svg_chart.h"
 #include "graph/executor.h"
@@ -146,13 +147,8 @@ struct RunState {
 
 // N(0, 1) values from `seed`: splitmix64 + Box-Muller, the same on every platform.
 std::vector<float> RandomInput(size_t count, uint64_t seed) {
-  uint64_t state = seed ^ 0x9E3779B97F4A7C15ull;
-  auto next = [&state] {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return ((z ^ (z >> 31)) >> 11) * 0x1.0p-53;  // [0, 1)
-  };
+  SplitMix64 rng(seed ^ 0x9E3779B97F4A7C15ull);
+  auto next = [&rng] { return rng.Uniform(); };
   std::vector<float> out(count);
   for (size_t i = 0; i < count; i += 2) {
     double u1 = 1.0 - next(), u2 = next();  // u1 in (0, 1]: log is finite

@@ -204,10 +204,6 @@ std::string SelfExe() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("/proc/self/exe");
 }
 
-}  // namespace
-
-namespace {
-
 void RegisterFlags(FlagParser& p, TuneFlags& f) {
   p.String("model", &f.model, "NAME", "model to tune (vgg16)");
   p.Int("batch", &f.batch, "N", "batch size (default 1)");
@@ -225,7 +221,8 @@ void RegisterFlags(FlagParser& p, TuneFlags& f) {
   p.Int("seed", &f.seed, "S", "search seed (default 1)");
   p.String("timeout", &f.timeout, "SECONDS",
            "per-candidate deadline before the worker is killed (20)");
-  p.Int("trial-batch", &f.trial_batch, "N", "candidates proposed (and compiled in parallel) per batch (default: cores, 8 to 32)");
+  p.Int("trial-batch", &f.trial_batch, "N",
+        "candidates proposed (and compiled in parallel) per batch (default: cores, 8 to 32)");
   p.Int("jobs", &f.jobs, "N", "NVRTC precompile threads (default: all cores)");
   p.String("target", &f.target, "T", "target string of the records (cuda -model=unknown)");
   p.String("cache-dir", &f.cache_dir, "DIR", "kernel cache directory");
@@ -278,10 +275,6 @@ absl::StatusOr<ResumeLog> OpenLog(const TuneFlags& f) {
                                log.records, f.log, log.duplicates, log.bad_lines);
   return log;
 }
-
-}  // namespace
-
-namespace {
 
 // Checks the flags and parses the durations; an exit code >= 0 on bad usage.
 int ValidateFlags(const TuneFlags& f, double* seconds, double* timeout) {

@@ -2,18 +2,16 @@
 // cache), then memory: the arena from the step-level plan, one scratch buffer shared by all
 // non-persistent workspaces (steps run one after another), and the packed launch arguments.
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <thread>
-#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "graph/executor_internal.h"
+#include "ops/plan_runner.h"
 
 namespace tunejit {
 namespace {
@@ -39,36 +37,27 @@ struct CompileJobs {
 };
 
 // Compiles `jobs` on `threads` threads; prints progress about every tenth of the way.
-std::vector<std::optional<absl::StatusOr<CompiledKernel>>> CompileAll(
-    const KernelCompiler& compiler, const GpuArch& arch, const CompileJobs& jobs, int threads,
-    std::FILE* progress) {
+std::vector<absl::StatusOr<CompiledKernel>> CompileAll(const KernelCompiler& compiler,
+                                                       const GpuArch& arch, const CompileJobs& jobs,
+                                                       int threads, std::FILE* progress) {
   const int n = static_cast<int>(jobs.unique.size());
-  std::vector<std::optional<absl::StatusOr<CompiledKernel>>> results(n);
-  std::atomic<int> next{0}, done{0}, hits{0};
+  std::vector<const KernelSpec*> specs;
+  for (const PlannedKernel* k : jobs.unique) specs.push_back(&k->spec);
   std::mutex print_mutex;
-  int printed_tenth = -1;
-  auto work = [&] {
-    for (int i = next++; i < n; i = next++) {
-      results[i] = compiler.Compile(jobs.unique[i]->spec, arch);
-      if (results[i]->ok() && (*results[i])->cache_hit) ++hits;
-      const int d = ++done;
-      if (progress == nullptr) continue;
-      std::lock_guard<std::mutex> lock(print_mutex);
-      const int tenth = d * 10 / n;
-      if (tenth > printed_tenth) {
-        printed_tenth = tenth;
-        std::fprintf(progress, "compiling %d kernels: %d/%d (%d cache hits)\n", n, d, n,
-                     hits.load());
-        std::fflush(progress);
-      }
+  int done = 0, hits = 0, printed_tenth = -1;
+  auto report = [&](const absl::StatusOr<CompiledKernel>& r) {
+    if (progress == nullptr) return;
+    std::lock_guard<std::mutex> lock(print_mutex);
+    ++done;
+    if (r.ok() && r->cache_hit) ++hits;
+    const int tenth = done * 10 / n;
+    if (tenth > printed_tenth) {
+      printed_tenth = tenth;
+      std::fprintf(progress, "compiling %d kernels: %d/%d (%d cache hits)\n", n, done, n, hits);
+      std::fflush(progress);
     }
   };
-  const int workers = std::clamp(threads, 1, std::max(n, 1));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < workers; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  return results;
+  return CompileEach(compiler, specs, arch, threads, report);
 }
 
 absl::StatusOr<KernelArgs> PackArgs(const PlannedKernel& k, absl::Span<const DevicePtr> inputs,
@@ -192,17 +181,17 @@ absl::Status CompileSteps(Executor::State& state, const KernelCompiler& compiler
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto results = CompileAll(compiler, state.limits.arch, jobs, threads, state.options.progress);
   for (size_t j = 0; j < results.size(); ++j) {
-    if (!results[j]->ok()) {
-      const absl::Status& s = results[j]->status();
+    if (!results[j].ok()) {
+      const absl::Status& s = results[j].status();
       return absl::Status(s.code(),
                           absl::StrCat("compiling ", jobs.unique[j]->label, " (",
                                        jobs.unique[j]->spec.name_expression, "): ", s.message()));
     }
-    ((*results[j])->cache_hit ? state.stats.kernel_cache_hits : state.stats.kernels_compiled)++;
+    (results[j]->cache_hit ? state.stats.kernel_cache_hits : state.stats.kernels_compiled)++;
   }
   for (size_t i = 0; i < state.steps.size(); ++i) {
     state.steps[i].compiled.clear();
-    for (int j : job_of[i]) state.steps[i].compiled.push_back(**results[j]);
+    for (int j : job_of[i]) state.steps[i].compiled.push_back(*results[j]);
   }
   state.stats.compile_seconds += SecondsSince(start);
   return absl::OkStatus();

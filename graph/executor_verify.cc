@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/random.h"
 #include "common/status_macros.h"
 #include "graph/executor_internal.h"
 #include "ops/cpu_reference.h"
@@ -256,14 +257,8 @@ absl::StatusOr<std::vector<float>> CalibrateAbsMax(Executor::State& fp32,
                                                    const std::vector<int>& sources, uint64_t seed) {
   const StepProgram& p = fp32.program;
   // Inputs: N(0, 1), splitmix64 + Box-Muller (the same stream on every platform).
-  uint64_t state = seed;
-  auto next = [&state] {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  auto uniform = [&] { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; };
+  SplitMix64 rng(seed);
+  auto uniform = [&] { return (static_cast<double>(rng.Next() >> 11) + 0.5) * 0x1.0p-53; };
   for (int id : fp32.graph.TensorsOfKind(TensorKind::kInput)) {
     std::vector<float> x(fp32.graph.tensor(id).NumElements());
     for (float& v : x) {

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/random.h"
 #include "common/status_macros.h"
 
 namespace tunejit {
@@ -17,31 +18,12 @@ std::string Describe(DType dtype, const std::vector<int64_t>& shape) {
 }
 
 // splitmix64: tiny, fast, and its stream is fixed by its definition (unlike std:: distributions).
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double Uniform() { return (Next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double Normal() {                                        // Box-Muller
-    const double u1 = 1.0 - Uniform(), u2 = Uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-  }
-
- private:
-  uint64_t state_;
-};
-
 // Per-tensor seed: mixes the graph seed with the tensor's name, so adding a layer does not change
 // the values of the others.
 uint64_t TensorSeed(uint64_t seed, const std::string& name) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  return Rng(seed ^ h).Next();
+  return SplitMix64(seed ^ h).Next();
 }
 
 template <typename T>
@@ -51,7 +33,7 @@ void Store(std::vector<uint8_t>* bytes, size_t i, T value) {
 
 std::vector<uint8_t> Generate(const TensorDesc& t, bool is_scale, uint64_t seed) {
   std::vector<uint8_t> bytes(static_cast<size_t>(t.Bytes()));
-  Rng rng(TensorSeed(seed, t.name));
+  SplitMix64 rng(TensorSeed(seed, t.name));
   const size_t n = static_cast<size_t>(t.NumElements());
   const double fan_in = t.shape.size() >= 2 ? static_cast<double>(n / t.shape[0]) : 1.0;
   const double he_std = std::sqrt(2.0 / fan_in);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -54,36 +55,48 @@ absl::Status AddArg(const KernelArg& arg, absl::Span<const DevicePtr> inputs,
 
 }  // namespace
 
-absl::StatusOr<std::vector<CompiledKernel>> CompilePlan(const KernelCompiler& compiler,
-                                                        const OpPlan& plan, const GpuArch& arch,
-                                                        int threads) {
-  const int n = static_cast<int>(plan.kernels.size());
+std::vector<absl::StatusOr<CompiledKernel>> CompileEach(
+    const KernelCompiler& compiler, const std::vector<const KernelSpec*>& specs,
+    const GpuArch& arch, int threads,
+    const std::function<void(const absl::StatusOr<CompiledKernel>&)>& on_done) {
+  const int n = static_cast<int>(specs.size());
   std::vector<std::optional<absl::StatusOr<CompiledKernel>>> results(n);
   int workers = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
   workers = std::clamp(workers, 1, std::max(n, 1));
   std::atomic<int> next{0};
   auto work = [&] {
     for (int i = next++; i < n; i = next++) {
-      results[i] = compiler.Compile(plan.kernels[i].spec, arch);
+      results[i] = compiler.Compile(*specs[i], arch);
+      if (on_done) on_done(*results[i]);
     }
   };
-  if (workers == 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < workers; ++t) pool.emplace_back(work);
-    for (std::thread& t : pool) t.join();
-  }
+  std::vector<std::thread> pool;
+  for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  std::vector<absl::StatusOr<CompiledKernel>> out;
+  out.reserve(n);
+  for (auto& r : results) out.push_back(*std::move(r));
+  return out;
+}
+
+absl::StatusOr<std::vector<CompiledKernel>> CompilePlan(const KernelCompiler& compiler,
+                                                        const OpPlan& plan, const GpuArch& arch,
+                                                        int threads) {
+  std::vector<const KernelSpec*> specs;
+  for (const PlannedKernel& k : plan.kernels) specs.push_back(&k.spec);
+  std::vector<absl::StatusOr<CompiledKernel>> results = CompileEach(compiler, specs, arch, threads);
+  const int n = static_cast<int>(results.size());
   std::vector<CompiledKernel> out;
   out.reserve(n);
   for (int i = 0; i < n; ++i) {
-    if (!results[i]->ok()) {
-      const absl::Status& s = results[i]->status();
+    if (!results[i].ok()) {
+      const absl::Status& s = results[i].status();
       return absl::Status(s.code(),
                           absl::StrCat("kernel '", plan.kernels[i].label, "' (",
                                        plan.kernels[i].spec.name_expression, "): ", s.message()));
     }
-    out.push_back(*std::move(*results[i]));
+    out.push_back(*std::move(results[i]));
   }
   return out;
 }

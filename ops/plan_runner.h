@@ -11,6 +11,7 @@
 #ifndef TUNEJIT_OPS_PLAN_RUNNER_H_
 #define TUNEJIT_OPS_PLAN_RUNNER_H_
 
+#include <functional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,6 +23,14 @@
 #include "ops/op_template.h"
 
 namespace tunejit {
+
+// Compiles each spec for `arch` independently (a failure does not stop the others) on up to
+// `threads` threads (0: one per spec, capped by the hardware). `on_done(result)`, when given, runs
+// on the compiling thread after each spec (e.g. progress). Results are in `specs` order.
+std::vector<absl::StatusOr<CompiledKernel>> CompileEach(
+    const KernelCompiler& compiler, const std::vector<const KernelSpec*>& specs,
+    const GpuArch& arch, int threads,
+    const std::function<void(const absl::StatusOr<CompiledKernel>&)>& on_done = {});
 
 // Compiles every kernel of `plan` for `arch` (no GPU needed), on up to `threads` threads
 // (0: one per kernel, capped by the hardware). Results are in plan order; the first failure wins.

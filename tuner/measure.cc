@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/random.h"
 #include "common/status_macros.h"
 #include "ops/elementwise.h"
 #include "ops/plan_runner.h"
@@ -55,17 +56,11 @@ absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
 
 // int8 in [-127, 127]; float32 uniform in [-1, 1). splitmix64, 8 int8 or 2 floats per draw:
 // VGG-16's first int8 input is 411 MB, which std::uniform_int_distribution took seconds over.
-std::vector<uint8_t> RandomBytes(size_t bytes, bool int8, uint64_t& state) {
-  auto next = [&state] {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+std::vector<uint8_t> RandomBytes(size_t bytes, bool int8, SplitMix64& rng) {
   std::vector<uint8_t> host(bytes);
   if (int8) {
     for (size_t i = 0; i < bytes; i += 8) {
-      uint64_t r = next();
+      uint64_t r = rng.Next();
       for (size_t j = i; j < std::min(bytes, i + 8); ++j, r >>= 8) {
         host[j] = static_cast<uint8_t>(static_cast<int8_t>(static_cast<int>(r & 0xFF) % 255 - 127));
       }
@@ -73,7 +68,7 @@ std::vector<uint8_t> RandomBytes(size_t bytes, bool int8, uint64_t& state) {
     return host;
   }
   for (size_t i = 0; i + 4 <= bytes; i += 8) {
-    const uint64_t r = next();
+    const uint64_t r = rng.Next();
     for (size_t j = 0; j < 2 && i + 4 * j + 4 <= bytes; ++j) {
       // 24 random bits -> [0, 1) exactly representable, then to [-1, 1).
       const float v = static_cast<float>((r >> (32 * j)) & 0xFFFFFF) * 0x1.0p-23f - 1.0f;
@@ -126,7 +121,6 @@ struct GpuMeasurer::State {
   DeviceBuffer reference_dev, sums;   // sums: the compare kernel's output (double[3])
   std::optional<PlanRunner> compare;  // out against reference_dev
   int64_t elements = 0;               // of the output (float or int32)
-  std::vector<uint8_t> reference;
   int calls = 0;
 
   // Runs the bound plan once on a poisoned output and compares with the reference. Returns the
@@ -199,9 +193,6 @@ absl::StatusOr<double> GpuMeasurer::State::TimeMedianSeconds(PlanRunner& runner)
 GpuMeasurer::GpuMeasurer(std::unique_ptr<State> state) : state_(std::move(state)) {}
 GpuMeasurer::~GpuMeasurer() = default;
 
-const std::vector<uint8_t>& GpuMeasurer::reference_output() const { return state_->reference; }
-bool GpuMeasurer::int_output() const { return state_->int_output; }
-
 absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& device,
                                                                  const KernelCompiler& compiler,
                                                                  const Task& task,
@@ -224,7 +215,7 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   s->int_output = t.int8;
   TUNEJIT_ASSIGN_OR_RETURN(Stream stream, Stream::Create(device));
   s->stream.emplace(std::move(stream));
-  uint64_t rng = options.input_seed;
+  SplitMix64 rng(options.input_seed);
   TUNEJIT_ASSIGN_OR_RETURN(s->data, Upload(device, RandomBytes(t.data_bytes, t.int8, rng)));
   TUNEJIT_ASSIGN_OR_RETURN(s->weight, Upload(device, RandomBytes(t.weight_bytes, t.int8, rng)));
   TUNEJIT_ASSIGN_OR_RETURN(s->out, DeviceBuffer::Allocate(device, t.out_bytes));
@@ -240,8 +231,6 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   TUNEJIT_RETURN_IF_ERROR(ref.Prepare(*s->stream));
   TUNEJIT_RETURN_IF_ERROR(ref.Run(*s->stream));
   TUNEJIT_RETURN_IF_ERROR(s->stream->Synchronize());
-  s->reference.resize(t.out_bytes);
-  TUNEJIT_RETURN_IF_ERROR(s->reference_dev.CopyToHost(s->reference.data(), t.out_bytes));
   const int64_t elements = static_cast<int64_t>(t.out_bytes / 4);
   TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel compare, CompareKernel(elements, s->int_output));
   OpPlan compare_plan;

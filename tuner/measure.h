@@ -99,10 +99,6 @@ class GpuMeasurer : public Measurer {
   // Specializes each config and compiles all their kernels on `precompile_threads` threads.
   void Precompile(const std::vector<autotvm::ConfigEntity>& configs) override;
 
-  // The reference output bytes (float32 or int32 elements), for tests.
-  const std::vector<uint8_t>& reference_output() const;
-  bool int_output() const;
-
  private:
   struct State;
   explicit GpuMeasurer(std::unique_ptr<State> state);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -53,8 +54,6 @@ class SkipSearch : public SearchStrategy {
   std::function<bool(int64_t)> valid_;
 };
 
-// Whether the task's template accepts config `index` on a device with `limits` (the worker's): the
-// searches propose only those, so trials go to configs that can run.
 std::string FormatDuration(double seconds) {
   if (!(seconds >= 0) || seconds > 1e8) return "?";
   const int64_t s = static_cast<int64_t>(seconds + 0.5);
@@ -235,7 +234,7 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeSearch(
     ModelSearchOptions model_options;
     model_options.seed = seed;
     auto model = std::make_unique<ModelGuidedSearch>(task.space, model_options);
-    model->SetValidity(valid);
+    model->SetValidity(std::exchange(valid, {}));  // it filters its own proposals: once is enough
     if (!same_task_name.empty()) model->AddTransferHistory(same_task_name, false);
     if (!same_workload.empty()) model->AddTransferHistory(same_workload, true);
     inner = std::move(model);
