@@ -140,18 +140,14 @@ Selected ApplyShard(Selected all, const Shard& shard) {
   return out;
 }
 
-void SplitBudgets(Selected& s, int64_t trials, double seconds) {
+// A trial budget is split over the tasks up front; a time budget is the whole run's
+// (TuneModelOptions::total_seconds, spent in passes).
+void SplitTrials(Selected& s, int64_t trials) {
   const size_t n = s.tasks.size();
-  if (n == 0) return;
-  if (trials > 0) {
-    std::vector<int64_t> share =
-        SplitBudget(s.weights, trials, std::min<int64_t>(16, trials / static_cast<int64_t>(n)));
-    for (size_t i = 0; i < n; ++i) s.tasks[i].trials = share[i];
-  }
-  if (seconds > 0) {
-    std::vector<double> share = SplitBudgetSeconds(s.weights, seconds, 0.25 * seconds / n);
-    for (size_t i = 0; i < n; ++i) s.tasks[i].seconds = share[i];
-  }
+  if (n == 0 || trials <= 0) return;
+  std::vector<int64_t> share =
+      SplitBudget(s.weights, trials, std::min<int64_t>(16, trials / static_cast<int64_t>(n)));
+  for (size_t i = 0; i < n; ++i) s.tasks[i].trials = share[i];
 }
 
 void PrintTaskList(const Selected& s) {
@@ -235,7 +231,7 @@ void RegisterFlags(FlagParser& p, TuneFlags& f) {
 }
 
 // The tasks this invocation tunes, with budgets; exit code >= 0 on error.
-int SelectTasks(const TuneFlags& f, double seconds, Selected* out) {
+int SelectTasks(const TuneFlags& f, Selected* out) {
   absl::StatusOr<Selected> all = AllTasks(f);
   if (!all.ok()) return Usage(std::string(all.status().message()));
   absl::StatusOr<Selected> chosen = FilterTasks(*std::move(all), f.tasks);
@@ -245,7 +241,7 @@ int SelectTasks(const TuneFlags& f, double seconds, Selected* out) {
     if (!shard.ok()) return Usage(std::string(shard.status().message()));
     *chosen = ApplyShard(*std::move(chosen), *shard);
   }
-  SplitBudgets(*chosen, f.trials, seconds);
+  SplitTrials(*chosen, f.trials);
   // A trial budget smaller than the task count leaves some tasks with none: they are not tuned.
   for (size_t i = 0; i < chosen->tasks.size(); ++i) {
     if (f.trials > 0 && chosen->tasks[i].trials == 0) continue;
@@ -322,7 +318,8 @@ TuneModelOptions MakeOptions(const TuneFlags& f, double timeout, const KernelCac
 }
 
 // Tunes `selected` and reports; the exit code.
-int Tune(const TuneFlags& f, double timeout, const Selected& selected, const ResumeLog& resume) {
+int Tune(const TuneFlags& f, double seconds, double timeout, const Selected& selected,
+         const ResumeLog& resume) {
   absl::StatusOr<KernelCache> cache =
       KernelCache::Open({.dir = f.cache_dir, .disabled = f.no_cache});
   if (!cache.ok()) {
@@ -337,6 +334,7 @@ int Tune(const TuneFlags& f, double timeout, const Selected& selected, const Res
   o.compiler = &compiler;
   o.faults = &faults;
   o.resume = &resume;
+  o.total_seconds = seconds;
   std::cerr << absl::StrFormat(
       "tune: %d tasks, budget %s%s%s, search %s, log %s\n", selected.tasks.size(),
       f.budget.empty() ? "" : f.budget, !f.budget.empty() && f.trials > 0 ? " / " : "",
@@ -366,7 +364,7 @@ int RunTuneCommand(const std::vector<std::string>& args) {
   double seconds = 0, timeout = 0;
   if (int code = ValidateFlags(f, &seconds, &timeout); code >= 0) return code;
   Selected selected;
-  if (int code = SelectTasks(f, seconds, &selected); code >= 0) return code;
+  if (int code = SelectTasks(f, &selected); code >= 0) return code;
   if (f.list) {
     PrintTaskList(selected);
     return kExitOk;
@@ -382,7 +380,7 @@ int RunTuneCommand(const std::vector<std::string>& args) {
     std::cerr << "tunejit tune: " << resume.status().message() << "\n";
     return absl::IsAlreadyExists(resume.status()) ? kExitUsage : kExitFailure;
   }
-  return Tune(f, timeout, selected, *resume);
+  return Tune(f, seconds, timeout, selected, *resume);
 }
 
 int RunTuneWorkerCommand(const std::vector<std::string>& args) {

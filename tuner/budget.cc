@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace tunejit {
 namespace {
@@ -54,21 +57,32 @@ std::vector<int64_t> SplitBudget(absl::Span<const double> flops, int64_t total,
   return share;
 }
 
-std::vector<double> SplitBudgetSeconds(absl::Span<const double> flops, double total_seconds,
-                                       double min_seconds_per_task) {
-  const size_t n = flops.size();
-  std::vector<double> share(n, 0.0);
-  if (n == 0 || !(total_seconds > 0)) return share;
-  min_seconds_per_task = std::max(0.0, min_seconds_per_task);
-  if (total_seconds < min_seconds_per_task * n) {
-    std::fill(share.begin(), share.end(), total_seconds / n);
-    return share;
+std::vector<double> GainWeights(absl::Span<const std::string> labels,
+                                absl::Span<const double> best_seconds) {
+  const size_t n = std::min(labels.size(), best_seconds.size());
+  auto valid = [&](size_t i) { return std::isfinite(best_seconds[i]) && best_seconds[i] > 0; };
+  absl::flat_hash_map<std::string, double> node_best;
+  for (size_t i = 0; i < n; ++i) {
+    if (!valid(i)) continue;
+    auto [it, inserted] = node_best.try_emplace(labels[i], best_seconds[i]);
+    if (!inserted) it->second = std::min(it->second, best_seconds[i]);
   }
-  const std::vector<double> w = Weights(flops);
-  const double weight_sum = std::accumulate(w.begin(), w.end(), 0.0);
-  const double rest = total_seconds - min_seconds_per_task * n;
-  for (size_t i = 0; i < n; ++i) share[i] = min_seconds_per_task + rest * (w[i] / weight_sum);
-  return share;
+  std::vector<double> w(n, 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!valid(i)) continue;
+    const double nodes = 1 + std::count(labels[i].begin(), labels[i].end(), ',');
+    const double best = node_best[labels[i]];
+    if (best_seconds[i] > kMaxBehindBest * best)
+      continue;  // far behind: more trials rarely catch up
+    w[i] = nodes * best * best / best_seconds[i];
+  }
+  return w;
+}
+
+double ShareOfRemaining(double remaining_seconds, int slots, double weight, double pending_weight) {
+  if (!(remaining_seconds > 0) || !(weight > 0) || !(pending_weight > 0)) return 0;
+  const double share = remaining_seconds * std::max(1, slots) * weight / pending_weight;
+  return std::min(share, remaining_seconds);
 }
 
 }  // namespace tunejit

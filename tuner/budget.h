@@ -1,14 +1,18 @@
 // File: tuner/budget.h
-// Splitting a tuning budget (trials or seconds) over the tasks of a model: every task gets a
-// minimum (so small layers are still tuned a little), the rest goes proportionally to FLOPs, since
-// the big layers dominate the model's run time and gain most from extra trials.
+// Splitting a tuning budget (trials or seconds) over the tasks of a model. A trial budget: every
+// task gets a minimum (so small layers are still tuned a little), the rest goes proportionally to
+// FLOPs, since the big layers dominate the model's run time and gain most from extra trials.
+// A time budget (tunejit tune --budget) is spent in two passes (tuner/tune_model.h): a survey
+// batch per task, then the rest of the time by GainWeights, handed out as tasks start
+// (ShareOfRemaining) so that overruns of early tasks come out of the later tasks' shares.
 //
 //   std::vector<int64_t> trials = SplitBudget({task_a.flops, task_b.flops}, 2000, 32);
-//   std::vector<double> seconds = SplitBudgetSeconds({...}, 3600.0, 60.0);
+//   std::vector<double> w = GainWeights(labels, best_seconds_from_the_survey);
 #ifndef TUNEJIT_TUNER_BUDGET_H_
 #define TUNEJIT_TUNER_BUDGET_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -23,9 +27,21 @@ namespace tunejit {
 std::vector<int64_t> SplitBudget(absl::Span<const double> flops, int64_t total,
                                  int64_t min_per_task);
 
-// The same for a time budget (no rounding).
-std::vector<double> SplitBudgetSeconds(absl::Span<const double> flops, double total_seconds,
-                                       double min_seconds_per_task);
+// Weights for the time left after the survey: what the network spends in a task's nodes, seen from
+// the survey's best times. Tasks with the same `label` implement the same nodes (NCHWc and
+// winograd for one conv); the best of them has weight nodes * best, where nodes is the number of
+// comma-separated names in the label, and a slower alternative that much less (nodes * best^2 /
+// its own best): it still gets time, since more trials may overtake, but in proportion to how
+// close it is, and none when it is more than kMaxBehindBest times slower. A task with no valid
+// time (best <= 0 or not finite) gets 0.
+inline constexpr double kMaxBehindBest = 1.5;
+std::vector<double> GainWeights(absl::Span<const std::string> labels,
+                                absl::Span<const double> best_seconds);
+
+// Seconds for a task starting now: its weight's share of what `slots` workers can still do before
+// the deadline (remaining seconds each), among the tasks not started yet (`pending_weight`, this
+// one's included), and never past the deadline.
+double ShareOfRemaining(double remaining_seconds, int slots, double weight, double pending_weight);
 
 }  // namespace tunejit
 

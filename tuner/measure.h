@@ -70,7 +70,7 @@ struct MeasureOptions {
   uint32_t input_seed = 1;  // the task's random inputs (fixed for the measurer's lifetime)
   int warmup_runs = 2;
   int min_repeats = 5;
-  int max_repeats = 50;
+  int max_repeats = 20;  // fewer runs per candidate leave more of a time budget for candidates
   double max_timing_seconds = 1.0;
   double stable_tolerance = 0.01;  // stop when the median moved less than this over 3 runs
   bool flush_l2 = true;

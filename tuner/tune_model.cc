@@ -4,7 +4,9 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <limits>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -12,12 +14,22 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "ops/op_template.h"
+#include "tuner/budget.h"
 #include "tuner/model_search.h"
 
 namespace tunejit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A slice of a time budget shorter than this is not started: it could not measure a batch.
+constexpr double kMinSliceSeconds = 1.0;
+
+// Candidates per task in the survey: half a batch (at least 4) tells a task's standing, and 24
+// tasks x a full batch of 16 would take most of a 5-minute budget.
+int SurveyTrials(int batch_size) {
+  return std::min(std::max(1, batch_size), std::max(4, batch_size / 2));
+}
 
 // Filters an inner strategy's proposals through a set of indices measured in an earlier run.
 class SkipSearch : public SearchStrategy {
@@ -54,6 +66,63 @@ class SkipSearch : public SearchStrategy {
   std::function<bool(int64_t)> valid_;
 };
 
+// Proposes `first` (the template's fallback config, the baseline any tuning must beat) before the
+// inner strategy's picks, and hands out a batch drawn ahead of time (to compile it while another
+// task is measured) before asking the inner strategy again.
+class PrefetchSearch : public SearchStrategy {
+ public:
+  PrefetchSearch(std::unique_ptr<SearchStrategy> inner, std::optional<int64_t> first)
+      : inner_(std::move(inner)), first_(first) {
+    if (first_) ahead_.push_back(*first_);
+  }
+  // Draws up to `n` indices now (fewer when some are already drawn); NextBatch returns them first.
+  const std::vector<int64_t>& Prefetch(int n) {
+    if (static_cast<int>(ahead_.size()) < n && inner_->HasNext()) {
+      for (int64_t i : inner_->NextBatch(n - static_cast<int>(ahead_.size()))) {
+        if (i != first_) ahead_.push_back(i);
+      }
+    }
+    return ahead_;
+  }
+  std::vector<int64_t> NextBatch(int n) override {
+    if (ahead_.empty()) {
+      std::vector<int64_t> batch = inner_->NextBatch(n);
+      std::erase(batch, first_.value_or(-1));
+      return batch;
+    }
+    Prefetch(n);
+    const size_t take = std::min(ahead_.size(), static_cast<size_t>(std::max(0, n)));
+    std::vector<int64_t> batch(ahead_.begin(), ahead_.begin() + take);
+    ahead_.erase(ahead_.begin(), ahead_.begin() + take);
+    return batch;
+  }
+  void Update(absl::Span<const int64_t> indices,
+              absl::Span<const autotvm::MeasureResult> results) override {
+    inner_->Update(indices, results);
+  }
+  bool HasNext() const override { return !ahead_.empty() || inner_->HasNext(); }
+
+ private:
+  std::unique_ptr<SearchStrategy> inner_;
+  std::optional<int64_t> first_;
+  std::vector<int64_t> ahead_;
+};
+
+// The index of the template's fallback config, unless the log measured it already.
+std::optional<int64_t> FallbackIndex(const Task& task,
+                                     const std::vector<autotvm::Record>& earlier) {
+  const OpTemplate* op = FindOpTemplate(task.workload.task_name);
+  if (op == nullptr) return std::nullopt;
+  absl::StatusOr<autotvm::ConfigEntity> config = op->FallbackConfig(task.workload);
+  if (!config.ok()) return std::nullopt;
+  absl::StatusOr<int64_t> index = task.space.IndexOf(*config);
+  if (!index.ok()) return std::nullopt;
+  for (const autotvm::Record& r : earlier) {
+    if (r.index == *index) return std::nullopt;
+  }
+  return *index;
+}
+
 std::string FormatDuration(double seconds) {
   if (!(seconds >= 0) || seconds > 1e8) return "?";
   const int64_t s = static_cast<int64_t>(seconds + 0.5);
@@ -62,14 +131,39 @@ std::string FormatDuration(double seconds) {
   return absl::StrFormat("%ds", s);
 }
 
+// How a pass gives each task its budget (see TuneModelOptions::total_seconds).
+enum class Pass {
+  kFixed,   // each ModelTask's own trials / seconds
+  kSurvey,  // one batch per task
+  kRest,    // the time left, by weight, as tasks start
+};
+
+// What one task may spend in one pass.
+struct Slice {
+  int n_trials = 0;  // <= 0: nothing
+  double max_seconds = 0;
+};
+
 // Shared by the slot threads.
 struct RunState {
   const std::vector<ModelTask>* tasks = nullptr;
   const TuneModelOptions* options = nullptr;
-  std::atomic<size_t> next_task{0};
+  int slots = 1;
+  // The pass under way: task indices in dispatch order, and for kRest each position's weight and
+  // the weight of the positions from it on.
+  Pass pass = Pass::kFixed;
+  std::vector<size_t> order;
+  std::vector<double> weight, pending_weight;
+  Clock::time_point deadline;
+  std::atomic<size_t> next{0};     // next position in `order`
   std::atomic<bool> abort{false};  // the log cannot be written: stop everywhere
   absl::Mutex print_mu;
-  std::vector<TaskOutcome> outcomes;  // one per task; each written by one slot thread only
+  // Per task; each written by one slot thread at a time (a task is in a pass's order once).
+  std::vector<TaskOutcome> outcomes;
+  std::vector<std::unique_ptr<PrefetchSearch>> searches;  // created when first tuned
+  std::vector<double> allotted;                           // seconds of the current slice
+  std::vector<char> taken;                                // reached by a slot in this pass
+  std::vector<char> accounted;                            // earlier records folded in
 };
 
 // Folds one record into the outcome (best, curve, counters).
@@ -92,12 +186,13 @@ void PrintProgress(RunState& run, size_t i, const TaskOutcome& out, Clock::time_
   if (f == nullptr) return;
   const ModelTask& t = (*run.tasks)[i];
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  const double allotted = run.allotted[i];
   double left = 0;
-  if (t.seconds > 0) left = std::max(0.0, t.seconds - elapsed);
+  if (allotted > 0) left = std::max(0.0, allotted - elapsed);
   if (t.trials > 0 && out.result.trials > 0) {
     const double per_trial = elapsed / out.result.trials;
     const double by_trials = per_trial * std::max<int64_t>(0, t.trials - out.trials_total);
-    left = t.seconds > 0 ? std::min(left, by_trials) : by_trials;
+    left = allotted > 0 ? std::min(left, by_trials) : by_trials;
   }
   const std::string best =
       out.best_index < 0
@@ -105,8 +200,9 @@ void PrintProgress(RunState& run, size_t i, const TaskOutcome& out, Clock::time_
           : absl::StrFormat("best %.4f ms, %.1f GFLOP/s", out.best_cost * 1e3, out.best_gflops);
   const std::string budget = t.trials > 0 ? absl::StrCat("/", t.trials) : "";
   absl::MutexLock lock(&run.print_mu);
-  std::fprintf(f, "[slot %d] task %zu/%zu %s %s: %lld%s trials, %d errors, %s, %s %s\n", out.slot,
-               i + 1, run.tasks->size(), t.task.workload.task_name.c_str(), t.label.c_str(),
+  std::fprintf(f, "[slot %d] %stask %zu/%zu %s %s: %lld%s trials, %d errors, %s, %s %s\n", out.slot,
+               run.pass == Pass::kSurvey ? "survey " : "", i + 1, run.tasks->size(),
+               t.task.workload.task_name.c_str(), t.label.c_str(),
                static_cast<long long>(out.trials_total), budget.c_str(), out.result.errors,
                best.c_str(), final ? "done in" : "left",
                FormatDuration(final ? elapsed : left).c_str());
@@ -126,39 +222,106 @@ std::vector<autotvm::Record> SameTaskName(const ResumeLog* resume, const Task& t
   return out;
 }
 
-void TuneOne(RunState& run, size_t i, WorkerClient& worker, const WorkerHello& hello, int slot) {
+const std::vector<autotvm::Record>& EarlierRecords(const RunState& run, size_t i) {
+  static const std::vector<autotvm::Record> kNone;
+  const ResumeLog* resume = run.options->resume;
+  return resume != nullptr ? resume->Records((*run.tasks)[i].task.workload.Key()) : kNone;
+}
+
+// Folds the task's records from the resumed log into its outcome, once.
+void AccountEarlier(RunState& run, size_t i) {
+  if (run.accounted[i]) return;
+  run.accounted[i] = 1;
+  const std::vector<autotvm::Record>& earlier = EarlierRecords(run, i);
+  for (const autotvm::Record& r : earlier) Account((*run.tasks)[i].task, r, run.outcomes[i]);
+  run.outcomes[i].resumed = static_cast<int64_t>(earlier.size());
+}
+
+// The task's search strategy, made on first use (false, with the outcome's status, on failure).
+bool EnsureSearch(RunState& run, size_t i, const WorkerHello& hello) {
+  if (run.searches[i] != nullptr) return true;
   const TuneModelOptions& o = *run.options;
+  const Task& task = (*run.tasks)[i].task;
+  absl::StatusOr<std::unique_ptr<SearchStrategy>> search =
+      MakeSearch(o.search, task, o.seed + i, EarlierRecords(run, i), SameTaskName(o.resume, task),
+                 TemplateValidity(task, hello.limits));
+  if (!search.ok()) {
+    run.outcomes[i].status = search.status();
+    return false;
+  }
+  run.searches[i] = std::make_unique<PrefetchSearch>(*std::move(search),
+                                                     FallbackIndex(task, EarlierRecords(run, i)));
+  return true;
+}
+
+// The budget of the task at position k of the pass, computed as it starts.
+Slice SliceFor(const RunState& run, size_t k) {
+  const size_t i = run.order[k];
+  const ModelTask& mt = (*run.tasks)[i];
+  const TaskOutcome& out = run.outcomes[i];
+  Slice s;
+  s.n_trials = mt.trials > 0
+                   ? static_cast<int>(std::clamp<int64_t>(mt.trials - out.trials_total, 0,
+                                                          std::numeric_limits<int>::max()))
+                   : std::numeric_limits<int>::max();
+  switch (run.pass) {
+    case Pass::kFixed:
+      if (mt.seconds > 0) {
+        const ResumeLog* resume = run.options->resume;
+        s.max_seconds = mt.seconds - (resume ? resume->Seconds(mt.task.workload.Key()) : 0.0);
+        if (s.max_seconds <= 0) s.n_trials = 0;  // the budget was spent by the earlier run
+      }
+      break;
+    case Pass::kSurvey:
+      s.n_trials = std::min(s.n_trials, SurveyTrials(run.options->batch_size));
+      break;
+    case Pass::kRest: {
+      const double remaining = std::chrono::duration<double>(run.deadline - Clock::now()).count();
+      s.max_seconds = ShareOfRemaining(remaining, run.slots, run.weight[k], run.pending_weight[k]);
+      // Too little to measure a batch: leave the time to the tasks after it.
+      if (s.max_seconds < kMinSliceSeconds) s.n_trials = 0;
+      break;
+    }
+  }
+  return s;
+}
+
+void Merge(const TuneResult& more, TuneResult& total) {
+  total.trials += more.trials;
+  total.errors += more.errors;
+  if (more.best_index >= 0 && (total.best_index < 0 || more.best_cost < total.best_cost)) {
+    total.best_index = more.best_index;
+    total.best_config = more.best_config;
+    total.best_cost = more.best_cost;
+    total.best_gflops = more.best_gflops;
+  }
+}
+
+// Tunes the task at position k of the pass for its slice of the budget.
+void TuneOne(RunState& run, size_t k, WorkerClient& worker, const WorkerHello& hello, int slot) {
+  const TuneModelOptions& o = *run.options;
+  const size_t i = run.order[k];
   const ModelTask& mt = (*run.tasks)[i];
   TaskOutcome& out = run.outcomes[i];
   out.slot = slot;
-  const std::string key = mt.task.workload.Key();
-  static const std::vector<autotvm::Record> kNone;
-  const std::vector<autotvm::Record>& earlier = o.resume ? o.resume->Records(key) : kNone;
-  for (const autotvm::Record& r : earlier) Account(mt.task, r, out);
-  out.resumed = static_cast<int64_t>(earlier.size());
-  TuneOptions t;
-  t.n_trials = mt.trials > 0 ? static_cast<int>(std::max<int64_t>(0, mt.trials - out.resumed))
-                             : std::numeric_limits<int>::max();
-  if (mt.seconds > 0) {
-    t.max_seconds = mt.seconds - (o.resume ? o.resume->Seconds(key) : 0.0);
-    if (t.max_seconds <= 0) t.n_trials = 0;
-  }
-  if (t.n_trials <= 0) return;  // the budget was spent by the earlier run
-  absl::StatusOr<std::unique_ptr<SearchStrategy>> search =
-      MakeSearch(o.search, mt.task, o.seed + i, earlier, SameTaskName(o.resume, mt.task),
-                 TemplateValidity(mt.task, hello.limits));
-  if (!search.ok()) {
-    out.status = search.status();
-    return;
-  }
+  run.taken[i] = 1;
+  AccountEarlier(run, i);
+  const Slice slice = SliceFor(run, k);
+  if (slice.n_trials <= 0 || !EnsureSearch(run, i, hello)) return;
   IsolatedMeasurer measurer(worker, mt.task,
                             {.compiler = o.compiler,
                              .limits = hello.limits,
                              .precompile_threads = o.precompile_threads,
                              .faults = o.faults});
+  TuneOptions t;
+  t.n_trials = slice.n_trials;
+  t.max_seconds = slice.max_seconds;
   t.batch_size = o.batch_size;
   t.log_path = o.log_path;
   t.tvm_version = o.tvm_version;
+  run.allotted[i] = slice.max_seconds;
+  const int trials_before = out.result.trials;
+  const int64_t total_before = out.trials_total;
   const Clock::time_point start = Clock::now();
   t.on_record = [&](const autotvm::Record& r, const Measurement& m) {
     Account(mt.task, r, out);
@@ -171,41 +334,155 @@ void TuneOne(RunState& run, size_t i, WorkerClient& worker, const WorkerHello& h
                    static_cast<long long>(r.index), r.result.error_no,
                    autotvm::MeasureErrorName(r.result.error_no), m.message.c_str());
     }
-    if ((out.trials_total - out.resumed) % std::max(1, o.batch_size) == 0) {
-      out.result.trials = static_cast<int>(out.trials_total - out.resumed);
+    const int64_t now = out.trials_total - total_before;
+    if (now % std::max(1, o.batch_size) == 0) {
+      out.result.trials = trials_before + static_cast<int>(now);
       PrintProgress(run, i, out, start, false);
     }
   };
-  absl::StatusOr<TuneResult> result = TuneTask(mt.task, **search, measurer, t);
-  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const int errors_before = out.result.errors;
+  absl::StatusOr<TuneResult> result = TuneTask(mt.task, *run.searches[i], measurer, t);
+  out.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  out.result.trials = trials_before;
+  out.result.errors = errors_before;
   if (!result.ok()) {
     out.status = result.status();
-    out.result.trials = static_cast<int>(out.trials_total - out.resumed);
+    out.result.trials += static_cast<int>(out.trials_total - total_before);
     return;
   }
-  out.result = *result;
+  Merge(*result, out.result);
   PrintProgress(run, i, out, start, true);
 }
 
-void RunSlot(RunState& run, WorkerClient& worker, int slot) {
-  absl::StatusOr<WorkerHello> hello = worker.Start();
-  if (!hello.ok()) {
-    absl::MutexLock lock(&run.print_mu);
-    if (run.options->progress != nullptr) {
-      std::fprintf(run.options->progress, "[slot %d] worker does not start, slot unused: %s\n",
-                   slot, std::string(hello.status().message()).c_str());
-    }
-    return;
+// Draws the first batch of the task at position k and compiles it (survey pass only, where every
+// task starts with a batch to compile): run while the slot measures the task before it.
+std::future<void> PrefetchFirstBatch(RunState& run, size_t k, WorkerClient& worker,
+                                     const WorkerHello& hello) {
+  if (run.pass != Pass::kSurvey || k >= run.order.size() || run.options->compiler == nullptr) {
+    return {};
   }
-  while (!run.abort.load()) {
-    const size_t i = run.next_task.fetch_add(1);
-    if (i >= run.tasks->size()) break;
-    TuneOne(run, i, worker, *hello, slot);
+  return std::async(std::launch::async, [&run, i = run.order[k], &worker, &hello] {
+    AccountEarlier(run, i);
+    if (!EnsureSearch(run, i, hello)) return;
+    const TuneModelOptions& o = *run.options;
+    const Task& task = (*run.tasks)[i].task;
+    std::vector<autotvm::ConfigEntity> configs;
+    for (int64_t index : run.searches[i]->Prefetch(SurveyTrials(o.batch_size))) {
+      absl::StatusOr<autotvm::ConfigEntity> config = task.space.Get(index);
+      if (config.ok()) configs.push_back(*std::move(config));
+    }
+    IsolatedMeasurer(worker, task,
+                     {.compiler = o.compiler,
+                      .limits = hello.limits,
+                      .precompile_threads = o.precompile_threads,
+                      .faults = o.faults})
+        .Precompile(configs);
+  });
+}
+
+// One slot's share of a pass: positions from the shared counter until none is left.
+void RunPass(RunState& run, WorkerClient& worker, const WorkerHello& hello, int slot) {
+  constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  size_t k = run.next.fetch_add(1);
+  while (k < run.order.size() && !run.abort.load()) {
+    // In the survey the slot reserves its next task now, to compile that task's first batch
+    // while this one is measured.
+    const size_t ahead = run.pass == Pass::kSurvey ? run.next.fetch_add(1) : kNone;
+    std::future<void> prefetch = PrefetchFirstBatch(run, ahead, worker, hello);
+    const size_t i = run.order[k];
+    TuneOne(run, k, worker, hello, slot);
+    if (prefetch.valid()) prefetch.wait();
     const absl::Status& s = run.outcomes[i].status;
     if (!s.ok() && worker.Health().ok()) run.abort = true;  // a log write failed: stop all
     if (!worker.Health().ok()) break;                       // this slot is finished
+    k = ahead != kNone ? ahead : run.next.fetch_add(1);
   }
-  worker.Stop();
+}
+
+// Runs the pass in run.order on every slot whose worker starts; tasks no slot reached get an error.
+void RunPassOnSlots(RunState& run, std::vector<std::unique_ptr<WorkerClient>>& workers) {
+  run.next = 0;
+  std::fill(run.taken.begin(), run.taken.end(), 0);
+  std::vector<std::thread> threads;
+  for (size_t s = 0; s < workers.size(); ++s) {
+    threads.emplace_back([&run, &workers, s] {
+      WorkerClient& worker = *workers[s];
+      absl::StatusOr<WorkerHello> hello = worker.Start();
+      if (!hello.ok()) {
+        absl::MutexLock lock(&run.print_mu);
+        if (run.options->progress != nullptr) {
+          std::fprintf(run.options->progress, "[slot %zu] worker does not start, slot unused: %s\n",
+                       s, std::string(hello.status().message()).c_str());
+        }
+        return;
+      }
+      RunPass(run, worker, *hello, static_cast<int>(s));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  if (run.abort.load()) return;
+  for (size_t i : run.order) {
+    if (!run.taken[i] && run.outcomes[i].status.ok()) {
+      run.outcomes[i].status = absl::UnavailableError("not tuned: no worker was left to run it");
+    }
+  }
+}
+
+// Positions in order of descending weight, with the pending-weight suffix sums kRest needs.
+void SetOrder(RunState& run, const std::vector<double>& weights) {
+  run.order.clear();
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (weights[i] > 0) run.order.push_back(i);
+  }
+  std::stable_sort(run.order.begin(), run.order.end(),
+                   [&](size_t a, size_t b) { return weights[a] > weights[b]; });
+  run.weight.assign(run.order.size(), 0);
+  run.pending_weight.assign(run.order.size() + 1, 0);
+  for (size_t k = 0; k < run.order.size(); ++k) run.weight[k] = weights[run.order[k]];
+  for (size_t k = run.order.size(); k-- > 0;) {
+    run.pending_weight[k] = run.pending_weight[k + 1] + run.weight[k];
+  }
+}
+
+// The two passes of a time budget: a survey batch for each task the resumed log has no record
+// of (biggest first), then what is left of the budget by GainWeights over the survey's results.
+void RunTimeBudget(RunState& run, std::vector<std::unique_ptr<WorkerClient>>& workers) {
+  const TuneModelOptions& o = *run.options;
+  const std::vector<ModelTask>& tasks = *run.tasks;
+  const Clock::time_point start = Clock::now();
+  double spent = 0;
+  std::vector<double> survey(tasks.size(), 0);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const std::string key = tasks[i].task.workload.Key();
+    if (o.resume != nullptr) spent += o.resume->Seconds(key);
+    const bool seen = o.resume != nullptr && !o.resume->Records(key).empty();
+    if (!seen) survey[i] = std::max(tasks[i].task.flops, 1.0);
+  }
+  run.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(o.total_seconds - spent));
+  run.pass = Pass::kSurvey;
+  SetOrder(run, survey);
+  RunPassOnSlots(run, workers);
+  if (run.abort.load()) return;
+  const double survey_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double left = std::chrono::duration<double>(run.deadline - Clock::now()).count();
+  if (o.progress != nullptr) {
+    std::fprintf(o.progress,
+                 "tune: survey of %zu tasks took %s (%s spent before); %s left for the rest\n",
+                 run.order.size(), FormatDuration(survey_seconds).c_str(),
+                 FormatDuration(spent).c_str(), FormatDuration(std::max(0.0, left)).c_str());
+  }
+  if (left < kMinSliceSeconds) return;
+  std::vector<std::string> labels;
+  std::vector<double> best;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    AccountEarlier(run, i);
+    labels.push_back(tasks[i].label);
+    best.push_back(run.outcomes[i].best_index >= 0 ? run.outcomes[i].best_cost : 0.0);
+  }
+  run.pass = Pass::kRest;
+  SetOrder(run, GainWeights(labels, best));
+  RunPassOnSlots(run, workers);
 }
 
 }  // namespace
@@ -269,16 +546,23 @@ absl::StatusOr<TuneModelReport> TuneModel(const std::vector<ModelTask>& tasks,
   RunState run;
   run.tasks = &tasks;
   run.options = &options;
+  run.slots = report.slots;
   run.outcomes.resize(tasks.size());
-  std::vector<std::thread> threads;
-  for (int s = 0; s < report.slots; ++s) {
-    threads.emplace_back([&run, &workers, s] { RunSlot(run, *workers[s], s); });
+  run.searches.resize(tasks.size());
+  run.allotted.assign(tasks.size(), 0);
+  run.taken.assign(tasks.size(), 0);
+  run.accounted.assign(tasks.size(), 0);
+  if (options.total_seconds > 0) {
+    RunTimeBudget(run, workers);
+  } else {
+    run.pass = Pass::kFixed;
+    SetOrder(run, std::vector<double>(tasks.size(), 1.0));
+    RunPassOnSlots(run, workers);
   }
-  for (std::thread& t : threads) t.join();
-  for (const auto& w : workers) report.restarts += w->restarts();
-  for (TaskOutcome& out : run.outcomes) {
-    if (out.slot < 0)
-      out.status = absl::UnavailableError("not tuned: no worker was left to run it");
+  for (size_t i = 0; i < tasks.size(); ++i) AccountEarlier(run, i);
+  for (const auto& w : workers) {
+    w->Stop();
+    report.restarts += w->restarts();
   }
   report.tasks = std::move(run.outcomes);
   return report;

@@ -1,10 +1,19 @@
 // File: tuner/tune_model.h
 // Tuning many tasks (a model) with fault isolation: one worker process per slot (GPUs x
 // workers_per_gpu, tuner/isolated_measurer.h), all slots pulling from one task queue, each task
-// tuned by TuneTask with its own trial / time budget and search strategy, records appended to one
-// log as they come (whole lines, O_APPEND: several slots and processes can share the file). With
-// a ResumeLog, indices measured before are never proposed again, count against the task's budget
-// and warm-start the model-guided search.
+// tuned by TuneTask with its own search strategy, records appended to one log as they come (whole
+// lines, O_APPEND: several slots and processes can share the file). With a ResumeLog, indices
+// measured before are never proposed again, count against the budget and warm-start the
+// model-guided search.
+//
+// Budgets: each ModelTask's trials / seconds, or one time budget for the whole run
+// (total_seconds), spent in two passes. The survey measures one batch of every task (biggest
+// first; the slot compiles the next task's batch while it measures the current one), since only
+// measurements tell which tasks matter: FLOPs do not (the dense layers are few FLOPs but slow)
+// and neither do alternatives for one node (winograd or NCHWc). The rest of the time goes by
+// GainWeights (tuner/budget.h) over the survey's best times, each task's share computed as it
+// starts, so nothing runs past the deadline but a task's first batch. Resumed, the budget is what
+// the log has not spent (ResumeLog::Seconds) and tasks with records skip the survey.
 //
 //   TuneModelOptions options;  options.log_path = "vgg16.log";
 //   options.worker.argv = {"/proc/self/exe", "tune-worker"};   // "--gpu N" is appended per slot
@@ -48,6 +57,9 @@ struct TuneModelOptions {
   int precompile_threads = 0;
   TestFaults* faults = nullptr;
   const ResumeLog* resume = nullptr;
+  // Seconds for the whole run in two passes (above); 0: each ModelTask's own budget. Per-task
+  // trial caps (ModelTask::trials) still apply.
+  double total_seconds = 0;
   std::FILE* progress = nullptr;  // progress lines (stderr)
   std::string tvm_version = "0.7.dev1";
 };
@@ -60,7 +72,7 @@ struct TaskOutcome {
   double best_gflops = 0;
   int64_t best_index = -1;
   int timeouts = 0, faults = 0;                  // error 7 / error 4 records of this run
-  double seconds = 0;                            // wall time of this run
+  double seconds = 0;                            // wall time of this run (all passes)
   int slot = -1;                                 // the worker slot that tuned it
   std::vector<std::pair<double, double>> curve;  // (trial, best ms so far), resumed first
   absl::Status status;  // why the task stopped early (worker gone, log unwritable); OK otherwise

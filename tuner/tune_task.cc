@@ -75,10 +75,18 @@ absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, 
   const int batch_size = std::max(1, options.batch_size);
   // The first batch is always measured: a task whose kernels compile slowly (dense_large_batch at
   // k = 25088) would otherwise spend its whole share compiling and end with no record at all.
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   auto out_of_time = [&] {
-    return options.max_seconds > 0 && r.trials >= batch_size &&
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >=
-               options.max_seconds;
+    return options.max_seconds > 0 && r.trials >= batch_size && elapsed() >= options.max_seconds;
+  };
+  // A batch compiled ahead that the time left cannot measure would only delay the end (its
+  // compile is waited for): judged by the last batch's duration.
+  double last_batch_seconds = 0;
+  auto worth_pipelining = [&] {
+    return options.pipeline_compile && !(options.max_seconds > 0 && last_batch_seconds > 0 &&
+                                         elapsed() + last_batch_seconds >= options.max_seconds);
   };
   // Indices of the next batch, at most `budget` of them.
   auto next_batch = [&](int budget) {
@@ -88,10 +96,12 @@ absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, 
   std::vector<int64_t> batch = next_batch(options.n_trials);
   std::future<void> compiling = StartPrecompile(task, measurer, batch, options.pipeline_compile);
   while (!batch.empty()) {
+    const double batch_start = elapsed();
     if (compiling.valid()) compiling.wait();
     std::vector<int64_t> next;
     std::future<void> next_compiling;
-    if (options.pipeline_compile) {
+    const bool pipelined = worth_pipelining();
+    if (pipelined) {
       next = next_batch(options.n_trials - r.trials - static_cast<int>(batch.size()));
       next_compiling = StartPrecompile(task, measurer, next, true);
     }
@@ -108,7 +118,11 @@ absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, 
       if (next_compiling.valid()) next_compiling.wait();  // it reads `measurer`
       break;
     }
-    if (!options.pipeline_compile) next = next_batch(options.n_trials - r.trials);
+    last_batch_seconds = elapsed() - batch_start;
+    if (!pipelined) {
+      next = next_batch(options.n_trials - r.trials);
+      next_compiling = StartPrecompile(task, measurer, next, options.pipeline_compile);
+    }
     batch = std::move(next);
     compiling = std::move(next_compiling);
   }

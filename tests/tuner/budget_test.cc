@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -62,14 +63,29 @@ TEST(SplitBudget, EmptyOrNoBudget) {
   EXPECT_EQ(SplitBudget({1, 2}, 0, 1), (std::vector<int64_t>{0, 0}));
 }
 
-TEST(SplitBudgetSeconds, SumsAndProportions) {
-  std::vector<double> share = SplitBudgetSeconds({1e9, 3e9}, 100.0, 10.0);
-  ASSERT_EQ(share.size(), 2u);
-  EXPECT_DOUBLE_EQ(share[0], 30.0);
-  EXPECT_DOUBLE_EQ(share[1], 70.0);
-  std::vector<double> small = SplitBudgetSeconds({1e9, 3e9, 2e9}, 6.0, 10.0);
-  EXPECT_DOUBLE_EQ(small[0] + small[1] + small[2], 6.0);
-  EXPECT_DOUBLE_EQ(small[0], 2.0);
+TEST(GainWeights, TheBestAlternativeCarriesTheNodesTimeSlowerOnesLess) {
+  // Two alternatives for one pair of nodes (2 ms and 2.5 ms), one single node, one with no valid
+  // time, and an alternative for f.17 more than kMaxBehindBest times slower.
+  std::vector<std::string> labels = {"f.12,f.14", "f.12,f.14", "f.17", "f.19", "f.17"};
+  std::vector<double> w = GainWeights(labels, {2e-3, 2.5e-3, 1e-3, 0.0, 1.6e-3});
+  ASSERT_EQ(w.size(), 5u);
+  EXPECT_DOUBLE_EQ(w[0], 2 * 2e-3);                  // two nodes at the best time
+  EXPECT_DOUBLE_EQ(w[1], 2 * 2e-3 * 2e-3 / 2.5e-3);  // 80% as fast: 80% of the weight
+  EXPECT_DOUBLE_EQ(w[2], 1e-3);
+  EXPECT_EQ(w[3], 0.0);
+  EXPECT_EQ(w[4], 0.0);
+  EXPECT_EQ(GainWeights({"a"}, {std::numeric_limits<double>::infinity()})[0], 0.0);
+  EXPECT_EQ(GainWeights({"a"}, {std::nan("")})[0], 0.0);
+}
+
+TEST(ShareOfRemaining, WeightShareOfTheSlotsTimeNeverPastTheDeadline) {
+  EXPECT_DOUBLE_EQ(ShareOfRemaining(100, 1, 1, 4), 25);
+  EXPECT_DOUBLE_EQ(ShareOfRemaining(100, 2, 1, 4), 50);   // two slots do twice the work
+  EXPECT_DOUBLE_EQ(ShareOfRemaining(100, 4, 3, 4), 100);  // capped at the deadline
+  EXPECT_DOUBLE_EQ(ShareOfRemaining(100, 1, 4, 4), 100);  // the last task gets all that is left
+  EXPECT_EQ(ShareOfRemaining(-5, 1, 1, 1), 0);            // past the deadline
+  EXPECT_EQ(ShareOfRemaining(100, 1, 0, 1), 0);
+  EXPECT_EQ(ShareOfRemaining(100, 1, 1, 0), 0);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -18,6 +19,7 @@
 
 #include "autotvm/log_file.h"
 #include "gtest/gtest.h"
+#include "ops/op_template.h"
 
 namespace tunejit {
 namespace {
@@ -179,6 +181,89 @@ TEST(TuneModel, KilledRunResumesWithoutLosingOrRepeatingRecords) {
   for (const TaskOutcome& out : report->tasks) resumed += static_cast<int>(out.resumed);
   EXPECT_EQ(resumed, before);
   ExpectEachOnce(IndexLog(log), tasks, 15);
+}
+
+TEST(TuneModel, TimeBudgetSurveysEveryTaskThenSpendsTheRestWithinTheDeadline) {
+  const std::string log = TempPath("tune_model_time.log");
+  // Two alternatives for one node ("pair") and two single nodes; 10 ms per candidate.
+  std::vector<ModelTask> tasks = DenseTasks(4, 0);
+  tasks[0].label = tasks[1].label = "pair";
+  TuneModelOptions o = FakeOptions(log, {"FAKE_WORKER_WELL_BEHAVED=1", "FAKE_WORKER_DELAY_MS=10"});
+  o.total_seconds = 2.0;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<TuneModelReport> report = TuneModel(tasks, o);
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(report.ok()) << report.status();
+  int total = 0;
+  for (const TaskOutcome& out : report->tasks) {
+    EXPECT_TRUE(out.status.ok()) << out.status;
+    EXPECT_GE(out.result.trials, o.batch_size);  // the survey batch
+    EXPECT_GE(out.best_index, 0);
+    total += out.result.trials;
+  }
+  EXPECT_GT(total, 4 * o.batch_size);  // the rest of the time was used too
+  EXPECT_LT(wall, o.total_seconds + 1.0);
+  // Same costs everywhere: a pair's alternative is as close to the best as the other, and each
+  // alternative carries the pair's one node, so no task is starved.
+  EXPECT_EQ(IndexLog(log).lines, total);
+}
+
+TEST(TuneModel, ResumedTimeBudgetSpendsOnlyWhatIsLeft) {
+  const std::string log = TempPath("tune_model_time_resume.log");
+  const std::vector<ModelTask> tasks = DenseTasks(2, 0);
+  TuneModelOptions o = FakeOptions(log, {"FAKE_WORKER_WELL_BEHAVED=1", "FAKE_WORKER_DELAY_MS=10"});
+  o.total_seconds = 1.0;
+  ASSERT_TRUE(TuneModel(tasks, o).ok());
+  absl::StatusOr<ResumeLog> resume = LoadResumeLog(log, true);
+  ASSERT_TRUE(resume.ok()) << resume.status();
+  const int before = resume->records;
+  o.resume = &*resume;
+  // The same budget again: (almost) all of it was spent, so little or nothing more is measured.
+  absl::StatusOr<TuneModelReport> again = TuneModel(tasks, o);
+  ASSERT_TRUE(again.ok()) << again.status();
+  int more = 0;
+  for (const TaskOutcome& out : again->tasks) {
+    if (out.result.trials == 0) EXPECT_EQ(out.trials_total, out.resumed);
+    more += out.result.trials;
+  }
+  EXPECT_LT(more, before / 2);
+  // A larger budget continues where the log stopped: no index twice.
+  o.total_seconds = 2.0;
+  absl::StatusOr<ResumeLog> resume2 = LoadResumeLog(log, true);
+  ASSERT_TRUE(resume2.ok());
+  o.resume = &*resume2;
+  absl::StatusOr<TuneModelReport> longer = TuneModel(tasks, o);
+  ASSERT_TRUE(longer.ok()) << longer.status();
+  EXPECT_GT(longer->tasks[0].result.trials + longer->tasks[1].result.trials, 0);
+  for (const auto& [key, indices] : IndexLog(log).count) {
+    for (const auto& [index, n] : indices) EXPECT_EQ(n, 1) << key << " index " << index;
+  }
+}
+
+TEST(TuneModel, EachTaskMeasuresTheTemplatesFallbackConfigFirst) {
+  const std::string log = TempPath("tune_model_fallback.log");
+  const std::vector<ModelTask> tasks = DenseTasks(2, 4);
+  TuneModelOptions o = FakeOptions(log, {"FAKE_WORKER_WELL_BEHAVED=1"});
+  ASSERT_TRUE(TuneModel(tasks, o).ok());
+  autotvm::LogContents contents;
+  ASSERT_TRUE(autotvm::LoadLogFile(log, {.strict = true}, &contents).ok());
+  for (const ModelTask& t : tasks) {
+    const OpTemplate* op = FindOpTemplate(t.task.workload.task_name);
+    ASSERT_NE(op, nullptr);
+    absl::StatusOr<autotvm::ConfigEntity> fallback = op->FallbackConfig(t.task.workload);
+    ASSERT_TRUE(fallback.ok()) << fallback.status();
+    absl::StatusOr<int64_t> index = t.task.space.IndexOf(*fallback);
+    ASSERT_TRUE(index.ok()) << index.status();
+    int64_t first = -1, count = 0;
+    for (const autotvm::LoadedRecord& r : contents.records) {
+      if (r.record.workload.Key() != t.task.workload.Key()) continue;
+      if (first < 0) first = r.record.index;
+      count += r.record.index == *index;
+    }
+    EXPECT_EQ(first, *index) << t.label;
+    EXPECT_EQ(count, 1) << t.label;  // and never proposed again by the search
+  }
 }
 
 TEST(TuneModel, NoWorkerIsAnError) {
