@@ -108,17 +108,16 @@ class PrefetchSearch : public SearchStrategy {
   std::vector<int64_t> ahead_;
 };
 
-// The index of the template's fallback config, unless the log measured it already.
-std::optional<int64_t> FallbackIndex(const Task& task,
-                                     const std::vector<autotvm::Record>& earlier) {
+// The index of the template's fallback config, unless the resumed log measured it already.
+std::optional<int64_t> FallbackIndex(const Task& task, const ResumeLog* resume) {
   const OpTemplate* op = FindOpTemplate(task.workload.task_name);
   if (op == nullptr) return std::nullopt;
   absl::StatusOr<autotvm::ConfigEntity> config = op->FallbackConfig(task.workload);
   if (!config.ok()) return std::nullopt;
   absl::StatusOr<int64_t> index = task.space.IndexOf(*config);
   if (!index.ok()) return std::nullopt;
-  for (const autotvm::Record& r : earlier) {
-    if (r.index == *index) return std::nullopt;
+  if (resume != nullptr && resume->Measured(task.workload.Key()).contains(*index)) {
+    return std::nullopt;
   }
   return *index;
 }
@@ -133,7 +132,7 @@ std::string FormatDuration(double seconds) {
 
 // How a pass gives each task its budget (see TuneModelOptions::total_seconds).
 enum class Pass {
-  kFixed,   // each ModelTask's own trials / seconds
+  kFixed,   // each ModelTask's own trials
   kSurvey,  // one batch per task
   kRest,    // the time left, by weight, as tasks start
 };
@@ -249,8 +248,8 @@ bool EnsureSearch(RunState& run, size_t i, const WorkerHello& hello) {
     run.outcomes[i].status = search.status();
     return false;
   }
-  run.searches[i] = std::make_unique<PrefetchSearch>(*std::move(search),
-                                                     FallbackIndex(task, EarlierRecords(run, i)));
+  run.searches[i] =
+      std::make_unique<PrefetchSearch>(*std::move(search), FallbackIndex(task, o.resume));
   return true;
 }
 
@@ -265,12 +264,7 @@ Slice SliceFor(const RunState& run, size_t k) {
                                                           std::numeric_limits<int>::max()))
                    : std::numeric_limits<int>::max();
   switch (run.pass) {
-    case Pass::kFixed:
-      if (mt.seconds > 0) {
-        const ResumeLog* resume = run.options->resume;
-        s.max_seconds = mt.seconds - (resume ? resume->Seconds(mt.task.workload.Key()) : 0.0);
-        if (s.max_seconds <= 0) s.n_trials = 0;  // the budget was spent by the earlier run
-      }
+    case Pass::kFixed:  // the trial cap alone
       break;
     case Pass::kSurvey:
       s.n_trials = std::min(s.n_trials, SurveyTrials(run.options->batch_size));

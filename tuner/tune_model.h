@@ -6,7 +6,7 @@
 // measured before are never proposed again, count against the budget and warm-start the
 // model-guided search.
 //
-// Budgets: each ModelTask's trials / seconds, or one time budget for the whole run
+// Budgets: each ModelTask's trials, and/or one time budget for the whole run
 // (total_seconds), spent in two passes. The survey measures one batch of every task (biggest
 // first; the slot compiles the next task's batch while it measures the current one), since only
 // measurements tell which tasks matter: FLOPs do not (the dense layers are few FLOPs but slow)
@@ -41,8 +41,7 @@ namespace tunejit {
 struct ModelTask {
   Task task;
   std::string label;   // for progress lines, e.g. "features.2 features.5"
-  int64_t trials = 0;  // trial budget (0: none)
-  double seconds = 0;  // time budget (0: none); at least one of the two must be set
+  int64_t trials = 0;  // trial budget (0: none; then TuneModelOptions::total_seconds is needed)
 };
 
 struct TuneModelOptions {
