@@ -3,7 +3,9 @@
 #   TESTS="bin ..."   GPU test binaries to run first
 #   RUN_SEED=1        `tunejit run` int8 with the shipped seed log
 #   PEERS=1           ../shared/bench's PyTorch VGG-16 (copied to .gpu/peers) in the same call
-#   COMPARE="t,..." COMPARE_TRIALS=N   random vs model-guided search on those tasks, N trials each
+#   COMPARE="t,..." COMPARE_TRIALS=N   random vs model-guided search on those tasks, N trials in
+#                     all (split by FLOPs); COMPARE_FLAGS adds flags (e.g. --trial-batch 8),
+#                     COMPARE_LIMIT caps each of the two runs (seconds, default 620)
 #   BUDGET=5m         VGG-16 batch 128 int8 tuned from nothing (or RESUME=FILE: continue that log
 #                     up to BUDGET in all), then `tunejit run` with the resulting log
 #   KILL_AT=S         kill -9 the tuner S seconds in, resume, and check nothing was lost or repeated
@@ -16,9 +18,9 @@ run_int8() {  # run_int8 NAME LOG
   step "$1" 240 "$bin/tunejit" run --precision int8 --log "$2" --json "$out/$1.json" \
     --plot "$out/$1.svg"
 }
-tune() {  # tune NAME EXTRA_FLAGS...
-  local name=$1; shift
-  step "$name" "${TUNE_LIMIT:-620}" "$bin/tunejit" tune --model vgg16 --batch 128 --precision int8 "$@"
+tune() {  # tune NAME LIMIT EXTRA_FLAGS...
+  local name=$1 limit=$2; shift 2
+  step "$name" "$limit" "$bin/tunejit" tune --model vgg16 --batch 128 --precision int8 "$@"
 }
 
 for t in ${TESTS:-}; do
@@ -30,8 +32,8 @@ done
 [ -n "${PEERS:-}" ] && OUT=$out step peer-pytorch 200 python3 .gpu/peers/pytorch_vgg16.py
 if [ -n "${COMPARE:-}" ]; then
   for s in random xgb; do
-    tune "compare-$s" --tasks "$COMPARE" --trials "${COMPARE_TRIALS:-64}" --search "$s" \
-      --log "$out/compare-$s.log"
+    tune "compare-$s" "${COMPARE_LIMIT:-620}" --tasks "$COMPARE" --trials "${COMPARE_TRIALS:-64}" \
+      --search "$s" --log "$out/compare-$s.log" ${COMPARE_FLAGS:-}
   done
 fi
 if [ -n "${BUDGET:-}" ]; then
@@ -39,13 +41,13 @@ if [ -n "${BUDGET:-}" ]; then
   flags=(--budget "$BUDGET" --log "$tlog" ${RESUME:+--resume} ${TUNE_FLAGS:-})
   if [ -n "${KILL_AT:-}" ]; then
     (sleep "$KILL_AT"; pkill -9 -f "tunejit tune"; pkill -9 -f "tunejit tune-worker") &
-    tune tune-killed "${flags[@]}"
+    tune tune-killed "${TUNE_LIMIT:-620}" "${flags[@]}"
     cp "$tlog" "$out/before-kill.log"
     [[ " ${flags[*]} " == *" --resume "* ]] || flags+=(--resume)
-    tune tune-resumed "${flags[@]}"
+    tune tune-resumed "${TUNE_LIMIT:-620}" "${flags[@]}"
     step check-resume 60 python3 scripts/check_resume.py "$out/before-kill.log" "$tlog"
   else
-    tune tune "${flags[@]}"
+    tune tune "${TUNE_LIMIT:-620}" "${flags[@]}"
   fi
   run_int8 run-tuned "$tlog"
 fi

@@ -68,8 +68,9 @@ Measurement WorkerClient::Abandon(int error_no, const std::string& why, double s
                            seconds);
 }
 
-Measurement WorkerClient::Measure(const autotvm::Record& record, const std::string& fault) {
-  Measurement m = MeasureOnce(record, fault);
+Measurement WorkerClient::Measure(const autotvm::Record& record, const std::string& fault,
+                                  double stop_above) {
+  Measurement m = MeasureOnce(record, fault, stop_above);
   // Tagged even when the worker died without answering: the record says which GPU it broke.
   if (hello_.has_value()) {
     m.gpu = hello_->gpu;
@@ -78,7 +79,8 @@ Measurement WorkerClient::Measure(const autotvm::Record& record, const std::stri
   return m;
 }
 
-Measurement WorkerClient::MeasureOnce(const autotvm::Record& record, const std::string& fault) {
+Measurement WorkerClient::MeasureOnce(const autotvm::Record& record, const std::string& fault,
+                                      double stop_above) {
   const auto begin = std::chrono::steady_clock::now();
   absl::StatusOr<WorkerHello> hello = Start();
   if (!hello.ok()) {
@@ -92,6 +94,7 @@ Measurement WorkerClient::MeasureOnce(const autotvm::Record& record, const std::
   request.seq = seq;
   request.record = record;
   request.fault = fault;
+  request.stop_above = stop_above;
   if (absl::Status s = child_->WriteLine(EncodeRequest(request)); !s.ok()) {
     return Abandon(autotvm::kRuntimeDevice, "worker gone before measuring", Since(begin));
   }
@@ -137,7 +140,7 @@ Measurement IsolatedMeasurer::Measure(const autotvm::ConfigEntity& config) {
   autotvm::MeasureResult none;
   autotvm::Record record = autotvm::MakeRecord(task_.target, task_.workload, *index, config, none);
   const std::string fault = options_.faults != nullptr ? options_.faults->Next() : "";
-  Measurement m = worker_.Measure(record, fault);
+  Measurement m = worker_.Measure(record, fault, stop_above_);
   if (!fault.empty()) m.message = absl::StrCat("[planted ", fault, " fault] ", m.message);
   return m;
 }

@@ -61,7 +61,9 @@ class WorkerClient {
   absl::StatusOr<WorkerHello> Start();
   // Never fails: every outcome is a Measurement (see the table above). `record` carries target,
   // workload, index and config.
-  Measurement Measure(const autotvm::Record& record, const std::string& fault);
+  // `stop_above`: Measurer::SetStopAbove for this candidate (0: none).
+  Measurement Measure(const autotvm::Record& record, const std::string& fault,
+                      double stop_above = 0);
   // OK while the slot can measure; the start error after max_start_failures failed starts in a row.
   absl::Status Health() const { return health_; }
   void Stop();  // asks the worker to quit (then kills it after a grace period)
@@ -69,7 +71,8 @@ class WorkerClient {
   const std::optional<WorkerHello>& hello() const { return hello_; }
 
  private:
-  Measurement MeasureOnce(const autotvm::Record& record, const std::string& fault);
+  Measurement MeasureOnce(const autotvm::Record& record, const std::string& fault,
+                          double stop_above);
   Measurement Abandon(int error_no, const std::string& why, double seconds);
 
   WorkerOptions options_;
@@ -95,11 +98,13 @@ class IsolatedMeasurer : public Measurer {
   Measurement Measure(const autotvm::ConfigEntity& config) override;
   void Precompile(const std::vector<autotvm::ConfigEntity>& configs) override;
   absl::Status Health() override { return worker_.Health(); }
+  void SetStopAbove(double seconds) override { stop_above_ = seconds; }
 
  private:
   WorkerClient& worker_;
   const Task& task_;
   IsolatedMeasureOptions options_;
+  double stop_above_ = 0;
 };
 
 }  // namespace tunejit

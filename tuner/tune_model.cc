@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
@@ -163,7 +164,23 @@ struct RunState {
   std::vector<double> allotted;                           // seconds of the current slice
   std::vector<char> taken;                                // reached by a slot in this pass
   std::vector<char> accounted;                            // earlier records folded in
+  // Best seconds per node label over all its tasks (for early stop); updated by every slot.
+  absl::Mutex best_mu;
+  absl::flat_hash_map<std::string, double> node_best ABSL_GUARDED_BY(best_mu);
 };
+
+void NoteNodeBest(RunState& run, const std::string& label, double seconds) {
+  if (!(seconds > 0)) return;
+  absl::MutexLock lock(&run.best_mu);
+  auto [it, inserted] = run.node_best.try_emplace(label, seconds);
+  if (!inserted) it->second = std::min(it->second, seconds);
+}
+
+double NodeBest(RunState& run, const std::string& label) {
+  absl::MutexLock lock(&run.best_mu);
+  auto it = run.node_best.find(label);
+  return it == run.node_best.end() ? 0.0 : it->second;
+}
 
 // Folds one record into the outcome (best, curve, counters).
 void Account(const Task& task, const autotvm::Record& r, TaskOutcome& out) {
@@ -234,6 +251,7 @@ void AccountEarlier(RunState& run, size_t i) {
   const std::vector<autotvm::Record>& earlier = EarlierRecords(run, i);
   for (const autotvm::Record& r : earlier) Account((*run.tasks)[i].task, r, run.outcomes[i]);
   run.outcomes[i].resumed = static_cast<int64_t>(earlier.size());
+  NoteNodeBest(run, (*run.tasks)[i].label, run.outcomes[i].best_cost);
 }
 
 // The task's search strategy, made on first use (false, with the outcome's status, on failure).
@@ -313,12 +331,17 @@ void TuneOne(RunState& run, size_t k, WorkerClient& worker, const WorkerHello& h
   t.batch_size = o.batch_size;
   t.log_path = o.log_path;
   t.tvm_version = o.tvm_version;
+  t.stop_factor = o.stop_factor;
+  t.known_best_seconds = NodeBest(run, mt.label);
+  // The survey made sure every task has records: later slices need not finish a batch.
+  if (run.pass == Pass::kRest) t.min_trials = 1;
   run.allotted[i] = slice.max_seconds;
   const int trials_before = out.result.trials;
   const int64_t total_before = out.trials_total;
   const Clock::time_point start = Clock::now();
   t.on_record = [&](const autotvm::Record& r, const Measurement& m) {
     Account(mt.task, r, out);
+    NoteNodeBest(run, mt.label, out.best_cost);
     if (!r.ok()) ++out.result.errors;  // live count for progress lines (TuneTask's at the end)
     if (r.result.error_no == autotvm::kRunTimeout) ++out.timeouts;
     if (r.result.error_no == autotvm::kRuntimeDevice) ++out.faults;

@@ -12,7 +12,7 @@
 // measurements tell which tasks matter: FLOPs do not (the dense layers are few FLOPs but slow)
 // and neither do alternatives for one node (winograd or NCHWc). The rest of the time goes by
 // GainWeights (tuner/budget.h) over the survey's best times, each task's share computed as it
-// starts, so nothing runs past the deadline but a task's first batch. Resumed, the budget is what
+// starts, so nothing runs past the deadline but a survey batch. Resumed, the budget is what
 // the log has not spent (ResumeLog::Seconds) and tasks with records skip the survey.
 //
 //   TuneModelOptions options;  options.log_path = "vgg16.log";
@@ -59,6 +59,9 @@ struct TuneModelOptions {
   // Seconds for the whole run in two passes (above); 0: each ModelTask's own budget. Per-task
   // trial caps (ModelTask::trials) still apply.
   double total_seconds = 0;
+  // Early stop (TuneOptions::stop_factor): candidates whose first run is slower than this times
+  // the best time of their node (over all its tasks) are not timed further. 0: off.
+  double stop_factor = 2.0;
   std::FILE* progress = nullptr;  // progress lines (stderr)
   std::string tvm_version = "0.7.dev1";
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <future>
 #include <vector>
 
@@ -39,11 +40,19 @@ std::future<void> StartPrecompile(const Task& task, Measurer& measurer,
                     [&measurer, configs = std::move(configs)] { measurer.Precompile(configs); });
 }
 
+// The early-stop bound for the next candidate (TuneOptions::stop_factor); 0: none.
+double StopAbove(const TuneOptions& options, const TuneResult& r) {
+  double best = r.best_cost;  // infinity until a candidate succeeds
+  if (options.known_best_seconds > 0) best = std::min(best, options.known_best_seconds);
+  return options.stop_factor > 0 && std::isfinite(best) ? options.stop_factor * best : 0;
+}
+
 // Measures one index, logs the record, updates the running totals.
 absl::StatusOr<autotvm::MeasureResult> MeasureOne(const Task& task, Measurer& measurer,
                                                   int64_t index, const TuneOptions& options,
                                                   TuneResult& r) {
   TUNEJIT_ASSIGN_OR_RETURN(autotvm::ConfigEntity config, task.space.Get(index));
+  measurer.SetStopAbove(StopAbove(options, r));
   Measurement m = measurer.Measure(config);
   autotvm::Record record =
       autotvm::MakeRecord(task.target, task.workload, index, config, m.result, options.tvm_version);
@@ -73,13 +82,12 @@ absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, 
   TuneResult r;
   const auto start = std::chrono::steady_clock::now();
   const int batch_size = std::max(1, options.batch_size);
-  // The first batch is always measured: a task whose kernels compile slowly (dense_large_batch at
-  // k = 25088) would otherwise spend its whole share compiling and end with no record at all.
+  const int min_trials = options.min_trials < 0 ? batch_size : options.min_trials;
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   auto out_of_time = [&] {
-    return options.max_seconds > 0 && r.trials >= batch_size && elapsed() >= options.max_seconds;
+    return options.max_seconds > 0 && r.trials >= min_trials && elapsed() >= options.max_seconds;
   };
   // A batch compiled ahead that the time left cannot measure would only delay the end (its
   // compile is waited for): judged by the last batch's duration.

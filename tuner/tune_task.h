@@ -38,6 +38,16 @@ struct TuneOptions {
   // Wall-clock budget: no candidate is started after this many seconds (0: no limit). A batch
   // cut short reports only its measured part to the strategy.
   double max_seconds = 0;
+  // Candidates measured even past max_seconds; -1: the first batch (a task whose kernels compile
+  // slowly, dense_large_batch at k = 25088, would otherwise spend its share compiling and end
+  // with no record at all).
+  int min_trials = -1;
+  // Early stop (Measurer::SetStopAbove): a candidate whose first run takes longer than
+  // stop_factor x the best time known is not timed further (0: off). The best known is the
+  // smaller of known_best_seconds (e.g. the other tasks of the same node; 0: none) and this
+  // run's best so far.
+  double stop_factor = 0;
+  double known_best_seconds = 0;
   // Called with every record (and the measurement's message) right after it is logged.
   std::function<void(const autotvm::Record&, const Measurement&)> on_record;
 };

@@ -126,6 +126,7 @@ WorkerReply WorkerState::Handle(const WorkerRequest& request, LineChannel& chann
         autotvm::kRuntimeDevice,
         fault.ok() ? "planted fault did not fault" : std::string(fault.message()), seconds());
   } else {
+    measurer->SetStopAbove(request.stop_above);
     reply.measurement = measurer->Measure(request.record.config);
   }
   // An illegal address leaves the context unusable: every later call would fail. Say so and go.

@@ -171,6 +171,7 @@ std::string EncodeRequest(const WorkerRequest& r) {
   if (record.result.costs.empty()) record.result.costs = {0.0};  // a record needs a cost list
   j["record"] = autotvm::SerializeRecord(record);
   j["fault"] = r.fault;
+  if (r.stop_above > 0) j["stop_above"] = r.stop_above;
   return j.dump();
 }
 
@@ -216,6 +217,9 @@ absl::StatusOr<WorkerRequest> DecodeRequest(std::string_view line) {
   TUNEJIT_ASSIGN_OR_RETURN(r.fault, GetString(j, "fault", false));
   if (r.fault != "" && r.fault != "oob" && r.fault != "hang") {
     return Bad("fault", absl::StrCat("unknown fault '", r.fault, "'"));
+  }
+  if (auto stop = j.find("stop_above"); stop != j.end()) {
+    TUNEJIT_ASSIGN_OR_RETURN(r.stop_above, GetNonNegative(*stop, "stop_above"));
   }
   return r;
 }

@@ -9,7 +9,8 @@
 //      "device_count": 8, "limits": {...}}          or {"op": "hello", "error": "no CUDA device"}
 //   parent -> worker, per candidate:
 //     {"op": "measure", "seq": 7, "record": "<a 0.2 record line: target, workload, index, config>",
-//      "fault": ""}                        ("oob" / "hang": launch a planted test kernel instead)
+//      "fault": "",                        ("oob" / "hang": launch a planted test kernel instead)
+//      "stop_above": 0.0124}               (optional: Measurer::SetStopAbove seconds; 0: none)
 //   worker -> parent, after setting up a workload it had not seen (inputs, reference output), so
 //   the parent's deadline for the candidate itself starts only now:
 //     {"op": "ready", "seq": 7}
@@ -54,6 +55,7 @@ struct WorkerRequest {
   int64_t seq = 0;
   autotvm::Record record;  // target, workload, index, config (the result is ignored)
   std::string fault;       // "" / "oob" / "hang" (tests only)
+  double stop_above = 0;   // seconds (Measurer::SetStopAbove); 0: time the candidate fully
 };
 
 struct WorkerReply {

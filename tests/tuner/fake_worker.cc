@@ -5,7 +5,7 @@
 //   index % 10 == 7   answers error 4 with fatal = true, then exits (a dead CUDA context)
 //   otherwise         answers cost 1e-4 * (1 + index % 13) seconds
 // A planted "oob" fault crashes, "hang" hangs. Environment:
-//   FAKE_WORKER_JOURNAL=path   appends "<pid> <seq> <index>" per request received
+//   FAKE_WORKER_JOURNAL=path   appends "<pid> <seq> <index> <stop_above>" per request received
 //   FAKE_WORKER_GPUS=n         device_count in the hello (default 1)
 //   FAKE_WORKER_FAIL_START=1   says hello with an error and exits 1
 //   FAKE_WORKER_WELL_BEHAVED=1 never misbehaves (planted faults still apply)
@@ -27,8 +27,9 @@ void Journal(const WorkerRequest& r) {
   const char* path = std::getenv("FAKE_WORKER_JOURNAL");
   if (path == nullptr) return;
   if (std::FILE* f = std::fopen(path, "a")) {
-    std::fprintf(f, "%d %lld %lld\n", static_cast<int>(getpid()), static_cast<long long>(r.seq),
-                 static_cast<long long>(r.record.index));
+    std::fprintf(f, "%d %lld %lld %.17g\n", static_cast<int>(getpid()),
+                 static_cast<long long>(r.seq), static_cast<long long>(r.record.index),
+                 r.stop_above);
     std::fclose(f);
   }
 }

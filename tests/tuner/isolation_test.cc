@@ -149,7 +149,8 @@ TEST(Isolation, CrashHangAndFatalBecomeRecordsAndTuningContinues) {
   std::set<int> pids;
   int pid;
   long long seq, index;
-  while (in >> pid >> seq >> index) {
+  double stop_above;
+  while (in >> pid >> seq >> index >> stop_above) {
     ++sent[index];
     pids.insert(pid);
   }

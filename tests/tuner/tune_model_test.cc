@@ -209,6 +209,41 @@ TEST(TuneModel, TimeBudgetSurveysEveryTaskThenSpendsTheRestWithinTheDeadline) {
   EXPECT_EQ(IndexLog(log).lines, total);
 }
 
+// Every candidate goes to the worker with stop_factor x the best time its node has so far, over
+// all the node's tasks (the second task of "pair" starts from the first one's best).
+TEST(TuneModel, WorkersGetTheNodesEarlyStopBound) {
+  const std::string log = TempPath("tune_model_stop.log");
+  const std::string journal = TempPath("tune_model_stop_journal.txt");
+  std::vector<ModelTask> tasks = DenseTasks(3, 6);
+  tasks[0].label = tasks[1].label = "pair";
+  TuneModelOptions o =
+      FakeOptions(log, {"FAKE_WORKER_WELL_BEHAVED=1", "FAKE_WORKER_JOURNAL=" + journal});
+  o.stop_factor = 3;
+  ASSERT_TRUE(TuneModel(tasks, o).ok());
+  autotvm::LogContents contents;
+  ASSERT_TRUE(autotvm::LoadLogFile(log, {.strict = true}, &contents).ok());
+  std::map<std::string, std::string> label_of;  // workload key -> label
+  for (const ModelTask& t : tasks) label_of[t.task.workload.Key()] = t.label;
+  std::ifstream in(journal);
+  std::map<std::string, double> best;  // label -> best cost logged so far
+  int pid;
+  long long seq, index;
+  double stop_above;
+  size_t k = 0;
+  // One slot: requests and records come in the same order.
+  while (in >> pid >> seq >> index >> stop_above) {
+    ASSERT_LT(k, contents.records.size());
+    const autotvm::Record& r = contents.records[k++].record;
+    ASSERT_EQ(r.index, index);
+    const std::string& label = label_of[r.workload.Key()];
+    const auto it = best.find(label);
+    EXPECT_DOUBLE_EQ(stop_above, it == best.end() ? 0.0 : 3 * it->second) << k;
+    const double cost = r.result.MeanCost();
+    best[label] = it == best.end() ? cost : std::min(it->second, cost);
+  }
+  EXPECT_EQ(k, 18u);
+}
+
 TEST(TuneModel, ResumedTimeBudgetSpendsOnlyWhatIsLeft) {
   const std::string log = TempPath("tune_model_time_resume.log");
   const std::vector<ModelTask> tasks = DenseTasks(2, 0);

@@ -46,6 +46,7 @@ class FakeMeasurer : public Measurer {
     absl::StatusOr<int64_t> index = space_->IndexOf(config);
     EXPECT_TRUE(index.ok()) << index.status();
     measured.push_back(*index);
+    bounds.push_back(stop_above);
     if (require_precompiled) {
       EXPECT_TRUE(WasPrecompiled(*index)) << *index;
     }
@@ -57,6 +58,9 @@ class FakeMeasurer : public Measurer {
     m.result.timestamp = 1700000000.0 + measured.size();
     return m;
   }
+  // The bound in force for each Measure call (SetStopAbove comes first).
+  void SetStopAbove(double seconds) override { stop_above = seconds; }
+  double stop_above = -1;
   // Runs on TuneTask's compile thread.
   void Precompile(const std::vector<autotvm::ConfigEntity>& configs) override {
     if (precompile_delay > absl::ZeroDuration()) absl::SleepFor(precompile_delay);
@@ -70,6 +74,7 @@ class FakeMeasurer : public Measurer {
   }
   static double Cost(int64_t index) { return 1e-4 * (1 + (index * 7919) % 1009); }
   std::vector<int64_t> measured;
+  std::vector<double> bounds;  // stop_above per Measure call
   absl::Mutex mu;
   std::set<int64_t> precompiled;  // guarded by mu
   int precompile_calls = 0;       // guarded by mu
@@ -204,6 +209,61 @@ TEST(TuneTask, TimeBudgetStillMeasuresTheFirstBatch) {
   absl::StatusOr<TuneResult> result = TuneTask(task, search, measurer, options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->trials, 4);
+}
+
+// In a later pass (min_trials 1) the time budget is kept from the first candidate on.
+TEST(TuneTask, MinTrialsOverridesTheFirstBatchRule) {
+  const Task task = DenseTask();
+  FakeMeasurer measurer(&task.space);
+  measurer.precompile_delay = absl::Milliseconds(300);
+  RandomSearch search(task.space.size(), 11);
+  TuneOptions options;
+  options.n_trials = 100;
+  options.batch_size = 4;
+  options.max_seconds = 0.1;
+  options.min_trials = 1;
+  absl::StatusOr<TuneResult> result = TuneTask(task, search, measurer, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->trials, 1);
+}
+
+// Each candidate is measured under stop_factor x the best known so far: first the given node
+// best, then this run's own best once it is lower.
+TEST(TuneTask, EarlyStopBoundFollowsTheBestKnown) {
+  const Task task = DenseTask();
+  FakeMeasurer measurer(&task.space);
+  RandomSearch search(task.space.size(), 5);
+  TuneOptions options;
+  options.n_trials = 40;
+  options.batch_size = 8;
+  options.stop_factor = 2;
+  options.known_best_seconds = 0.05;  // above every FakeMeasurer cost (<= 0.1009 s, most lower)
+  ASSERT_TRUE(TuneTask(task, search, measurer, options).ok());
+  ASSERT_EQ(measurer.bounds.size(), measurer.measured.size());
+  double best = options.known_best_seconds;
+  for (size_t k = 0; k < measurer.measured.size(); ++k) {
+    EXPECT_DOUBLE_EQ(measurer.bounds[k], 2 * best) << k;
+    const int64_t index = measurer.measured[k];
+    if (index % 4 != 0 && index % 7 != 0) best = std::min(best, FakeMeasurer::Cost(index));
+  }
+  EXPECT_LT(best, options.known_best_seconds);  // the run's own best took over
+}
+
+TEST(TuneTask, NoEarlyStopWithoutAFactorOrABest) {
+  const Task task = DenseTask();
+  FakeMeasurer measurer(&task.space);
+  RandomSearch search(task.space.size(), 5);
+  TuneOptions options;
+  options.n_trials = 12;
+  options.batch_size = 4;
+  ASSERT_TRUE(TuneTask(task, search, measurer, options).ok());
+  for (double b : measurer.bounds) EXPECT_EQ(b, 0);  // stop_factor 0: off
+  FakeMeasurer first(&task.space);
+  RandomSearch search2(task.space.size(), 5);
+  options.stop_factor = 3;
+  ASSERT_TRUE(TuneTask(task, search2, first, options).ok());
+  ASSERT_FALSE(first.bounds.empty());
+  EXPECT_EQ(first.bounds[0], 0);  // nothing known yet: the first candidate is timed fully
 }
 
 TEST(TuneTask, NoPrecompileWithoutPipelining) {

@@ -138,6 +138,15 @@ class TunerGpuTest : public ::testing::Test {
     EXPECT_EQ(bad.result.costs, std::vector<double>{1e9});
     Measurement good = (*planted)->Measure(result->best_config);
     EXPECT_EQ(good.result.error_no, autotvm::kNoError) << good.message;
+    // Early stop: under a bound no run can meet, the candidate is still checked, then costs its
+    // checking run alone: a real time, and far less wall time than the full timing.
+    (*planted)->SetStopAbove(1e-9);
+    Measurement cut = (*planted)->Measure(result->best_config);
+    EXPECT_EQ(cut.result.error_no, autotvm::kNoError) << cut.message;
+    ASSERT_EQ(cut.result.costs.size(), 1u);
+    EXPECT_GT(cut.result.costs[0], 0);
+    EXPECT_LT(cut.result.costs[0], 0.1);
+    EXPECT_LT(cut.result.all_cost, good.result.all_cost);
     std::fprintf(stderr, "%s: %d of 20 configs valid\n", workload.task_name.c_str(), ok);
   }
 

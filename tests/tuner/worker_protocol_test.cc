@@ -69,6 +69,11 @@ TEST(WorkerProtocol, RequestRoundTrip) {
   EXPECT_EQ(back->record.workload.Key(), r.record.workload.Key());
   EXPECT_EQ(back->record.config.ToJson(), r.record.config.ToJson());
   EXPECT_EQ(back->record.target.text, "cuda -model=unknown");
+  EXPECT_EQ(back->stop_above, 0);  // absent: no early stop
+  r.stop_above = 0.0125;
+  back = DecodeRequest(EncodeRequest(r));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_DOUBLE_EQ(back->stop_above, 0.0125);
 }
 
 TEST(WorkerProtocol, RequestWithoutResultStillEncodes) {
@@ -165,6 +170,8 @@ TEST(WorkerProtocol, BadInput) {
       R"({"op": "measure", "seq": 1, "record": "{}"})",          // bad record
       R"({"op": "measure", "seq": 1, "record": )" + escaped.dump() + R"(, "fault": "boom"})",
       R"({"op": "measure", "seq": 1, "record": 5})",
+      R"({"op": "measure", "seq": 1, "record": )" + escaped.dump() + R"(, "stop_above": -1})",
+      R"({"op": "measure", "seq": 1, "record": )" + escaped.dump() + R"(, "stop_above": "1"})",
       R"({"op": "dance"})",
   };
   for (const std::string& line : bad_requests) EXPECT_FALSE(DecodeRequest(line).ok()) << line;
