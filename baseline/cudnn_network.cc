@@ -225,7 +225,8 @@ absl::Status CudnnNetworkImpl::PlaceTensors(const Device& device, const WeightSe
     const int in = node.inputs.empty() ? -1 : node.inputs[0];
     if (node.op == OpKind::kFlatten) {
       ptr_[node.output] = ptr_[in];
-    } else if ((node.op == OpKind::kBiasAdd || node.op == OpKind::kRelu) &&
+    } else if ((node.op == OpKind::kBiasAdd || node.op == OpKind::kRelu ||
+                node.op == OpKind::kAdd) &&
                CanRunInPlace(in, consumers, producer)) {
       ptr_[node.output] = ptr_[in];
       overwritten_by_[in] = i;
@@ -322,8 +323,13 @@ absl::StatusOr<std::vector<BaselineLayer>> CudnnNetworkImpl::TimeLayers(int repe
   std::vector<BaselineLayer> layers;
   for (int i = 0; i < static_cast<int>(graph_.nodes().size()); ++i) {
     const Node& node = graph_.nodes()[i];
-    const bool fusable = node.op == OpKind::kConv2d || node.op == OpKind::kDense;
-    if (!fusable && node.op != OpKind::kMaxPool2d && node.op != OpKind::kSoftmax) continue;
+    // The nodes tunejit runs as steps of their own (bias_add and relu it fuses, flatten is a view).
+    const bool fusable =
+        node.op == OpKind::kConv2d || node.op == OpKind::kDense || node.op == OpKind::kAdd;
+    const bool alone = node.op == OpKind::kMaxPool2d || node.op == OpKind::kSoftmax ||
+                       node.op == OpKind::kAvgPool2d || node.op == OpKind::kGlobalAvgPool2d ||
+                       node.op == OpKind::kClip;
+    if (!fusable && !alone) continue;
     BaselineLayer layer;
     layer.name = node.name;
     layer.op = std::string(OpKindName(node.op));

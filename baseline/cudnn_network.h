@@ -1,8 +1,9 @@
 // File: baseline/cudnn_network.h
 // The reference tunejit is measured against, in the same process: a Graph run in float32 through
 // cuDNN (each conv with its fastest algorithm from cudnnFindConvolutionForwardAlgorithmEx, FMA
-// math only, i.e. no TF32; bias + ReLU via cudnnAddTensor / cudnnActivationForward; max pooling
-// via cudnnPoolingForward; softmax via cudnnSoftmaxForward) and cuBLAS (dense, SGEMM with
+// math only, i.e. no TF32; bias + ReLU and the residual add via cudnnAddTensor /
+// cudnnActivationForward (clip as clipped ReLU); max, average and global average pooling via
+// cudnnPoolingForward; softmax via cudnnSoftmaxForward) and cuBLAS (dense, SGEMM with
 // CUBLAS_DEFAULT_MATH). It gives the per-layer times for `tunejit run`'s table and the float32
 // output every tunejit precision is checked against.
 //
@@ -44,11 +45,14 @@ struct BaselineLayer {
 bool CudnnBaselineAvailable();
 
 // The graph checks Create runs first, without a GPU: Graph::Validate, then every node must be one
-// of conv2d (groups and dilation allowed), dense, bias_add, relu, max_pool2d, flatten, softmax on
-// float32 tensors, with symmetric padding (cuDNN's 2-D descriptors have one pad per axis) and
-// dimensions that fit cuDNN's int. Unimplemented naming the node otherwise, e.g.
+// of conv2d (groups and dilation allowed), dense, bias_add, relu, max_pool2d, avg_pool2d,
+// global_avg_pool2d, add, clip with clip_min 0 (cuDNN's clipped ReLU), flatten, softmax on float32
+// tensors, with symmetric padding (cuDNN's 2-D descriptors have one pad per axis) and dimensions
+// that fit cuDNN's int. Unimplemented naming the node otherwise, e.g.
 //   node 3 'q' (quantize): the cuDNN baseline does not run quantize
 absl::Status CheckCudnnSupport(const Graph& graph);
+// Whether a clip node's range is a cuDNN activation: [0, max] (clipped ReLU; ReLU for max = inf).
+bool ClipIsCudnnActivation(const NodeAttrs& attrs);
 
 class CudnnNetwork {
  public:
@@ -68,8 +72,9 @@ class CudnnNetwork {
   virtual absl::StatusOr<std::vector<float>> Output(const std::string& name) const = 0;
   // Median seconds of the whole network over `repeats` runs (after warm-up).
   virtual absl::StatusOr<double> TimeEndToEnd(int repeats) = 0;
-  // Per conv / dense / pool / softmax node, in node order (after a warm-up Run; pool and softmax
-  // have with_epilogue_seconds == seconds). Leaves the activations as a Run would.
+  // Per conv / dense / add / pool / clip / softmax node, in node order (after a warm-up Run; conv,
+  // dense and add also time their bias / relu followers in with_epilogue_seconds, the others have
+  // with_epilogue_seconds == seconds). Leaves the activations as a Run would.
   virtual absl::StatusOr<std::vector<BaselineLayer>> TimeLayers(int repeats) = 0;
   virtual std::string Version() const = 0;  // "cuDNN 9.14.0, cuBLAS 13.0.2"
 };

@@ -1,6 +1,7 @@
 #include "baseline/cudnn_steps.h"
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -152,8 +153,9 @@ class DenseStep : public Step {
   float* y_;
 };
 
-// y = x + bias[c], in place when the network aliased y to x; otherwise x is copied first because
-// cudnnAddTensor accumulates into its destination.
+// y = x + bias[c] (bias_add), or y = x + r (the residual add: input 1 has y's shape), in place
+// when the network aliased y to x; otherwise x is copied first because cudnnAddTensor accumulates
+// into its destination.
 class BiasAddStep : public Step {
  public:
   absl::Status Run(const StepContext& ctx) const override {
@@ -175,7 +177,7 @@ class BiasAddStep : public Step {
     y_ = a.output;
     bytes_ = Out(a).Bytes();
     TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_));
-    // [C] as [1, C, 1, 1]: cudnnAddTensor broadcasts it over N, H, W.
+    // [C] as [1, C, 1, 1]: cudnnAddTensor broadcasts it over N, H, W (an add's operand matches).
     TUNEJIT_ASSIGN_OR_RETURN(bias_desc_, MakeTensorDesc(In(a, 1).shape, label_));
     return absl::OkStatus();
   }
@@ -189,17 +191,20 @@ class BiasAddStep : public Step {
   size_t bytes_ = 0;
 };
 
-// ReLU (cudnnActivationForward), max pooling (cudnnPoolingForward) and row softmax
-// (cudnnSoftmaxForward): x -> y with one descriptor pair.
+// ReLU and clip (cudnnActivationForward), max / average / global average pooling
+// (cudnnPoolingForward) and row softmax (cudnnSoftmaxForward): x -> y with one descriptor pair.
 class UnaryStep : public Step {
  public:
   absl::Status Run(const StepContext& ctx) const override {
     switch (op_) {
       case OpKind::kRelu:
+      case OpKind::kClip:
         return CudnnOk(cudnnActivationForward(ctx.cudnn, act_.get(), &kOne, x_desc_.get(), x_,
                                               &kZero, y_desc_.get(), y_),
                        "cudnnActivationForward", label_);
       case OpKind::kMaxPool2d:
+      case OpKind::kAvgPool2d:
+      case OpKind::kGlobalAvgPool2d:
         return CudnnOk(cudnnPoolingForward(ctx.cudnn, pool_.get(), &kOne, x_desc_.get(), x_, &kZero,
                                            y_desc_.get(), y_),
                        "cudnnPoolingForward", label_);
@@ -213,8 +218,11 @@ class UnaryStep : public Step {
   std::string algorithm() const override {
     switch (op_) {
       case OpKind::kRelu:
+      case OpKind::kClip:
         return "cudnnActivationForward";
       case OpKind::kMaxPool2d:
+      case OpKind::kAvgPool2d:
+      case OpKind::kGlobalAvgPool2d:
         return "cudnnPoolingForward";
       default:
         return "cudnnSoftmaxForward";
@@ -229,23 +237,40 @@ class UnaryStep : public Step {
     // Softmax [rows, cols] is [rows, cols, 1, 1]: MODE_INSTANCE normalizes over C*H*W per row.
     TUNEJIT_ASSIGN_OR_RETURN(x_desc_, MakeTensorDesc(In(a, 0).shape, label_));
     TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_));
-    if (op_ == OpKind::kRelu) {
-      TUNEJIT_ASSIGN_OR_RETURN(act_, CreateActivationDesc(label_));
-      return CudnnOk(
-          cudnnSetActivationDescriptor(act_.get(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
-          "cudnnSetActivationDescriptor", label_);
-    }
-    if (op_ == OpKind::kMaxPool2d) return InitPool(a);
-    return absl::OkStatus();
+    if (op_ == OpKind::kRelu || op_ == OpKind::kClip) return InitActivation(a);
+    if (op_ == OpKind::kSoftmax) return absl::OkStatus();
+    return InitPool(a);
   }
 
  private:
-  absl::Status InitPool(const StepArgs& a) {
+  // Clip is [0, clip_max] here (CheckCudnnSupport): clipped ReLU, or ReLU for an infinite max.
+  absl::Status InitActivation(const StepArgs& a) {
+    TUNEJIT_ASSIGN_OR_RETURN(act_, CreateActivationDesc(label_));
     const NodeAttrs& at = Attrs(a);
+    const bool clipped = op_ == OpKind::kClip && std::isfinite(at.clip_max);
+    return CudnnOk(cudnnSetActivationDescriptor(
+                       act_.get(), clipped ? CUDNN_ACTIVATION_CLIPPED_RELU : CUDNN_ACTIVATION_RELU,
+                       CUDNN_PROPAGATE_NAN, clipped ? static_cast<double>(at.clip_max) : 0.0),
+                   "cudnnSetActivationDescriptor", label_);
+  }
+
+  absl::Status InitPool(const StepArgs& a) {
+    NodeAttrs at = Attrs(a);
+    cudnnPoolingMode_t mode = CUDNN_POOLING_MAX;
+    if (op_ == OpKind::kAvgPool2d) {
+      mode = at.count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                  : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    } else if (op_ == OpKind::kGlobalAvgPool2d) {
+      // One window over the whole plane: a 1x1 output.
+      const TensorDesc& x = In(a, 0);
+      at =
+          NodeAttrs{.pool_h = static_cast<int>(x.shape[2]), .pool_w = static_cast<int>(x.shape[3])};
+      mode = CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+    }
     TUNEJIT_ASSIGN_OR_RETURN(pool_, CreatePoolDesc(label_));
     TUNEJIT_RETURN_IF_ERROR(CudnnOk(
-        cudnnSetPooling2dDescriptor(pool_.get(), CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, at.pool_h,
-                                    at.pool_w, at.pad_top, at.pad_left, at.stride_h, at.stride_w),
+        cudnnSetPooling2dDescriptor(pool_.get(), mode, CUDNN_PROPAGATE_NAN, at.pool_h, at.pool_w,
+                                    at.pad_top, at.pad_left, at.stride_h, at.stride_w),
         "cudnnSetPooling2dDescriptor", label_));
     std::array<int, 4> got{};
     TUNEJIT_RETURN_IF_ERROR(
@@ -280,9 +305,13 @@ absl::StatusOr<std::unique_ptr<Step>> MakeStep(const StepArgs& args, const StepC
     case OpKind::kDense:
       return std::unique_ptr<Step>(std::make_unique<DenseStep>(args));
     case OpKind::kBiasAdd:
+    case OpKind::kAdd:
       return Built(std::make_unique<BiasAddStep>(), args);
     case OpKind::kRelu:
+    case OpKind::kClip:
     case OpKind::kMaxPool2d:
+    case OpKind::kAvgPool2d:
+    case OpKind::kGlobalAvgPool2d:
     case OpKind::kSoftmax:
       return Built(std::make_unique<UnaryStep>(), args);
     case OpKind::kFlatten:

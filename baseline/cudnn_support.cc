@@ -25,6 +25,10 @@ bool IsSupportedOp(OpKind op) {
     case OpKind::kMaxPool2d:
     case OpKind::kFlatten:
     case OpKind::kSoftmax:
+    case OpKind::kAdd:
+    case OpKind::kAvgPool2d:
+    case OpKind::kGlobalAvgPool2d:
+    case OpKind::kClip:
       return true;
     default:
       return false;
@@ -49,7 +53,16 @@ absl::Status CheckTensor(const Graph& graph, int index, const Node& node, int id
 
 absl::Status CheckAttrs(int index, const Node& node) {
   const NodeAttrs& a = node.attrs;
-  if (node.op != OpKind::kConv2d && node.op != OpKind::kMaxPool2d) return absl::OkStatus();
+  if (node.op == OpKind::kClip && !ClipIsCudnnActivation(a)) {
+    return NodeError(
+        index, node,
+        absl::StrCat("clip [", a.clip_min, ", ", a.clip_max,
+                     "] is not a cuDNN activation (only [0, max], i.e. (clipped) ReLU)"));
+  }
+  if (node.op != OpKind::kConv2d && node.op != OpKind::kMaxPool2d &&
+      node.op != OpKind::kAvgPool2d) {
+    return absl::OkStatus();
+  }
   if (a.pad_top != a.pad_bottom || a.pad_left != a.pad_right) {
     return NodeError(index, node,
                      absl::StrCat("asymmetric padding (top ", a.pad_top, ", bottom ", a.pad_bottom,
@@ -60,6 +73,8 @@ absl::Status CheckAttrs(int index, const Node& node) {
 }
 
 }  // namespace
+
+bool ClipIsCudnnActivation(const NodeAttrs& attrs) { return attrs.clip_min == 0.0f; }
 
 absl::Status CheckCudnnSupport(const Graph& graph) {
   TUNEJIT_RETURN_IF_ERROR(graph.Validate());

@@ -1,6 +1,8 @@
-// `tunejit run`: build VGG-16 from a tuning log, run it on the GPU, check it against cuDNN fp32 and
-// report per-layer times beside cuDNN's (text table, --json, --plot). Inputs are checked before
-// the GPU is, so a wrong file name is reported as such even on a machine without one.
+// `tunejit run`: build a model (the built-in VGG-16 or an ONNX file) with a tuning log's kernels,
+// run it on the GPU, check it against cuDNN fp32 and report per-layer times beside cuDNN's (text
+// table, --json, --plot). Inputs are checked before the GPU is, so a wrong file name is reported as
+// such even on a machine without one. --input / --output read and write raw float32 files, to
+// compare with another framework's output on the same input.
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <numbers>
 #include <optional>
@@ -27,13 +30,15 @@
 #include "cache/kernel_cache.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/model_source.h"
+#include "cli/raw_floats.h"
 #include "cli/run_report.h"
 #include "common/random.h"
 #include "common/status_macros.h"
 #include "common/svg_chart.h"
 #include "graph/executor.h"
 #include "graph/lowering.h"
-#include "graph/vgg16.h"
+#include "graph/onnx_import.h"
 #include "graph/weights.h"
 #include "jit/device.h"
 #include "jit/kernel_compiler.h"
@@ -43,6 +48,7 @@ namespace {
 
 constexpr char kSeedLog[] = "seed-vgg16-v100.log";
 constexpr int64_t kMaxBatch = 4096;  // far above what fits an H200 at 224x224; catches typos
+constexpr int64_t kBatchUnset = std::numeric_limits<int64_t>::min();  // no --batch given
 
 struct RunFlags {
   std::string model = "vgg16";
@@ -50,7 +56,7 @@ struct RunFlags {
   std::string weights;
   std::string precision_text = "int8";
   Precision precision = Precision::kInt8;
-  int64_t batch = 128;
+  int64_t batch = kBatchUnset;  // the model's (vgg16: 128; ONNX: the file's)
   int64_t repeats = 50;
   int64_t device = 0;
   std::string cache_dir;
@@ -60,6 +66,8 @@ struct RunFlags {
   std::string json;
   std::string plot;
   std::string save_weights;
+  std::string input;   // raw float32 input file
+  std::string output;  // raw float32 output file
 };
 
 double Since(std::chrono::steady_clock::time_point start) {
@@ -104,10 +112,12 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   FlagParser p("tunejit run",
                "Run a model on the GPU with the kernels a tuning log chose, check its output "
                "against cuDNN fp32 and report per-layer and end-to-end times beside cuDNN's.");
-  p.String("model", &f->model, "NAME", "model (default vgg16, the only one so far)");
+  p.String("model", &f->model, "NAME|FILE", std::string(kModelHelp) + " (default vgg16)");
   p.String("log", &f->log, "FILE", "AutoTVM tuning log (default: the shipped seed log)");
-  p.String("weights", &f->weights, "FILE", "safetensors weights (default: random, from --seed)");
-  p.Int("batch", &f->batch, "N", "batch size (default 128)");
+  p.String("weights", &f->weights, "FILE",
+           "safetensors weights for vgg16 (default: random, from --seed); an ONNX model "
+           "carries its own");
+  p.Int("batch", &f->batch, "N", "batch size (default: vgg16 128, ONNX the file's)");
   p.String("precision", &f->precision_text, "P", "fp32 or int8 (default int8)");
   p.Int("repeats", &f->repeats, "N", "timed runs; medians are reported (default 50)");
   p.Int("device", &f->device, "N", "GPU ordinal (default 0)");
@@ -119,17 +129,22 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   p.String("plot", &f->plot, "FILE.svg", "also write a per-layer bar chart");
   p.String("save-weights", &f->save_weights, "FILE",
            "write the weights used (e.g. the random ones) as safetensors, for --weights later");
+  p.String("input", &f->input, "FILE.bin",
+           "the input as raw little-endian float32 (default: N(0, 1) from --seed)");
+  p.String("output", &f->output, "FILE.bin", "write the output as raw little-endian float32");
   std::vector<std::string> positional;
   if (int code = p.Parse(args, &positional); code >= 0) return code;
   if (!positional.empty()) return Usage("unexpected argument '" + positional[0] + "'");
-  if (f->model != "vgg16") {
-    return Usage("model '" + f->model +
-                 "' is not supported yet: only the built-in vgg16 (ONNX import is planned)");
+  if (f->model != "vgg16" && !IsOnnxPath(f->model)) {
+    return Usage("unknown model '" + f->model + "': expected " + kModelHelp);
+  }
+  if (IsOnnxPath(f->model) && !f->weights.empty()) {
+    return Usage("--weights applies to vgg16 only: an ONNX model's weights are its initializers");
   }
   absl::StatusOr<Precision> precision = ParsePrecision(f->precision_text);
   if (!precision.ok()) return Usage(std::string(precision.status().message()));
   f->precision = *precision;
-  if (f->batch < 1 || f->batch > kMaxBatch)
+  if (f->batch != kBatchUnset && (f->batch < 1 || f->batch > kMaxBatch))
     return Usage(absl::StrFormat("--batch must be in 1..%d, got %d", kMaxBatch, f->batch));
   if (f->repeats < 1) return Usage(absl::StrFormat("--repeats must be >= 1, got %d", f->repeats));
   if (f->device < 0) return Usage(absl::StrFormat("--device must be >= 0, got %d", f->device));
@@ -139,9 +154,13 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
 // Everything the run builds up, in the order it is made.
 struct RunState {
   std::optional<Graph> graph;
+  std::string input_name, output_name;  // the graph's input and output tensors
+  int64_t batch = 0;
+  std::vector<float> input;  // --input's values, or N(0, 1) from --seed
   autotvm::LogContents log;
   autotvm::HistoryBest history;
   std::optional<WeightSet> weights;
+  absl::flat_hash_map<std::string, float> activation_scales;  // a QDQ model's
   RunReport report;
 };
 
@@ -159,12 +178,33 @@ std::vector<float> RandomInput(size_t count, uint64_t seed) {
   return out;
 }
 
+// --input's floats (raw float32, exactly the input's size), else N(0, 1) from --seed.
+absl::StatusOr<std::vector<float>> ModelInput(const RunFlags& f, const RunState& s) {
+  const TensorDesc& t = s.graph->tensor(*s.graph->FindTensor(s.input_name));
+  const size_t count = static_cast<size_t>(t.NumElements());
+  if (f.input.empty()) return RandomInput(count, static_cast<uint64_t>(f.seed));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> values, ReadFloats(f.input));
+  if (values.size() != count) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--input %s holds %d floats; input '%s' [%s] needs %d", f.input,
+                        values.size(), s.input_name, absl::StrJoin(t.shape, ", "), count));
+  }
+  return values;
+}
+
 // The CPU-side inputs: graph, log, weights. Every failure names the file.
 absl::Status LoadInputs(const RunFlags& f, RunState* s) {
-  Vgg16Options vgg;
-  vgg.batch = f.batch;
-  TUNEJIT_ASSIGN_OR_RETURN(Graph graph, BuildVgg16(vgg));
-  s->graph.emplace(std::move(graph));
+  auto start = std::chrono::steady_clock::now();
+  TUNEJIT_ASSIGN_OR_RETURN(ModelSource model,
+                           LoadModel(f.model, f.batch == kBatchUnset ? 0 : f.batch, 128));
+  s->graph.emplace(std::move(model.graph));
+  s->input_name = model.input;
+  s->output_name = model.output;
+  s->batch = s->report.batch = model.batch;
+  if (model.weights) s->weights.emplace(*std::move(model.weights));
+  s->activation_scales = std::move(model.activation_scales);
+  s->report.startup.push_back({"model", Since(start), f.model});
+  TUNEJIT_ASSIGN_OR_RETURN(s->input, ModelInput(f, *s));
   std::string log = f.log;
   if (log.empty()) {
     std::vector<std::string> searched;
@@ -175,7 +215,7 @@ absl::Status LoadInputs(const RunFlags& f, RunState* s) {
                                               "; pass --log FILE or set TUNEJIT_DATA_DIR"));
     }
   }
-  auto start = std::chrono::steady_clock::now();
+  start = std::chrono::steady_clock::now();
   TUNEJIT_RETURN_IF_ERROR(autotvm::LoadLogFile(log, {}, &s->log));
   for (const autotvm::LogLineError& e : s->log.errors) std::cerr << "  " << e.ToString() << "\n";
   s->history.AddAll(s->log);
@@ -183,7 +223,9 @@ absl::Status LoadInputs(const RunFlags& f, RunState* s) {
   s->report.startup.push_back({"log", Since(start), s->log.Summary()});
 
   start = std::chrono::steady_clock::now();
-  if (f.weights.empty()) {
+  if (s->weights) {
+    // ONNX: decoded with the model above.
+  } else if (f.weights.empty()) {
     s->weights.emplace(RandomWeights(*s->graph, static_cast<uint64_t>(f.seed)));
   } else {
     if (!std::filesystem::exists(f.weights))
@@ -202,11 +244,36 @@ absl::Status LoadInputs(const RunFlags& f, RunState* s) {
 }
 
 std::string BuildDetail(const ExecutorStats& st) {
-  return absl::StrFormat(
+  std::string detail = absl::StrFormat(
       "lower %.2f s, compile %.2f s (%d compiled, %d cache hits), calibrate %.2f s, upload %.2f "
       "s, verify %.2f s; %d fallback layers",
       st.lower_seconds, st.compile_seconds, st.kernels_compiled, st.kernel_cache_hits,
       st.calibrate_seconds, st.upload_seconds, st.verify_seconds, st.fallback_layers);
+  if (st.scales_given + st.scales_calibrated > 0) {
+    absl::StrAppendFormat(&detail, "; int8 scales: %d from the model, %d calibrated",
+                          st.scales_given, st.scales_calibrated);
+  }
+  return detail;
+}
+
+// Where the int8 activation scales came from, e.g. "12 from vgg16-qdq.onnx, 0 calibrated".
+std::string ScalesLine(const RunFlags& f, const ExecutorStats& st) {
+  std::string line = absl::StrFormat("run: int8 activation scales: %d from %s, %d calibrated",
+                                     st.scales_given, f.model, st.scales_calibrated);
+  if (!st.scales_unused.empty()) {
+    absl::StrAppendFormat(&line, "; %d of the file's unused (their layers run float32: %s)",
+                          st.scales_unused.size(), absl::StrJoin(st.scales_unused, ", "));
+  }
+  return line;
+}
+
+// A QDQ model at --precision fp32 runs its float graph: say so, as its numbers are not the int8
+// model's.
+void NoteQdqAtFp32(const RunFlags& f, const RunState& s) {
+  if (s.activation_scales.empty() || f.precision != Precision::kFp32) return;
+  std::cerr << "run: note: " << f.model << " is a QDQ (fake-quantized) model: fp32 runs its float "
+            << "graph with the fake-quantized weights, the activation quantization dropped; "
+               "--precision int8 runs it on the int8 kernels with the file's scales\n";
 }
 
 absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
@@ -217,12 +284,17 @@ absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
   TUNEJIT_ASSIGN_OR_RETURN(options.target, autotvm::ParseTarget("cuda"));
   options.verify_records = !f.no_verify;
   options.progress = stderr;
+  if (f.precision == Precision::kInt8) options.activation_scales = s->activation_scales;
+  NoteQdqAtFp32(f, *s);
   std::cerr << "run: building " << f.model << " (" << PrecisionName(f.precision) << ", batch "
-            << f.batch << ") on " << device.properties().name << "\n";
+            << s->batch << ") on " << device.properties().name << "\n";
   auto start = std::chrono::steady_clock::now();
   TUNEJIT_ASSIGN_OR_RETURN(Executor ex,
                            Executor::Build(device, compiler, *s->graph, *s->weights, options));
   s->report.startup.push_back({"build", Since(start), BuildDetail(ex.stats())});
+  if (f.precision == Precision::kInt8 && IsOnnxPath(f.model)) {
+    std::cerr << ScalesLine(f, ex.stats()) << "\n";
+  }
   for (const std::string& w : ex.stats().warnings) std::cerr << "  warning: " << w << "\n";
   return ex;
 }
@@ -247,9 +319,9 @@ absl::StatusOr<std::optional<std::vector<float>>> RunBaseline(const RunFlags& f,
   }
   std::cerr << "run: cuDNN fp32 baseline (" << (*net)->Version() << ")\n";
   s->report.cudnn = (*net)->Version();
-  TUNEJIT_RETURN_IF_ERROR((*net)->SetInput("input", input));
+  TUNEJIT_RETURN_IF_ERROR((*net)->SetInput(s->input_name, input));
   TUNEJIT_RETURN_IF_ERROR((*net)->Run());
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> logits, (*net)->Output("logits"));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> logits, (*net)->Output(s->output_name));
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<BaselineLayer> layers,
                            (*net)->TimeLayers(static_cast<int>(f.repeats)));
   AttachBaseline(layers, &s->report.layers);
@@ -271,13 +343,17 @@ absl::Status RunOnGpu(const RunFlags& f, RunState* s) {
   TUNEJIT_ASSIGN_OR_RETURN(Executor ex, BuildExecutor(f, device, compiler, s));
   s->report.stats = ex.stats();
 
-  const std::vector<float> input =
-      RandomInput(static_cast<size_t>(f.batch) * 3 * 224 * 224, static_cast<uint64_t>(f.seed));
+  const std::vector<float>& input = s->input;
   auto start = std::chrono::steady_clock::now();
-  TUNEJIT_RETURN_IF_ERROR(ex.SetInput("input", input));
+  TUNEJIT_RETURN_IF_ERROR(ex.SetInput(s->input_name, input));
   TUNEJIT_RETURN_IF_ERROR(ex.Run());
   s->report.startup.push_back({"first run", Since(start), "input upload + run + CUDA graph"});
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> logits, ex.Output("logits"));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> logits, ex.Output(s->output_name));
+  if (!f.output.empty()) {
+    TUNEJIT_RETURN_IF_ERROR(WriteFloats(f.output, logits));
+    std::cerr << "run: wrote " << logits.size() << " floats of '" << s->output_name << "' to "
+              << f.output << "\n";
+  }
 
   std::cerr << "run: timing " << ex.layers().size() << " layers, median of " << f.repeats << "\n";
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<double> per_layer,
@@ -292,7 +368,7 @@ absl::Status RunOnGpu(const RunFlags& f, RunState* s) {
   }
   TUNEJIT_ASSIGN_OR_RETURN(
       s->report.accuracy,
-      CompareLogits(logits, *ref, static_cast<int>(f.batch),
+      CompareLogits(logits, *ref, static_cast<int>(s->batch),
                     BoundsFor(f.precision == Precision::kInt8, s->weights->random())));
   return absl::OkStatus();
 }
@@ -336,7 +412,6 @@ int RunRunCommand(const std::vector<std::string>& args) {
   s.report.version = VersionText();
   s.report.model = f.model;
   s.report.precision = std::string(PrecisionName(f.precision));
-  s.report.batch = f.batch;
   s.report.repeats = f.repeats;
   if (absl::Status st = LoadInputs(f, &s); !st.ok()) return Fail(st);
   if (absl::Status gpu = GpuAvailable(); !gpu.ok()) {

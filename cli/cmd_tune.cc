@@ -22,10 +22,10 @@
 #include "cache/kernel_cache.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/model_source.h"
 #include "common/status_macros.h"
 #include "common/svg_chart.h"
 #include "graph/lowering.h"
-#include "graph/vgg16.h"
 #include "tuner/budget.h"
 #include "tuner/tune_model.h"
 #include "tuner/tune_plan.h"
@@ -53,7 +53,7 @@ constexpr char kSummary[] =
 struct TuneFlags {
   std::string model = "vgg16", precision = "fp32", budget, log, tasks, search = "xgb", shard;
   std::string target = "cuda -model=unknown", cache_dir, timeout = "20";
-  int64_t batch = 1, trials = 0, workers_per_gpu = 1, seed = 1, trial_batch = 0, jobs = 0;
+  int64_t batch = 0, trials = 0, workers_per_gpu = 1, seed = 1, trial_batch = 0, jobs = 0;
   int64_t gpus = 0, fault_trial = -1, hang_trial = -1;
   bool resume = false, list = false, no_cache = false;
 };
@@ -76,12 +76,9 @@ int64_t EnvInt(const char* name, int64_t fallback) {
 
 // Every distinct workload of the model, labelled with the nodes that use it.
 absl::StatusOr<Selected> AllTasks(const TuneFlags& f) {
-  if (f.model != "vgg16") {
-    return absl::InvalidArgumentError("unknown model '" + f.model + "' (known: vgg16)");
-  }
   TUNEJIT_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(f.precision));
-  TUNEJIT_ASSIGN_OR_RETURN(Graph graph, BuildVgg16({.batch = f.batch}));
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> nodes, ExtractTasks(graph, precision));
+  TUNEJIT_ASSIGN_OR_RETURN(ModelSource model, LoadModel(f.model, f.batch, 1));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> nodes, ExtractTasks(model.graph, precision));
   TUNEJIT_ASSIGN_OR_RETURN(autotvm::Target target, autotvm::ParseTarget(f.target));
   std::map<std::string, std::vector<std::string>> users;  // workload key -> node names
   for (const NodeTask& n : nodes) {
@@ -201,8 +198,8 @@ std::string SelfExe() {
 }
 
 void RegisterFlags(FlagParser& p, TuneFlags& f) {
-  p.String("model", &f.model, "NAME", "model to tune (vgg16)");
-  p.Int("batch", &f.batch, "N", "batch size (default 1)");
+  p.String("model", &f.model, "NAME|FILE", std::string(kModelHelp) + " (default vgg16)");
+  p.Int("batch", &f.batch, "N", "batch size (default: vgg16 1, ONNX the file's)");
   p.String("precision", &f.precision, "P", "fp32 or int8 (default fp32)");
   p.String("budget", &f.budget, "TIME", "time budget, e.g. 90s, 5m, 1h30m");
   p.Int("trials", &f.trials, "N",
@@ -282,7 +279,7 @@ int ValidateFlags(const TuneFlags& f, double* seconds, double* timeout) {
   absl::StatusOr<double> t = ParseDuration(f.timeout);
   if (!t.ok()) return Usage("--timeout: " + std::string(t.status().message()));
   *timeout = *t;
-  if (f.batch < 1 || f.workers_per_gpu < 1 || f.trial_batch < 0 || f.trials < 0) {
+  if (f.batch < 0 || f.workers_per_gpu < 1 || f.trial_batch < 0 || f.trials < 0) {
     return Usage("--batch, --workers-per-gpu and --trial-batch must be positive");
   }
   if (f.search != "xgb" && f.search != "random" && f.search != "grid") {

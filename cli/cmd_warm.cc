@@ -1,5 +1,8 @@
 // `tunejit warm`: compile every kernel a tuning log needs into the kernel cache, for a named GPU
-// architecture, with no GPU present. Kernels are deduplicated, then compiled on all cores.
+// architecture, with no GPU present. Kernels are deduplicated, then compiled on all cores. With
+// --model (vgg16 or FILE.onnx), the kernels are instead those `tunejit run` would choose for each
+// conv / dense layer of that model (the log's best record, else the template's fallback), with the
+// layer's fused epilogue, so a later run finds them in the cache.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,10 +16,16 @@
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
+#include "autotvm/dispatch.h"
 #include "autotvm/log_file.h"
+#include "autotvm/target.h"
 #include "cache/kernel_cache.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/model_source.h"
+#include "common/status_macros.h"
+#include "graph/executor_steps.h"
+#include "graph/kernel_choice.h"
 #include "jit/arch.h"
 #include "jit/kernel_compiler.h"
 #include "ops/op_template.h"
@@ -27,6 +36,9 @@ namespace {
 struct WarmFlags {
   std::string arch = "sm_90";
   std::string log;
+  std::string model;  // empty: the log's records; else the model's layers
+  int64_t batch = 0;
+  std::string precision = "int8";
   std::string cache_dir;
   bool no_cache = false;
   bool strict = false;
@@ -40,6 +52,14 @@ struct WarmPlan {
   std::map<std::string, int> skipped;  // reason -> count
   std::vector<std::string> rejected;   // "file:line task: reason"
 };
+
+void AddKernels(const OpPlan& plan, WarmPlan* out, std::map<std::string, bool>* seen) {
+  for (const PlannedKernel& k : plan.kernels) {
+    std::string id = k.spec.source_file + "|" + k.spec.name_expression;
+    for (const std::string& d : k.spec.defines) id += "|" + d;
+    if (seen->emplace(id, true).second) out->kernels.push_back(k.spec);
+  }
+}
 
 WarmPlan PlanKernels(const autotvm::LogContents& log, const DeviceLimits& limits) {
   WarmPlan plan;
@@ -64,12 +84,35 @@ WarmPlan PlanKernels(const autotvm::LogContents& log, const DeviceLimits& limits
       continue;
     }
     ++plan.records_used;
-    for (const PlannedKernel& k : op_plan->kernels) {
-      std::string id = k.spec.source_file + "|" + k.spec.name_expression;
-      for (const std::string& d : k.spec.defines) id += "|" + d;
-      if (!seen.emplace(id, true).second) continue;
-      plan.kernels.push_back(k.spec);
-    }
+    AddKernels(*op_plan, &plan, &seen);
+  }
+  return plan;
+}
+
+// The model's conv / dense steps as the executor lowers them (fused epilogues included), each
+// with the kernel the executor would try first; one line per layer on stdout.
+absl::StatusOr<WarmPlan> PlanModelKernels(const WarmFlags& f, const autotvm::LogContents& log,
+                                          const DeviceLimits& limits) {
+  TUNEJIT_ASSIGN_OR_RETURN(ModelSource model, LoadModel(f.model, f.batch, 128));
+  TUNEJIT_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(f.precision));
+  TUNEJIT_ASSIGN_OR_RETURN(StepProgram program, LowerToSteps(model.graph, precision));
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Target target, autotvm::ParseTarget("cuda"));
+  autotvm::HistoryBest history;
+  history.AddAll(log);
+  std::cout << absl::StrFormat("warm: %s, batch %d, %s: %d tuned layers\n", f.model, model.batch,
+                               f.precision, program.tasks.size());
+  WarmPlan plan;
+  std::map<std::string, bool> seen;
+  for (const Step& step : program.steps) {
+    if (step.task < 0) continue;
+    TUNEJIT_ASSIGN_OR_RETURN(KernelChoice choice, ChooseKernel(program.tasks[step.task], &history,
+                                                               target, limits, step.epilogue));
+    const KernelCandidate& best = choice.candidates.front();
+    plan.records_used += best.fallback ? 0 : 1;
+    if (best.fallback) ++plan.skipped["layers with no usable record (fallback config)"];
+    std::cout << absl::StrFormat("  %-24s %-30s %s\n", step.name, best.task_name,
+                                 best.fallback ? "fallback" : best.record_label);
+    AddKernels(best.plan, &plan, &seen);
   }
   return plan;
 }
@@ -139,17 +182,21 @@ int RunWarmCommand(const std::vector<std::string>& args) {
       "Compile into the kernel cache every kernel a tuning log needs, for a named GPU "
       "architecture. Needs no GPU.");
   parser.String("arch", &f.arch, "SM", "target architecture, e.g. sm_90, sm_90a (default sm_90)");
-  parser.String("log", &f.log, "FILE", "AutoTVM tuning log (required)");
+  parser.String("log", &f.log, "FILE", "AutoTVM tuning log (required without --model)");
+  parser.String("model", &f.model, "NAME|FILE",
+                std::string(kModelHelp) + ": the kernels `tunejit run` would use for it");
+  parser.Int("batch", &f.batch, "N", "with --model: batch (default: vgg16 128, ONNX the file's)");
+  parser.String("precision", &f.precision, "P", "with --model: fp32 or int8 (default int8)");
   parser.String("cache-dir", &f.cache_dir, "DIR", "kernel cache directory");
   parser.Bool("no-cache", &f.no_cache, "compile without reading or writing the cache");
   parser.Bool("strict", &f.strict, "fail on the first bad log line");
   parser.Int("jobs", &f.jobs, "N", "parallel compiles (default: all cores)");
   std::vector<std::string> positional;
   if (int code = parser.Parse(args, &positional); code >= 0) return code;
-  if (f.log.empty() || !positional.empty()) {
+  if ((f.log.empty() && f.model.empty()) || !positional.empty()) {
     std::cerr << "tunejit warm: "
-              << (f.log.empty() ? "--log FILE is required"
-                                : "unexpected argument '" + positional[0] + "'")
+              << (positional.empty() ? "--log FILE or --model NAME|FILE is required"
+                                     : "unexpected argument '" + positional[0] + "'")
               << "\n(run 'tunejit warm --help' for usage)\n";
     return kExitUsage;
   }
@@ -159,12 +206,14 @@ int RunWarmCommand(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   autotvm::LogContents log;
-  if (absl::Status s = autotvm::LoadLogFile(f.log, {.strict = f.strict}, &log); !s.ok()) {
-    std::cerr << "tunejit warm: " << s.message() << "\n";
-    return kExitFailure;
+  if (!f.log.empty()) {
+    if (absl::Status s = autotvm::LoadLogFile(f.log, {.strict = f.strict}, &log); !s.ok()) {
+      std::cerr << "tunejit warm: " << s.message() << "\n";
+      return kExitFailure;
+    }
+    for (const autotvm::LogLineError& e : log.errors) std::cerr << "  " << e.ToString() << "\n";
+    std::cout << "warm: " << log.Summary() << "\n";
   }
-  for (const autotvm::LogLineError& e : log.errors) std::cerr << "  " << e.ToString() << "\n";
-  std::cout << "warm: " << log.Summary() << "\n";
 
   absl::StatusOr<KernelCache> cache =
       KernelCache::Open({.dir = f.cache_dir, .disabled = f.no_cache});
@@ -173,7 +222,17 @@ int RunWarmCommand(const std::vector<std::string>& args) {
     return kExitFailure;
   }
   auto start = std::chrono::steady_clock::now();
-  WarmPlan plan = PlanKernels(log, DeviceLimits::ForArch(*arch));
+  WarmPlan plan;
+  if (f.model.empty()) {
+    plan = PlanKernels(log, DeviceLimits::ForArch(*arch));
+  } else {
+    absl::StatusOr<WarmPlan> model_plan = PlanModelKernels(f, log, DeviceLimits::ForArch(*arch));
+    if (!model_plan.ok()) {
+      std::cerr << "tunejit warm: " << model_plan.status().message() << "\n";
+      return kExitFailure;
+    }
+    plan = *std::move(model_plan);
+  }
   int jobs = f.jobs > 0 ? static_cast<int>(f.jobs)
                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::cout << absl::StrFormat("warm: %d distinct kernels for %s on %d threads\n",

@@ -50,10 +50,11 @@ absl::StatusOr<std::unique_ptr<Executor::State>> NewState(const Device& device, 
   return s;
 }
 
-// int8: the float32 network on a calibration batch; the scale of every int8 tensor.
-absl::Status Calibrate(Executor::State& s, const KernelCompiler& compiler,
-                       const WeightSet& weights) {
-  const auto start = Clock::now();
+// int8: max |x| of the scale slots `slots` in the float32 network on a calibration batch.
+absl::StatusOr<std::vector<float>> CalibrateSlots(Executor::State& s,
+                                                  const KernelCompiler& compiler,
+                                                  const WeightSet& weights,
+                                                  const std::vector<int>& slots) {
   ExecutorOptions fp32_options = s.options;
   fp32_options.precision = Precision::kFp32;
   // The templates' fallback configs only: they need no record and no verification (each is
@@ -66,12 +67,31 @@ absl::Status Calibrate(Executor::State& s, const KernelCompiler& compiler,
   TUNEJIT_ASSIGN_OR_RETURN(std::unique_ptr<Executor::State> fp32,
                            NewState(*s.device, s.graph, fp32_options));
   TUNEJIT_RETURN_IF_ERROR(BuildSteps(*fp32, compiler, weights));
-  TUNEJIT_ASSIGN_OR_RETURN(
-      std::vector<float> abs_max,
-      CalibrateAbsMax(*fp32, compiler, s.program.scale_sources, s.options.calibration_seed));
-  s.scales.clear();
-  for (float m : abs_max) s.scales.push_back(ActivationScale(m));
-  s.stats.calibrate_seconds = SecondsSince(start);
+  std::vector<int> sources;
+  for (int j : slots) sources.push_back(s.program.scale_sources[j]);
+  return CalibrateAbsMax(*fp32, compiler, sources, s.options.calibration_seed);
+}
+
+// int8: the scale of every scale slot, given (options.activation_scales) or calibrated; the
+// calibration run is skipped when every slot has a given scale.
+absl::Status ResolveScales(Executor::State& s, const KernelCompiler& compiler,
+                           const WeightSet& weights) {
+  const auto start = Clock::now();
+  TUNEJIT_ASSIGN_OR_RETURN(GivenScales given,
+                           MatchGivenScales(s.graph, s.program, s.options.activation_scales));
+  const std::vector<int> missing = SlotsToCalibrate(given);
+  std::vector<float> abs_max;
+  if (!missing.empty()) {
+    TUNEJIT_ASSIGN_OR_RETURN(abs_max, CalibrateSlots(s, compiler, weights, missing));
+    s.stats.calibrate_seconds = SecondsSince(start);
+  }
+  s.scales = ResolveSlotScales(given, abs_max);
+  s.stats.scales_calibrated = static_cast<int>(missing.size());
+  s.stats.scales_given = static_cast<int>(s.scales.size() - missing.size());
+  s.stats.scales_unused = given.unused;
+  for (size_t j = 0; j < s.scales.size(); ++j) {
+    s.stats.activation_scales[s.graph.tensor(s.program.scale_sources[j]).name] = s.scales[j];
+  }
   return absl::OkStatus();
 }
 
@@ -109,7 +129,7 @@ absl::StatusOr<Executor> Executor::Build(const Device& device, const KernelCompi
   TUNEJIT_ASSIGN_OR_RETURN(std::unique_ptr<State> s, NewState(device, graph, options));
   for (const std::string& w : weights.warnings()) s->Warn(w);
   if (options.precision == Precision::kInt8) {
-    TUNEJIT_RETURN_IF_ERROR(Calibrate(*s, compiler, weights));
+    TUNEJIT_RETURN_IF_ERROR(ResolveScales(*s, compiler, weights));
   }
   absl::Status built = BuildSteps(*s, compiler, weights);
   if (absl::IsResourceExhausted(built)) {

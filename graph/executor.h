@@ -11,7 +11,8 @@
 // int8 (Precision::kInt8; method in graph/quantize.h): weights get per-output-channel scales
 // (max |w| / 127); activations entering an int8 conv a per-tensor scale from a calibration run
 // of the float32 network (max |x| / 127 over a calibration batch, drawn with another seed than the
-// inputs). Each int8 conv's epilogue requantizes straight to the next int8 conv's input scale
+// inputs), or given (ExecutorOptions::activation_scales, e.g. a QDQ model's). Each int8 conv's
+// epilogue requantizes straight to the next int8 conv's input scale
 // (acc * s_in * s_w[c] / s_out + b[c] / s_out, relu, round, saturate); the last one before a
 // float layer writes float32 instead.
 //
@@ -33,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -57,6 +59,13 @@ struct ExecutorOptions {
   bool verify_records = true;     // check each chosen record's kernel once (see above)
   std::FILE* progress = nullptr;  // compile progress and warnings (e.g. stderr); null: quiet
   uint64_t calibration_seed = 7;  // int8: the calibration batch's inputs
+  // int8: activation scales known beforehand, by graph tensor name (e.g. a QDQ model's,
+  // OnnxModel::activation_scales): each scale slot whose tensor has one uses it, the others are
+  // calibrated; with every slot given, the calibration run is skipped. Weights are still
+  // quantized per output channel as max |w| / 127: from a QDQ model's fake-quantized float weights
+  // (q * s[c]) that gives back the file's int8 q and s[c] exactly when each channel's max |q| is
+  // 127, which is what symmetric max calibration produces.
+  absl::flat_hash_map<std::string, float> activation_scales;
 };
 
 // One launched step of the run phase, for reports: a fused conv/dense (+bias, relu, requantize),
@@ -82,8 +91,15 @@ struct ExecutorStats {
   double compile_seconds = 0;  // wall time of compiling / fetching every kernel
   int kernels_compiled = 0;    // NVRTC runs
   int kernel_cache_hits = 0;
-  double calibrate_seconds = 0;  // int8 calibration run (0 for fp32)
-  double upload_seconds = 0;     // weights to the device (and quantization)
+  double calibrate_seconds = 0;  // int8 calibration run (0 for fp32, or every scale given)
+  // int8: the activation scale of each scale slot by its source tensor's name, and how many came
+  // from ExecutorOptions::activation_scales or the calibration run; given names that no int8
+  // tensor carries (their layers run float32, e.g. the first conv's and the dense layers' inputs).
+  absl::flat_hash_map<std::string, float> activation_scales;
+  int scales_given = 0;
+  int scales_calibrated = 0;
+  std::vector<std::string> scales_unused;
+  double upload_seconds = 0;  // weights to the device (and quantization)
   double verify_seconds = 0;
   int64_t arena_bytes = 0;           // activation arena (with reuse)
   int64_t activation_sum_bytes = 0;  // what the activations would take without reuse

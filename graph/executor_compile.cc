@@ -137,6 +137,8 @@ absl::Status BindStep(Executor::State& state, int i, std::map<std::string, Kerne
     inputs.insert(inputs.end(), {rt.weight, rt.bias, rt.scale});
   } else if (step.kind == StepKind::kBiasAdd) {
     inputs.push_back(rt.bias);
+  } else if (step.kind == StepKind::kAdd) {
+    inputs.push_back(state.TensorPtr(step.residual));
   }
   const std::vector<DevicePtr> outputs = {state.TensorPtr(step.output)};
   rt.launches.clear();

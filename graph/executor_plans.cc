@@ -1,5 +1,6 @@
 // Per-step plans: kernel choice for conv / dense (graph/kernel_choice.h), the elementwise kernels
 // (ops/elementwise.h) for the rest, and the LayerInfo of every step.
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,26 +17,47 @@ int64_t Inner(const std::vector<int64_t>& shape) {
   return inner;
 }
 
+Pool2dParams PoolParams(const StepTensor& in, const NodeAttrs& a) {
+  Pool2dParams p;
+  p.n = in.shape[0];
+  p.c = in.shape[1];
+  p.h = in.shape[2];
+  p.w = in.shape[3];
+  p.kh = a.pool_h;
+  p.kw = a.pool_w;
+  p.stride_h = a.stride_h;
+  p.stride_w = a.stride_w;
+  p.pad_top = a.pad_top;
+  p.pad_left = a.pad_left;
+  p.pad_bottom = a.pad_bottom;
+  p.pad_right = a.pad_right;
+  p.count_include_pad = a.count_include_pad;
+  return p;
+}
+
+// A clip step runs a graph clip or a relu that no producer absorbed (clip to [0, inf)).
+absl::StatusOr<PlannedKernel> ClipStepKernel(const Node& node, int64_t total) {
+  if (node.op == OpKind::kRelu) {
+    return ClipKernel(total, 0.0f, std::numeric_limits<float>::infinity());
+  }
+  return ClipKernel(total, node.attrs.clip_min, node.attrs.clip_max);
+}
+
 absl::StatusOr<PlannedKernel> ElementwiseKernel(const Executor::State& state, const Step& step) {
   const StepTensor& in = state.program.tensors[step.input];
+  const Node& node = state.graph.nodes()[step.node];
   switch (step.kind) {
-    case StepKind::kMaxPool2d: {
-      const NodeAttrs& a = state.graph.nodes()[step.node].attrs;
-      Pool2dParams p;
-      p.n = in.shape[0];
-      p.c = in.shape[1];
-      p.h = in.shape[2];
-      p.w = in.shape[3];
-      p.kh = a.pool_h;
-      p.kw = a.pool_w;
-      p.stride_h = a.stride_h;
-      p.stride_w = a.stride_w;
-      p.pad_top = a.pad_top;
-      p.pad_left = a.pad_left;
-      p.pad_bottom = a.pad_bottom;
-      p.pad_right = a.pad_right;
-      return MaxPool2dKernel(p, step.int8 ? ElementType::kInt8 : ElementType::kFloat32);
-    }
+    case StepKind::kMaxPool2d:
+      return MaxPool2dKernel(PoolParams(in, node.attrs),
+                             step.int8 ? ElementType::kInt8 : ElementType::kFloat32);
+    case StepKind::kAvgPool2d:
+      return AvgPool2dKernel(PoolParams(in, node.attrs));
+    case StepKind::kGlobalAvgPool2d:
+      return GlobalAvgPoolKernel(in.shape[0] * in.shape[1], Inner(in.shape));
+    case StepKind::kAdd:
+      return AddReluKernel(in.NumElements(), step.epilogue.relu);
+    case StepKind::kClip:
+      return ClipStepKernel(node, in.NumElements());
     case StepKind::kSoftmax:
       return SoftmaxKernel(in.shape[0], in.NumElements() / in.shape[0]);
     case StepKind::kBiasAdd:
@@ -58,6 +80,7 @@ LayerInfo BaseInfo(const Executor::State& state, const Step& step) {
   info.dtype = p.tensors[step.input].dtype == DType::kI8 ? "int8" : "float32";
   info.fused = step.fused;
   info.bytes_moved = p.tensors[step.input].Bytes() + p.tensors[step.output].Bytes();
+  if (step.residual >= 0) info.bytes_moved += p.tensors[step.residual].Bytes();
   if (step.weight >= 0) {
     const int64_t elements = state.graph.tensor(step.weight).NumElements();
     info.bytes_moved += elements * (step.int8 ? 1 : 4);

@@ -1,12 +1,14 @@
 #include "graph/executor_steps.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "graph/memory_plan.h"
+#include "graph/quantize.h"
 
 namespace tunejit {
 namespace {
@@ -97,18 +99,25 @@ class Lowerer {
         return LowerSimple(i, StepKind::kMaxPool2d);
       case OpKind::kSoftmax:
         return LowerSimple(i, StepKind::kSoftmax);
+      case OpKind::kAvgPool2d:
+        return LowerSimple(i, StepKind::kAvgPool2d);
+      case OpKind::kGlobalAvgPool2d:
+        return LowerSimple(i, StepKind::kGlobalAvgPool2d);
+      case OpKind::kClip:
+      case OpKind::kRelu:  // not fusable into a producer: clip to [0, inf)
+        return LowerSimple(i, StepKind::kClip);
+      case OpKind::kAdd:
+        return LowerAdd(i);
       case OpKind::kFlatten:
         return LowerFlatten(i);
-      case OpKind::kRelu:
       case OpKind::kQuantize:
       case OpKind::kDequantize:
       case OpKind::kRequantize:
         break;
     }
-    return absl::UnimplementedError(absl::StrCat(
-        NodeLabel(i, node), ": the executor runs ", std::string(OpKindName(node.op)),
-        node.op == OpKind::kRelu ? " only fused after conv2d, dense or bias_add"
-                                 : " only as its own quantization (--precision int8)"));
+    return absl::UnimplementedError(
+        absl::StrCat(NodeLabel(i, node), ": the executor runs ", std::string(OpKindName(node.op)),
+                     " only as its own quantization (--precision int8)"));
   }
 
   // The step tensor holding graph tensor `t` for node `user`, as int8 or float32; an int8 use
@@ -219,10 +228,47 @@ class Lowerer {
     return absl::OkStatus();
   }
 
+  // The residual add, with a following relu fused when it is the add's only consumer. Both
+  // operands are float32 (ComputeInt8Tensors never asks an add's producers for int8).
+  absl::Status LowerAdd(int i) {
+    const Node& node = g_.nodes()[i];
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[1]));
+    Step s;
+    s.kind = StepKind::kAdd;
+    s.name = node.name;
+    s.node = i;
+    int end = node.output;
+    if (int r = FuseNext(end, OpKind::kRelu); r >= 0) {
+      s.epilogue.relu = true;
+      consumed_[r] = true;
+      s.fused_nodes.push_back(r);
+      s.fused = "relu";
+      end = g_.nodes()[r].output;
+    }
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], false, i));
+    TUNEJIT_ASSIGN_OR_RETURN(s.residual, InputValue(node.inputs[1], false, i));
+    s.output = AddOutput(end, DType::kF32, -1);
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // The float kernels read float32 only; a graph input of another dtype has no kernel here.
+  absl::Status RequireFloatValue(int node, int t) const {
+    const int v = p_.value_of[t];
+    if (v < 0 || p_.tensors[v].dtype == DType::kF32 || p_.tensors[v].dtype == DType::kI8) {
+      return absl::OkStatus();  // no value: InputValue says so; int8: InputValue handles it
+    }
+    return absl::UnimplementedError(
+        absl::StrCat(NodeLabel(node, g_.nodes()[node]), ": input '", g_.tensor(t).name, "' is ",
+                     std::string(DTypeName(p_.tensors[v].dtype)), "; the executor runs float32"));
+  }
+
   // max pool (float or int8, following its input; int8 keeps the input's scale: max commutes with
-  // a positive scale and with rounding) and softmax (float).
+  // a positive scale and with rounding); softmax, average pools and clip (float).
   absl::Status LowerSimple(int i, StepKind kind) {
     const Node& node = g_.nodes()[i];
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
     const int v = p_.value_of[node.inputs[0]];
     const bool int8 = kind == StepKind::kMaxPool2d && v >= 0 && p_.tensors[v].dtype == DType::kI8;
     Step s;
@@ -281,12 +327,66 @@ std::string_view StepKindName(StepKind kind) {
       return "bias_add";
     case StepKind::kQuantize:
       return "quantize";
+    case StepKind::kAdd:
+      return "add";
+    case StepKind::kAvgPool2d:
+      return "avg_pool2d";
+    case StepKind::kGlobalAvgPool2d:
+      return "global_avg_pool2d";
+    case StepKind::kClip:
+      return "clip";
   }
   return "?";
 }
 
 absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision) {
   return Lowerer(graph, precision).Run();
+}
+
+absl::StatusOr<GivenScales> MatchGivenScales(const Graph& graph, const StepProgram& program,
+                                             const absl::flat_hash_map<std::string, float>& given) {
+  GivenScales out;
+  out.per_slot.resize(program.scale_sources.size());
+  absl::flat_hash_map<std::string, bool> used;
+  for (const auto& [name, scale] : given) {
+    if (!(scale > 0) || !std::isfinite(scale)) {
+      return absl::InvalidArgumentError(absl::StrCat("executor: activation scale of '", name,
+                                                     "' is ", scale,
+                                                     ": it must be positive and finite"));
+    }
+    used[name] = false;
+  }
+  for (const StepTensor& t : program.tensors) {
+    if (t.scale_slot < 0 || t.graph_tensor < 0) continue;
+    auto it = given.find(graph.tensor(t.graph_tensor).name);
+    if (it == given.end()) continue;
+    used[it->first] = true;
+    std::optional<float>& slot = out.per_slot[t.scale_slot];
+    slot = std::max(slot.value_or(0.0f), it->second);
+  }
+  for (const auto& [name, was_used] : used) {
+    if (!was_used) out.unused.push_back(name);
+  }
+  std::sort(out.unused.begin(), out.unused.end());
+  return out;
+}
+
+std::vector<int> SlotsToCalibrate(const GivenScales& given) {
+  std::vector<int> slots;
+  for (size_t j = 0; j < given.per_slot.size(); ++j) {
+    if (!given.per_slot[j]) slots.push_back(static_cast<int>(j));
+  }
+  return slots;
+}
+
+std::vector<float> ResolveSlotScales(const GivenScales& given,
+                                     absl::Span<const float> calibrated_abs_max) {
+  std::vector<float> scales;
+  size_t next = 0;
+  for (const std::optional<float>& s : given.per_slot) {
+    scales.push_back(s ? *s : ActivationScale(calibrated_abs_max[next++]));
+  }
+  return scales;
 }
 
 absl::StatusOr<StepMemory> PlanStepMemory(const StepProgram& program, int64_t alignment) {
@@ -316,6 +416,7 @@ absl::StatusOr<StepMemory> PlanStepMemory(const StepProgram& program, int64_t al
   }
   for (int s = 0; s < steps; ++s) {
     use(program.steps[s].input, s);
+    if (program.steps[s].residual >= 0) use(program.steps[s].residual, s);
     use(program.steps[s].output, s);
   }
   std::vector<BufferLifetime> buffers;

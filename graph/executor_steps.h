@@ -3,12 +3,17 @@
 // a flat list of Steps, each one kernel plan at run time:
 //  * conv2d / dense absorb a following bias_add and relu into their epilogue (when the
 //    intermediate tensors have no other consumer and are not graph outputs);
-//  * max_pool2d, softmax and a standalone bias_add (+relu) are elementwise steps;
+//  * max_pool2d, avg_pool2d, global_avg_pool2d, clip, softmax, a standalone bias_add (+relu) and
+//    the residual add (+relu, fused when the add's output has no other consumer) are elementwise
+//    steps; a relu that cannot be fused runs as a clip step to [0, inf);
 //  * flatten is a view: its step tensor aliases its input's bytes (no step);
 //  * at Precision::kInt8 (graph/quantize.h), an int8 conv whose input is float gets a quantize
 //    step before it, and a conv whose output only feeds int8 convs (directly or through max
 //    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
-//    a scale slot: the float32 graph tensor whose calibrated max |x| / 127 is its scale.
+//    a scale slot: the float32 graph tensor whose calibrated max |x| / 127 is its scale (unless
+//    the caller gives one: MatchGivenScales). The other
+//    elementwise steps run in float32: a residual add reads float operands (the int8 convs feeding
+//    it write float32; the convs reading its output quantize it once, in a shared quantize step).
 // Step tensors are planned with lifetimes over step indices (graph/memory_plan.h PlanBuffers):
 // graph inputs and outputs stay live for the whole run (inputs are set before, outputs read
 // after).
@@ -20,11 +25,14 @@
 #define TUNEJIT_GRAPH_EXECUTOR_STEPS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "graph/graph.h"
 #include "graph/lowering.h"
 #include "graph/weights.h"
@@ -44,7 +52,18 @@ struct StepTensor {
   int64_t Bytes() const { return NumElements() * DTypeSize(dtype); }
 };
 
-enum class StepKind { kConv2d, kDense, kMaxPool2d, kSoftmax, kBiasAdd, kQuantize };
+enum class StepKind {
+  kConv2d,
+  kDense,
+  kMaxPool2d,
+  kSoftmax,
+  kBiasAdd,
+  kQuantize,
+  kAdd,
+  kAvgPool2d,
+  kGlobalAvgPool2d,
+  kClip
+};
 std::string_view StepKindName(StepKind kind);  // "conv2d", "dense", "max_pool2d", ...
 
 struct Step {
@@ -53,9 +72,10 @@ struct Step {
   int node = -1;                 // the main graph node
   int task = -1;                 // conv / dense: index into StepProgram::tasks
   bool int8 = false;             // int8 inputs (conv, max pool, and a quantize step's output)
-  Epilogue epilogue;             // conv / dense; kBiasAdd uses epilogue.relu
+  Epilogue epilogue;             // conv / dense; kBiasAdd and kAdd use epilogue.relu
   std::string fused;             // "bias+relu+requantize", "" when nothing is fused
   int input = -1, output = -1;   // step tensor ids
+  int residual = -1;             // kAdd: the second operand's step tensor (read with `input`)
   int weight = -1, bias = -1;    // graph tensor ids (-1: none)
   std::vector<int> fused_nodes;  // graph nodes absorbed into this step (bias_add, relu)
 };
@@ -72,10 +92,31 @@ struct StepProgram {
 };
 
 // InvalidArgument when the graph does not validate; Unimplemented for ops the executor cannot run
-// (standalone relu, graph-level quantize/dequantize/requantize, non-float graphs), naming the node.
+// (graph-level quantize/dequantize/requantize, non-float graphs), naming the node.
 absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision);
 
-// Per step tensor the arena offset (aliases share their root's); lifetimes over step indices.
+// int8 activation scales given by the caller (ExecutorOptions::activation_scales: graph tensor
+// name -> scale, e.g. a QDQ model's), matched to the scale slots of `program`. A slot is shared
+// by every int8 step tensor that carries it: its source, and the outputs of the max pools and
+// flattens after it (max commutes with a positive scale), so a scale given for a pool's output
+// sets its input's slot. When several of a slot's tensors have one (QDQ on both sides of a max
+// pool), they should agree; the largest is used, so none of them clips.
+struct GivenScales {
+  std::vector<std::optional<float>> per_slot;  // nullopt: calibrate the slot
+  std::vector<std::string> unused;  // given names no int8 tensor carries (float32 layers), sorted
+};
+// InvalidArgument for a scale that is not positive and finite (naming the tensor).
+absl::StatusOr<GivenScales> MatchGivenScales(const Graph& graph, const StepProgram& program,
+                                             const absl::flat_hash_map<std::string, float>& given);
+// The slots without a given scale, in order: what calibration measures.
+std::vector<int> SlotsToCalibrate(const GivenScales& given);
+// Per slot its scale: the given one, else ActivationScale (graph/quantize.h) of the calibrated
+// max |x|, `calibrated_abs_max` holding one per SlotsToCalibrate entry, in that order.
+std::vector<float> ResolveSlotScales(const GivenScales& given,
+                                     absl::Span<const float> calibrated_abs_max);
+
+// Per step tensor the arena offset (aliases share their root's); lifetimes over step indices (a
+// step's inputs, residual included, and its output are live together, so they never share bytes).
 struct StepMemory {
   std::vector<int64_t> offsets;
   int64_t arena_bytes = 0;

@@ -58,6 +58,14 @@ std::string_view OpKindName(OpKind op) {
       return "dequantize";
     case OpKind::kRequantize:
       return "requantize";
+    case OpKind::kAdd:
+      return "add";
+    case OpKind::kAvgPool2d:
+      return "avg_pool2d";
+    case OpKind::kGlobalAvgPool2d:
+      return "global_avg_pool2d";
+    case OpKind::kClip:
+      return "clip";
   }
   return "?";
 }

@@ -18,6 +18,7 @@
 #define TUNEJIT_GRAPH_GRAPH_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,12 +46,16 @@ struct TensorDesc {
 //   dense       data [M, K], weight [N, K]                         -> [M, N] (f32, or i8 -> i32)
 //   bias_add    x [N, C, ...], bias [C] (same dtype as x)          -> like x
 //   relu        x                                                  -> like x
-//   max_pool2d  x NCHW (f32 or i8)                                 -> NCHW, floor output size
+//   max_pool2d  x NCHW (f32 or i8), padding counts as -inf         -> NCHW, floor output size
 //   flatten     x [N, ...]                                         -> [N, prod(...)] (a view)
 //   softmax     x [rows, cols] f32, over cols                      -> like x
 //   quantize    x f32 (attrs.scale)                                -> i8 like x
 //   dequantize  x i8/i32, scale f32 [C] or [1] (C = dim 1)         -> f32 like x
 //   requantize  x i32, scale f32 [C] or [1]                        -> i8 like x
+//   add         x, y f32 of the same shape (residual add)          -> like x
+//   avg_pool2d  x NCHW f32 (attrs.count_include_pad)               -> NCHW, floor output size
+//   global_avg_pool2d  x [N, C, H, W] f32                          -> [N, C, 1, 1]
+//   clip        x f32 (attrs.clip_min <= attrs.clip_max)           -> like x
 enum class OpKind {
   kConv2d,
   kDense,
@@ -61,19 +66,29 @@ enum class OpKind {
   kSoftmax,
   kQuantize,
   kDequantize,
-  kRequantize
+  kRequantize,
+  kAdd,
+  kAvgPool2d,
+  kGlobalAvgPool2d,
+  kClip
 };
 std::string_view OpKindName(OpKind op);
 
 struct NodeAttrs {
-  // conv2d and max_pool2d.
+  // conv2d, max_pool2d and avg_pool2d.
   int stride_h = 1, stride_w = 1;
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   // conv2d only.
   int dilation_h = 1, dilation_w = 1;
   int groups = 1;
-  // max_pool2d window.
+  // max_pool2d and avg_pool2d window.
   int pool_h = 2, pool_w = 2;
+  // avg_pool2d: whether padded positions count in the divisor (ONNX AveragePool's default: no).
+  bool count_include_pad = false;
+  // clip: y = min(max(x, clip_min), clip_max); unbounded by default, as ONNX Clip without its
+  // min / max inputs (ReLU6 is [0, 6]).
+  float clip_min = -std::numeric_limits<float>::infinity();
+  float clip_max = std::numeric_limits<float>::infinity();
   // quantize: q = round(x / scale).
   float scale = 1.f;
 };

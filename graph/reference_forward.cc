@@ -21,6 +21,13 @@ int64_t Inner(const std::vector<int64_t>& shape) {
   return inner;
 }
 
+Pool2dParams PoolParams(const TensorDesc& x, const NodeAttrs& a) {
+  Pool2dParams p{x.shape[0], x.shape[1], x.shape[2], x.shape[3], a.pool_h,     a.pool_w,
+                 a.stride_h, a.stride_w, a.pad_top,  a.pad_left, a.pad_bottom, a.pad_right};
+  p.count_include_pad = a.count_include_pad;
+  return p;
+}
+
 absl::StatusOr<std::vector<float>> Evaluate(const Graph& g, int index,
                                             const std::vector<std::vector<float>>& v) {
   const Node& node = g.nodes()[index];
@@ -39,12 +46,16 @@ absl::StatusOr<std::vector<float>> Evaluate(const Graph& g, int index,
       for (float& e : y) e = std::max(e, 0.0f);
       return y;
     }
-    case OpKind::kMaxPool2d: {
-      const NodeAttrs& a = node.attrs;
-      Pool2dParams p{xd.shape[0], xd.shape[1], xd.shape[2], xd.shape[3], a.pool_h,     a.pool_w,
-                     a.stride_h,  a.stride_w,  a.pad_top,   a.pad_left,  a.pad_bottom, a.pad_right};
-      return cpuref::MaxPool2d(p, absl::Span<const float>(x));
-    }
+    case OpKind::kMaxPool2d:
+      return cpuref::MaxPool2d(PoolParams(xd, node.attrs), absl::Span<const float>(x));
+    case OpKind::kAvgPool2d:
+      return cpuref::AvgPool2d(PoolParams(xd, node.attrs), x);
+    case OpKind::kGlobalAvgPool2d:
+      return cpuref::GlobalAvgPool(xd.shape[0] * xd.shape[1], Inner(xd.shape), x);
+    case OpKind::kAdd:
+      return cpuref::AddRelu(x, v[node.inputs[1]], false);
+    case OpKind::kClip:
+      return cpuref::Clip(x, node.attrs.clip_min, node.attrs.clip_max);
     case OpKind::kFlatten:
       return x;
     case OpKind::kSoftmax:

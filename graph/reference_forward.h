@@ -19,8 +19,8 @@
 namespace tunejit {
 
 // Values of every tensor, by graph tensor id (weights included). InvalidArgument for a missing or
-// mis-sized input; Unimplemented for ops other than conv2d, dense, bias_add, relu, max_pool2d,
-// flatten and softmax, or non-float32 tensors.
+// mis-sized input; Unimplemented for the quantization ops (quantize, dequantize, requantize) and
+// non-float32 tensors.
 absl::StatusOr<std::vector<std::vector<float>>> ReferenceForward(
     const Graph& graph, const WeightSet& weights,
     const std::map<std::string, std::vector<float>>& inputs);

@@ -96,15 +96,59 @@ absl::StatusOr<InferredOutput> Dense(const TensorDesc& x, const TensorDesc& w) {
                         x.dtype == DType::kI8 ? DType::kI32 : DType::kF32};
 }
 
-absl::StatusOr<InferredOutput> MaxPool(const NodeAttrs& a, const TensorDesc& x) {
+// Pads must be smaller than the window so that every window holds at least one real element (a
+// max pool never yields -inf, an average never divides by zero); ONNX and PyTorch exports obey it.
+absl::Status CheckPoolPads(const NodeAttrs& a) {
+  if (a.pad_top < a.pool_h && a.pad_bottom < a.pool_h && a.pad_left < a.pool_w &&
+      a.pad_right < a.pool_w) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "attrs: pads (", a.pad_top, ", ", a.pad_left, ", ", a.pad_bottom, ", ", a.pad_right,
+      ") must be smaller than the pool window (", a.pool_h, ", ", a.pool_w, ")"));
+}
+
+// max_pool2d (f32 or i8) and avg_pool2d (f32).
+absl::StatusOr<InferredOutput> Pool(const NodeAttrs& a, const TensorDesc& x, bool max) {
   TUNEJIT_RETURN_IF_ERROR(CheckWindow(a, false));
+  TUNEJIT_RETURN_IF_ERROR(CheckPoolPads(a));
   TUNEJIT_RETURN_IF_ERROR(ExpectRank(0, x, 4));
-  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32, DType::kI8}));
+  if (max) {
+    TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32, DType::kI8}));
+  } else {
+    TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+  }
   TUNEJIT_ASSIGN_OR_RETURN(int64_t oh,
                            OutDim("H", x.shape[2], a.pad_top, a.pad_bottom, a.pool_h, a.stride_h));
   TUNEJIT_ASSIGN_OR_RETURN(int64_t ow,
                            OutDim("W", x.shape[3], a.pad_left, a.pad_right, a.pool_w, a.stride_w));
   return InferredOutput{{x.shape[0], x.shape[1], oh, ow}, x.dtype};
+}
+
+absl::StatusOr<InferredOutput> GlobalAvgPool(const TensorDesc& x) {
+  TUNEJIT_RETURN_IF_ERROR(ExpectRank(0, x, 4));
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+  return InferredOutput{{x.shape[0], x.shape[1], 1, 1}, x.dtype};
+}
+
+// The residual add: no broadcasting (the importer rejects it), so both operands match exactly.
+absl::StatusOr<InferredOutput> Add(const TensorDesc& x, const TensorDesc& y) {
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(1, y, {DType::kF32}));
+  if (y.shape != x.shape) {
+    return Fail(1, y, absl::StrCat("expected the shape of input 0 ", Shape(x.shape)));
+  }
+  return InferredOutput{x.shape, x.dtype};
+}
+
+absl::StatusOr<InferredOutput> Clip(const NodeAttrs& a, const TensorDesc& x) {
+  // Infinite bounds are fine (ONNX Clip without min or max); NaN or an empty range is not.
+  if (std::isnan(a.clip_min) || std::isnan(a.clip_max) || a.clip_min > a.clip_max) {
+    return absl::InvalidArgumentError(absl::StrCat("attrs: clip range [", a.clip_min, ", ",
+                                                   a.clip_max, "] must be ordered, without NaN"));
+  }
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+  return InferredOutput{x.shape, x.dtype};
 }
 
 // x [N, C, ...] with a per-channel vector: bias_add's bias or a (de/re)quantize scale.
@@ -161,6 +205,7 @@ size_t InputCount(OpKind op) {
     case OpKind::kBiasAdd:
     case OpKind::kDequantize:
     case OpKind::kRequantize:
+    case OpKind::kAdd:
       return 2;
     default:
       return 1;
@@ -170,7 +215,8 @@ size_t InputCount(OpKind op) {
 }  // namespace
 
 std::vector<int> WeightInputPositions(OpKind op) {
-  return InputCount(op) == 2 ? std::vector<int>{1} : std::vector<int>{};
+  // add's second operand is an activation (the residual), unlike every other two-input op's.
+  return InputCount(op) == 2 && op != OpKind::kAdd ? std::vector<int>{1} : std::vector<int>{};
 }
 
 absl::StatusOr<InferredOutput> InferOutput(OpKind op, const NodeAttrs& attrs,
@@ -185,7 +231,15 @@ absl::StatusOr<InferredOutput> InferOutput(OpKind op, const NodeAttrs& attrs,
     case OpKind::kDense:
       return Dense(*inputs[0], *inputs[1]);
     case OpKind::kMaxPool2d:
-      return MaxPool(attrs, *inputs[0]);
+      return Pool(attrs, *inputs[0], /*max=*/true);
+    case OpKind::kAvgPool2d:
+      return Pool(attrs, *inputs[0], /*max=*/false);
+    case OpKind::kGlobalAvgPool2d:
+      return GlobalAvgPool(*inputs[0]);
+    case OpKind::kAdd:
+      return Add(*inputs[0], *inputs[1]);
+    case OpKind::kClip:
+      return Clip(attrs, *inputs[0]);
     case OpKind::kQuantize:
       if (!(attrs.scale > 0) || !std::isfinite(attrs.scale)) {
         return absl::InvalidArgumentError(

@@ -122,6 +122,30 @@ WeightSet RandomWeights(const Graph& graph, uint64_t seed) {
   return set;
 }
 
+absl::StatusOr<WeightSet> WeightsFromImport(const Graph& graph,
+                                            std::vector<std::vector<uint8_t>> bytes,
+                                            std::string label) {
+  bytes.resize(graph.tensors().size());
+  std::vector<std::string> wrong;
+  for (int id : graph.TensorsOfKind(TensorKind::kWeight)) {
+    const TensorDesc& t = graph.tensor(id);
+    if (static_cast<int64_t>(bytes[id].size()) != t.Bytes()) {
+      wrong.push_back(absl::StrCat("'", t.name, "' (", Describe(t.dtype, t.shape),
+                                   "): ", bytes[id].size(), " bytes, expected ", t.Bytes()));
+    }
+  }
+  if (!wrong.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": weight tensors of the wrong size: ", absl::StrJoin(wrong, "; ")));
+  }
+  WeightSet set;
+  set.owned_ = std::move(bytes);
+  set.data_.resize(set.owned_.size());
+  for (int id : graph.TensorsOfKind(TensorKind::kWeight)) set.data_[id] = set.owned_[id];
+  set.label_ = std::move(label);
+  return set;
+}
+
 absl::Status ExportWeights(const Graph& graph, const WeightSet& weights, const std::string& path) {
   std::vector<TensorView> views;
   for (int id : graph.TensorsOfKind(TensorKind::kWeight)) {

@@ -1,6 +1,7 @@
 // File: graph/weights.h
 // Weight values for a graph's weight tensors, by name: from a safetensors file (memory-mapped, not
-// copied) or generated deterministically from a seed when no file is given. Random weights are
+// copied), from an importer's decoded bytes (WeightsFromImport), or generated deterministically
+// from a seed when no file is given. Random weights are
 // flagged (random(), Label()) so every result computed with them can say "random weights".
 //
 //   TUNEJIT_ASSIGN_OR_RETURN(WeightSet w, LoadWeights(graph, "vgg16.safetensors"));
@@ -43,11 +44,14 @@ class WeightSet {
  private:
   friend absl::StatusOr<WeightSet> LoadWeights(const Graph&, const std::string&);
   friend WeightSet RandomWeights(const Graph&, uint64_t);
+  friend absl::StatusOr<WeightSet> WeightsFromImport(const Graph&,
+                                                     std::vector<std::vector<uint8_t>>,
+                                                     std::string);
   WeightSet() = default;
 
   std::vector<absl::Span<const uint8_t>> data_;  // per graph tensor id
   std::optional<SafetensorsFile> file_;          // owns the mapping the spans point into
-  std::vector<std::vector<uint8_t>> owned_;      // random weights' storage
+  std::vector<std::vector<uint8_t>> owned_;      // random or imported weights' storage
   bool random_ = false;
   std::string label_;
   std::vector<std::string> warnings_;
@@ -64,6 +68,14 @@ absl::StatusOr<WeightSet> LoadWeights(const Graph& graph, const std::string& pat
 // (de/re)quantize stays in range). Int8 weights are uniform in [-64, 64]; int32 uniform [-1000,
 // 1000].
 WeightSet RandomWeights(const Graph& graph, uint64_t seed);
+
+// Weights an importer decoded (graph/onnx_import.h), taken over without a copy: `bytes` is indexed
+// by graph tensor id and must hold exactly TensorDesc::Bytes() for every kWeight tensor (empty
+// for the others). `label` is what Label() reports, e.g. "weights from resnet50.onnx".
+// InvalidArgument listing every weight tensor whose size is wrong or missing.
+absl::StatusOr<WeightSet> WeightsFromImport(const Graph& graph,
+                                            std::vector<std::vector<uint8_t>> bytes,
+                                            std::string label);
 
 // Writes the weights of `graph` to a safetensors file (e.g. random weights, to feed another tool),
 // with metadata {"tunejit.weights": Label()}.

@@ -1,7 +1,9 @@
 // File: kernel_sources/elementwise.cu
-// The graph's non-tuned ops (no AutoTVM knobs): standalone bias_add+relu, max_pool2d (NCHW, float
-// and int8), row softmax, quantize / dequantize / requantize. One thread per element with a
-// grid-stride loop (any grid size is correct), except softmax: one block of kBlock threads per row.
+// The graph's non-tuned ops (no AutoTVM knobs): standalone bias_add+relu, the residual add(+relu),
+// clip, max_pool2d (NCHW, float and int8), avg_pool2d, global average pooling, row softmax,
+// quantize / dequantize / requantize. One thread per element with a grid-stride loop (any grid size
+// is correct), except softmax (one block of kBlock threads per row) and global average pooling (one
+// warp per plane).
 // Rounding follows the CPU reference exactly (round to nearest even, saturate; _rn intrinsics so
 // no fma contraction changes a result).
 //
@@ -23,6 +25,74 @@ __global__ void bias_relu(const float* __restrict__ x, const float* __restrict__
     float v = __fadd_rn(x[i], __ldg(bias + ch));
     if (kRelu) v = v < 0.0f ? 0.0f : v;
     y[i] = v;
+  }
+}
+
+// y = x + r (then relu if kRelu): ResNet's residual add, its relu fused.
+template <int kRelu>
+__global__ void add_relu(const float* __restrict__ x, const float* __restrict__ r,
+                         float* __restrict__ y, s64 total) {
+  TUNEJIT_GRID_STRIDE(i, total) {
+    float v = __fadd_rn(x[i], r[i]);
+    if (kRelu) v = v < 0.0f ? 0.0f : v;
+    y[i] = v;
+  }
+}
+
+// y = min(max(x, lo), hi), NaN passing through (as the CPU reference's comparisons do).
+__global__ void clip(const float* __restrict__ x, float* __restrict__ y, s64 total, float lo,
+                     float hi) {
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const float v = x[i];
+    y[i] = v < lo ? lo : (v > hi ? hi : v);
+  }
+}
+
+// NCHW average pooling, floor output size. kCountPad: divide by the whole window (padding counts
+// as zeros; with floor sizes a window never passes the padded edge); else by the real elements in
+// it (ONNX's default). Shape inference keeps pads below the window, so that count is >= 1.
+template <int kCountPad>
+__global__ void avg_pool2d(const float* __restrict__ x, float* __restrict__ y, int planes, int h,
+                           int w, int oh, int ow, int kh, int kw, int sh, int sw, int pad_top,
+                           int pad_left) {
+  const s64 total = static_cast<s64>(planes) * oh * ow;
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const int ox = static_cast<int>(i % ow);
+    const int oy = static_cast<int>((i / ow) % oh);
+    const float* src = x + (i / (static_cast<s64>(oh) * ow)) * h * w;
+    float sum = 0.0f;
+    int count = 0;
+    for (int ky = 0; ky < kh; ++ky) {
+      const int iy = oy * sh + ky - pad_top;
+      if (iy < 0 || iy >= h) continue;
+      for (int kx = 0; kx < kw; ++kx) {
+        const int ix = ox * sw + kx - pad_left;
+        if (ix < 0 || ix >= w) continue;
+        sum = __fadd_rn(sum, src[static_cast<s64>(iy) * w + ix]);
+        ++count;
+      }
+    }
+    y[i] = __fdiv_rn(sum, static_cast<float>(kCountPad ? kh * kw : count));
+  }
+}
+
+// y[p] = mean of the `inner` floats of plane p ([N, C, H, W] -> [N, C, 1, 1]); one warp per plane,
+// grid-stride over planes (the loop bound is warp-uniform, so the full-mask shuffles are safe).
+// blockDim.x must be a multiple of 32.
+__global__ void global_avg_pool(const float* __restrict__ x, float* __restrict__ y, s64 planes,
+                                int inner) {
+  const int lane = threadIdx.x & 31;
+  const s64 first = (static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const s64 warps = (static_cast<s64>(gridDim.x) * blockDim.x) >> 5;
+  for (s64 p = first; p < planes; p += warps) {
+    const float* src = x + p * inner;
+    float sum = 0.0f;
+    for (int j = lane; j < inner; j += 32) sum += src[j];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    }
+    if (lane == 0) y[p] = __fdiv_rn(sum, static_cast<float>(inner));
   }
 }
 
@@ -185,6 +255,12 @@ template __global__ void tunejit::max_pool2d<float>(const float*, float*, int, i
 template __global__ void tunejit::max_pool2d<signed char>(const signed char*, signed char*, int,
                                                           int, int, int, int, int, int, int, int,
                                                           int, int);
+template __global__ void tunejit::add_relu<1>(const float*, const float*, float*, long long);
+template __global__ void tunejit::add_relu<0>(const float*, const float*, float*, long long);
+template __global__ void tunejit::avg_pool2d<0>(const float*, float*, int, int, int, int, int, int,
+                                                int, int, int, int, int);
+template __global__ void tunejit::avg_pool2d<1>(const float*, float*, int, int, int, int, int, int,
+                                                int, int, int, int, int);
 template __global__ void tunejit::softmax_rows<256>(const float*, float*, int, int);
 template __global__ void tunejit::abs_max<256>(const float*, float*, long long);
 template __global__ void tunejit::compare_to_reference<float>(const float*, const float*, double*,

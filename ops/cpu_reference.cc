@@ -203,6 +203,58 @@ std::vector<int8_t> MaxPool2d(const Pool2dParams& p, absl::Span<const int8_t> x)
   return MaxPool(p, x);
 }
 
+std::vector<float> AvgPool2d(const Pool2dParams& p, absl::Span<const float> x) {
+  const int64_t oh = p.OutH(), ow = p.OutW();
+  std::vector<float> out(static_cast<size_t>(p.n * p.c * oh * ow));
+  for (int64_t plane = 0; plane < p.n * p.c; ++plane) {
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t xx = 0; xx < ow; ++xx) {
+        double sum = 0;
+        int count = 0;
+        for (int ky = 0; ky < p.kh; ++ky) {
+          const int64_t iy = y * p.stride_h + ky - p.pad_top;
+          if (iy < 0 || iy >= p.h) continue;
+          for (int kx = 0; kx < p.kw; ++kx) {
+            const int64_t ix = xx * p.stride_w + kx - p.pad_left;
+            if (ix < 0 || ix >= p.w) continue;
+            sum += x[(plane * p.h + iy) * p.w + ix];
+            ++count;
+          }
+        }
+        // Floor-mode windows never pass the padded edge, so "include pad" means the whole window.
+        const int divisor = p.count_include_pad ? p.kh * p.kw : count;
+        out[(plane * oh + y) * ow + xx] = static_cast<float>(sum / std::max(divisor, 1));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<float> GlobalAvgPool(int64_t planes, int64_t inner, absl::Span<const float> x) {
+  std::vector<float> out(static_cast<size_t>(planes));
+  for (int64_t p = 0; p < planes; ++p) {
+    double sum = 0;
+    for (int64_t j = 0; j < inner; ++j) sum += x[p * inner + j];
+    out[p] = static_cast<float>(sum / static_cast<double>(inner));
+  }
+  return out;
+}
+
+std::vector<float> AddRelu(absl::Span<const float> x, absl::Span<const float> r, bool relu) {
+  std::vector<float> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float v = x[i] + r[i];
+    out[i] = relu && v < 0.0f ? 0.0f : v;
+  }
+  return out;
+}
+
+std::vector<float> Clip(absl::Span<const float> x, float lo, float hi) {
+  std::vector<float> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+  return out;
+}
+
 std::vector<float> Softmax(int64_t rows, int64_t cols, absl::Span<const float> x) {
   std::vector<float> out(x.size());
   for (int64_t r = 0; r < rows; ++r) {

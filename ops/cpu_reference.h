@@ -1,9 +1,9 @@
 // File: ops/cpu_reference.h
 // Plain CPU implementations of every op, the ground truth of the op tests (ours and the int8 /
 // winograd ones): NCHW conv2d with groups (depthwise), stride, padding, dilation (float inputs
-// accumulated in double; int8 in int32), dense, the fused epilogue, max pooling, softmax and the
-// quantization ops. Rounding rules are the kernels' (round half to even, saturate to int8), so
-// int8 results compare bit-exactly.
+// accumulated in double; int8 in int32), dense, the fused epilogue, max and average pooling, the
+// residual add, clip, softmax and the quantization ops. Rounding rules are the kernels' (round half
+// to even, saturate to int8), so int8 results compare bit-exactly.
 //
 //   std::vector<double> acc = cpuref::Conv2dFloat(params, data, weight);
 //   std::vector<float> out = cpuref::EpilogueFloat(acc, params.co, oh * ow, epilogue, bias, scale);
@@ -60,6 +60,14 @@ std::vector<float> BiasRelu(absl::Span<const float> x, int64_t channels, int64_t
                             absl::Span<const float> bias, bool relu);
 std::vector<float> MaxPool2d(const Pool2dParams& p, absl::Span<const float> x);
 std::vector<int8_t> MaxPool2d(const Pool2dParams& p, absl::Span<const int8_t> x);
+// Average pooling (Pool2dParams::count_include_pad), summed in double.
+std::vector<float> AvgPool2d(const Pool2dParams& p, absl::Span<const float> x);
+// Means of `planes` consecutive runs of `inner` floats (global average pooling of NCHW).
+std::vector<float> GlobalAvgPool(int64_t planes, int64_t inner, absl::Span<const float> x);
+// x + r elementwise (then relu); same sizes.
+std::vector<float> AddRelu(absl::Span<const float> x, absl::Span<const float> r, bool relu);
+// min(max(x, lo), hi), NaN passing through.
+std::vector<float> Clip(absl::Span<const float> x, float lo, float hi);
 std::vector<float> Softmax(int64_t rows, int64_t cols, absl::Span<const float> x);
 std::vector<int8_t> Quantize(absl::Span<const float> x, float scale);
 std::vector<float> Dequantize(absl::Span<const int8_t> x, int64_t channels, int64_t inner,

@@ -46,6 +46,31 @@ absl::StatusOr<const char*> ScaledInputType(absl::string_view op, ElementType ty
   return absl::InvalidArgumentError(absl::StrCat(op, ": input must be int8 or int32"));
 }
 
+absl::Status CheckPool(absl::string_view op, const Pool2dParams& p) {
+  for (int64_t v : {p.n, p.c, p.h, p.w, int64_t{p.kh}, int64_t{p.kw}, int64_t{p.stride_h},
+                    int64_t{p.stride_w}}) {
+    TUNEJIT_RETURN_IF_ERROR(CheckCount(op, "shape, window and stride", v));
+  }
+  if (p.pad_top < 0 || p.pad_left < 0 || p.pad_bottom < 0 || p.pad_right < 0 || p.pad_top >= p.kh ||
+      p.pad_left >= p.kw || p.pad_bottom >= p.kh || p.pad_right >= p.kw) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": padding must be in [0, window)"));
+  }
+  TUNEJIT_RETURN_IF_ERROR(CheckCount(op, "output height", p.OutH()));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount(op, "output width", p.OutW()));
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(op, "N*C", p.n * p.c).status());
+  return ToInt32(op, "input elements", p.n * p.c * p.h * p.w).status();
+}
+
+// Both pools' kernels take the same arguments (kernel_sources/elementwise.cu).
+PlannedKernel PoolKernel(std::string label, std::string expression, const Pool2dParams& p) {
+  const int64_t total = p.n * p.c * p.OutH() * p.OutW();
+  return GridStrideKernel(
+      std::move(label), std::move(expression), total,
+      {InputArg(0), OutputArg(0), Int32Arg(p.n * p.c), Int32Arg(p.h), Int32Arg(p.w),
+       Int32Arg(p.OutH()), Int32Arg(p.OutW()), Int32Arg(p.kh), Int32Arg(p.kw), Int32Arg(p.stride_h),
+       Int32Arg(p.stride_w), Int32Arg(p.pad_top), Int32Arg(p.pad_left)});
+}
+
 }  // namespace
 
 absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_t inner,
@@ -62,29 +87,46 @@ absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_
 }
 
 absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& p, ElementType type) {
-  constexpr char kOp[] = "max_pool2d";
   if (type == ElementType::kInt32) {
     return absl::InvalidArgumentError("max_pool2d: only float32 and int8");
   }
-  for (int64_t v : {p.n, p.c, p.h, p.w, int64_t{p.kh}, int64_t{p.kw}, int64_t{p.stride_h},
-                    int64_t{p.stride_w}}) {
-    TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "shape, window and stride", v));
-  }
-  if (p.pad_top < 0 || p.pad_left < 0 || p.pad_bottom < 0 || p.pad_right < 0 || p.pad_top >= p.kh ||
-      p.pad_left >= p.kw || p.pad_bottom >= p.kh || p.pad_right >= p.kw) {
-    return absl::InvalidArgumentError("max_pool2d: padding must be in [0, window)");
-  }
-  TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "output height", p.OutH()));
-  TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "output width", p.OutW()));
-  TUNEJIT_ASSIGN_OR_RETURN(int planes, ToInt32(kOp, "N*C", p.n * p.c));
-  TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "input elements", p.n * p.c * p.h * p.w).status());
-  const int64_t total = p.n * p.c * p.OutH() * p.OutW();
+  TUNEJIT_RETURN_IF_ERROR(CheckPool("max_pool2d", p));
   const char* t = type == ElementType::kFloat32 ? "float" : "signed char";
+  return PoolKernel("max_pool2d", absl::StrCat("tunejit::max_pool2d<", t, ">"), p);
+}
+
+absl::StatusOr<PlannedKernel> AvgPool2dKernel(const Pool2dParams& p) {
+  TUNEJIT_RETURN_IF_ERROR(CheckPool("avg_pool2d", p));
+  return PoolKernel("avg_pool2d",
+                    absl::StrCat("tunejit::avg_pool2d<", p.count_include_pad ? 1 : 0, ">"), p);
+}
+
+absl::StatusOr<PlannedKernel> GlobalAvgPoolKernel(int64_t planes, int64_t inner) {
+  constexpr char kOp[] = "global_avg_pool2d";
+  TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "planes", planes));
+  TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "inner", inner));
+  TUNEJIT_ASSIGN_OR_RETURN(int in, ToInt32(kOp, "inner", inner));
+  // One warp per plane: kBlock / 32 planes per block.
+  return GridStrideKernel(kOp, "tunejit::global_avg_pool", planes * 32,
+                          {InputArg(0), OutputArg(0), Int64Arg(planes), Int32Arg(in)});
+}
+
+absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu) {
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("add", "elements", total));
+  return GridStrideKernel(relu ? "add_relu" : "add",
+                          absl::StrCat("tunejit::add_relu<", relu ? 1 : 0, ">"), total,
+                          {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total)});
+}
+
+absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi) {
+  TUNEJIT_RETURN_IF_ERROR(CheckCount("clip", "elements", total));
+  if (!(lo <= hi)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("clip: range [", lo, ", ", hi, "] must be ordered, without NaN"));
+  }
   return GridStrideKernel(
-      "max_pool2d", absl::StrCat("tunejit::max_pool2d<", t, ">"), total,
-      {InputArg(0), OutputArg(0), Int32Arg(planes), Int32Arg(p.h), Int32Arg(p.w),
-       Int32Arg(p.OutH()), Int32Arg(p.OutW()), Int32Arg(p.kh), Int32Arg(p.kw), Int32Arg(p.stride_h),
-       Int32Arg(p.stride_w), Int32Arg(p.pad_top), Int32Arg(p.pad_left)});
+      "clip", "tunejit::clip", total,
+      {InputArg(0), OutputArg(0), Int64Arg(total), Float32Arg(lo), Float32Arg(hi)});
 }
 
 absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols) {

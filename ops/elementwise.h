@@ -24,11 +24,14 @@ enum class ElementType { kFloat32, kInt8, kInt32 };
 // y = x + bias[c] (then relu). Input 0 x [N, C, inner...] float, input 1 bias [C]; output 0 y.
 absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_t inner, bool relu);
 
-// NCHW max pooling (floor output size); padding counts as the type's lowest value.
+// NCHW max / average pooling (floor output size). Max: padding counts as the type's lowest value.
+// Average: padding counts as zeros in the divisor only with count_include_pad (ONNX's default is
+// to divide by the real elements of each window).
 struct Pool2dParams {
   int64_t n = 1, c = 1, h = 1, w = 1;
   int kh = 2, kw = 2, stride_h = 2, stride_w = 2;
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  bool count_include_pad = false;  // average pooling only
   // 0 when the window does not fit (C++ division would truncate a negative numerator to 0).
   int64_t OutH() const {
     const int64_t span = h + pad_top + pad_bottom - kh;
@@ -41,6 +44,20 @@ struct Pool2dParams {
 };
 // Input 0 x, output 0 y (same type: kFloat32 or kInt8).
 absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& params, ElementType type);
+
+// Float32 average pooling; pads must be below the window. Input 0 x, output 0 y.
+absl::StatusOr<PlannedKernel> AvgPool2dKernel(const Pool2dParams& params);
+
+// [planes, inner] floats -> [planes] means (global average pooling of NCHW with planes = N*C,
+// inner = H*W). Input 0 x, output 0 y.
+absl::StatusOr<PlannedKernel> GlobalAvgPoolKernel(int64_t planes, int64_t inner);
+
+// y = x + r (then relu), `total` floats each: the residual add. Input 0 x, input 1 r; output 0 y.
+absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu);
+
+// y = min(max(x, lo), hi) over `total` floats (lo <= hi; infinite bounds allowed). Input 0 x,
+// output 0 y.
+absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi);
 
 // Softmax over each row of a float [rows, cols]. Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols);

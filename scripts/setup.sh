@@ -3,7 +3,7 @@
 # /usr/local/cuda (as the project's machines do). Idempotent: skips apt when everything is present.
 set -euo pipefail
 packages=(cmake ninja-build g++ libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libssl-dev
-          libxgboost-dev clang libclang-rt-14-dev)
+          libxgboost-dev libonnx-dev libprotobuf-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

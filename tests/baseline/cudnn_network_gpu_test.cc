@@ -1,5 +1,6 @@
 // GPU tests of the cuDNN/cuBLAS baseline (label gpu): a small conv/pool/dense/softmax network
-// against the CPU reference (ops/cpu_reference.h), a grouped strided conv, the error paths that
+// against the CPU reference (ops/cpu_reference.h), a residual network with every ResNet op against
+// the CPU reference forward, a grouped strided conv, the error paths that
 // need a network, and a VGG-16 batch-1 smoke test of Run and TimeLayers.
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "baseline/cudnn_network.h"
 #include "gmock/gmock.h"
 #include "graph/graph.h"
+#include "graph/reference_forward.h"
 #include "graph/vgg16.h"
 #include "graph/weights.h"
 #include "gtest/gtest.h"
@@ -21,6 +23,7 @@
 #include "ops/cpu_reference.h"
 #include "ops/elementwise.h"
 #include "ops/op_template.h"
+#include "tests/graph/executor_test_util.h"
 #include "tests/testing/gpu_test.h"
 
 namespace tunejit {
@@ -159,6 +162,39 @@ TEST(CudnnNetworkGpuTest, SmallNetTimingsAndUnchangedOutputs) {
   ASSERT_TRUE(probs.ok()) << probs.status();
   EXPECT_LT(cpuref::RelativeError(*probs, reference.at("probs")), 1e-5);
   EXPECT_EQ((*net)->TimeEndToEnd(0).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The residual network of the executor tests (every ResNet op: padded max pool, residual add
+// run in place, avg and global avg pooling, clip as clipped ReLU) against the CPU reference
+// forward; cuDNN's algorithms sum in other orders than the double reference, hence 1e-4.
+TEST(CudnnNetworkGpuTest, ResidualNetMatchesReferenceForward) {
+  REQUIRE_GPU_AND_CUDNN();
+  absl::StatusOr<Device> dev = Device::Open(0);
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  const Graph g = testing::ResidualNet();
+  const WeightSet w = RandomWeights(g, 11);
+  absl::StatusOr<std::unique_ptr<CudnnNetwork>> net = CudnnNetwork::Create(*dev, g, w);
+  ASSERT_TRUE(net.ok()) << net.status();
+  const std::vector<float> input = testing::NormalFloats(2 * 4 * 16 * 16, 21);
+  ASSERT_TRUE((*net)->SetInput("input", input).ok());
+  ASSERT_TRUE((*net)->Run().ok());
+  absl::StatusOr<std::vector<std::vector<float>>> want = ReferenceForward(g, w, {{"input", input}});
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<std::vector<float>> got = (*net)->Output("logits");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_LT(cpuref::RelativeError(*got, (*want)[*g.FindTensor("logits")]), 1e-4);
+  // Per-layer timing covers the nodes tunejit runs as steps, the adds with their relu.
+  absl::StatusOr<std::vector<BaselineLayer>> layers = (*net)->TimeLayers(3);
+  ASSERT_TRUE(layers.ok()) << layers.status();
+  std::vector<std::string> ops;
+  for (const BaselineLayer& l : *layers) ops.push_back(l.op);
+  EXPECT_THAT(ops, ::testing::ElementsAre("conv2d", "max_pool2d", "conv2d", "conv2d", "add",
+                                          "conv2d", "conv2d", "conv2d", "add", "avg_pool2d",
+                                          "global_avg_pool2d", "clip", "dense"));
+  // Timing reran the in-place adds; the final Run restores the network's outputs.
+  got = (*net)->Output("logits");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_LT(cpuref::RelativeError(*got, (*want)[*g.FindTensor("logits")]), 1e-4);
 }
 
 TEST(CudnnNetworkGpuTest, GroupedStridedConvMatchesCpuReference) {

@@ -94,6 +94,46 @@ TEST(CudnnSupportTest, RejectsAsymmetricPadding) {
   EXPECT_THAT(s.message(), HasSubstr("asymmetric padding"));
 }
 
+// ResNet's ops: residual add, padded max pool, average pools, ReLU6-style clip.
+TEST(CudnnSupportTest, AcceptsResidualOps) {
+  Graph g;
+  const int x = g.AddTensor({"x", {1, 4, 8, 8}, DType::kF32, TensorKind::kInput});
+  NodeAttrs pool{.stride_h = 2,
+                 .stride_w = 2,
+                 .pad_top = 1,
+                 .pad_left = 1,
+                 .pad_bottom = 1,
+                 .pad_right = 1,
+                 .pool_h = 3,
+                 .pool_w = 3};
+  const int p = *g.AddNode("maxpool", OpKind::kMaxPool2d, {x}, pool, "p");
+  const int a = *g.AddNode("avgpool", OpKind::kAvgPool2d, {x}, pool, "a");
+  const int s = *g.AddNode("add", OpKind::kAdd, {p, a}, {}, "s");
+  const int c = *g.AddNode("relu6", OpKind::kClip, {s}, {.clip_min = 0, .clip_max = 6}, "c");
+  ASSERT_TRUE(g.AddNode("gap", OpKind::kGlobalAvgPool2d, {c}, {}, "y", TensorKind::kOutput).ok());
+  EXPECT_TRUE(CheckCudnnSupport(g).ok()) << CheckCudnnSupport(g);
+}
+
+TEST(CudnnSupportTest, RejectsClipThatIsNoActivationAndAsymmetricAvgPool) {
+  Graph g;
+  const int x = g.AddTensor({"x", {1, 4, 8, 8}, DType::kF32, TensorKind::kInput});
+  ASSERT_TRUE(g.AddNode("clamp", OpKind::kClip, {x}, {.clip_min = -1, .clip_max = 1}, "y",
+                        TensorKind::kOutput)
+                  .ok());
+  absl::Status s = CheckCudnnSupport(g);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("'clamp' (clip): clip [-1, 1] is not a cuDNN activation"));
+
+  Graph pool;
+  const int px = pool.AddTensor({"x", {1, 4, 8, 8}, DType::kF32, TensorKind::kInput});
+  ASSERT_TRUE(
+      pool.AddNode("avg", OpKind::kAvgPool2d, {px}, {.pad_bottom = 1}, "y", TensorKind::kOutput)
+          .ok());
+  s = CheckCudnnSupport(pool);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("'avg' (avg_pool2d): asymmetric padding"));
+}
+
 TEST(CudnnSupportTest, RejectsInvalidGraphs) {
   Graph g;
   const int x = g.AddTensor({"x", {2, 5}, DType::kF32, TensorKind::kInput});

@@ -3,14 +3,17 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/raw_floats.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/device.h"
+#include "tests/graph/onnx_test_util.h"
 #include "tests/testing/test_data.h"
 
 namespace tunejit::cli {
@@ -46,7 +49,7 @@ TEST(RunCommand, BadUsageExits2WithAMessage) {
   EXPECT_EQ(RunCli({"--precision", "fp16"}, &out, &err), kExitUsage);
   EXPECT_THAT(err, HasSubstr("fp16"));
   EXPECT_THAT(err, HasSubstr("expected fp32 or int8"));
-  EXPECT_EQ(RunCli({"--batch", "0"}, &out, &err), kExitUsage);
+  EXPECT_EQ(RunCli({"--batch", "0"}, &out, &err), kExitUsage);  // 0 is not "the default"
   EXPECT_THAT(err, HasSubstr("--batch must be in 1..4096, got 0"));
   EXPECT_EQ(RunCli({"--batch", "-3"}, &out, &err), kExitUsage);
   EXPECT_EQ(RunCli({"--batch", "many"}, &out, &err), kExitUsage);
@@ -58,11 +61,43 @@ TEST(RunCommand, BadUsageExits2WithAMessage) {
   EXPECT_THAT(err, HasSubstr("unexpected argument 'extra'"));
 }
 
-TEST(RunCommand, OtherModelsAreNotSupportedYet) {
+TEST(RunCommand, UnknownModelsAndOnnxWeightsAreUsageErrors) {
   std::string out, err;
-  EXPECT_EQ(RunCli({"--model", "resnet50.onnx"}, &out, &err), kExitUsage);
-  EXPECT_THAT(err, HasSubstr("model 'resnet50.onnx' is not supported yet"));
   EXPECT_EQ(RunCli({"--model", "VGG16"}, &out, &err), kExitUsage);  // names are exact
+  EXPECT_THAT(err, HasSubstr("unknown model 'VGG16'"));
+  EXPECT_EQ(RunCli({"--model", "m.onnx", "--weights", "w.safetensors"}, &out, &err), kExitUsage);
+  EXPECT_THAT(err, HasSubstr("--weights applies to vgg16 only"));
+}
+
+// A small ONNX conv net: imported, its input read from --input (checked for size), then the
+// missing GPU is reported.
+TEST(RunCommand, OnnxModelAndRawInputAreCheckedBeforeTheGpu) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tunejit-run-onnx-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "net.onnx").string();
+  std::ofstream(model, std::ios::binary) << testing::SmallConvNet().Bytes();
+  std::string out, err;
+  EXPECT_EQ(RunCli({"--model", (dir / "missing.onnx").string()}, &out, &err), kExitFailure);
+  EXPECT_THAT(err, HasSubstr("missing.onnx"));
+  // The model has a dynamic batch.
+  EXPECT_EQ(RunCli({"--model", model, "--precision", "fp32"}, &out, &err), kExitFailure);
+  EXPECT_THAT(err, HasSubstr("is dynamic: pass --batch N"));
+  const std::string input = (dir / "x.bin").string();
+  ASSERT_TRUE(WriteFloats(input, std::vector<float>(2 * 3 * 8 * 8 - 1, 0.5f)).ok());
+  EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--input", input}, &out, &err), kExitFailure);
+  EXPECT_THAT(err, HasSubstr("holds 383 floats; input 'x' [2, 3, 8, 8] needs 384"));
+  ASSERT_TRUE(WriteFloats(input, std::vector<float>(2 * 3 * 8 * 8, 0.5f)).ok());
+  absl::StatusOr<std::vector<float>> back = ReadFloats(input);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->size(), 384u);
+  EXPECT_EQ(back->at(7), 0.5f);
+  if (!GpuAvailable().ok()) {
+    EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--input", input}, &out, &err),
+              kExitFailure);
+    EXPECT_THAT(err, HasSubstr("no usable GPU"));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RunCommand, MissingFilesExit1NamingTheFile) {

@@ -9,6 +9,7 @@
 #include "cli/flags.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/graph/onnx_test_util.h"
 #include "tests/testing/test_data.h"
 
 namespace tunejit::cli {
@@ -78,12 +79,31 @@ TEST_F(WarmCommandTest, RejectedRecordsAreReportedWithReasons) {
 
 TEST_F(WarmCommandTest, BadUsageAndBadInput) {
   std::string out;
-  EXPECT_EQ(Warm({}, &out), kExitUsage);  // no --log
+  EXPECT_EQ(Warm({}, &out), kExitUsage);  // no --log or --model
   EXPECT_EQ(Warm({"--log", testing::RepoData("seed-vgg16-v100.log"), "--arch", "sm_70"}, &out),
             kExitUsage);  // CUDA 13's NVRTC cannot build for the V100
   EXPECT_EQ(Warm({"--log", (dir_ / "missing.log").string()}, &out), kExitFailure);
   EXPECT_EQ(Warm({"--log", testing::RepoData("seed-vgg16-v100.log"), "--jobs", "x"}, &out),
             kExitUsage);
+}
+
+// --model FILE.onnx: the layers of a small conv net, each with the kernel `tunejit run` would use
+// (no log: the fallback config), compiled for sm_90 without a GPU; a second run is all hits.
+TEST_F(WarmCommandTest, OnnxModelListsAndCompilesItsLayers) {
+  const std::string model = (dir_ / "net.onnx").string();
+  std::ofstream(model, std::ios::binary) << testing::SmallConvNet().Bytes();
+  std::string out;
+  ASSERT_EQ(Warm({"--model", model, "--batch", "4", "--precision", "fp32"}, &out), kExitOk) << out;
+  EXPECT_THAT(out, HasSubstr("batch 4, fp32: 2 tuned layers"));
+  EXPECT_THAT(out, HasSubstr("conv1"));
+  EXPECT_THAT(out, HasSubstr("fc"));
+  EXPECT_THAT(out, HasSubstr("fallback"));
+  EXPECT_THAT(out, HasSubstr("failed 0"));
+  const int entries = CountEntries(dir_ / "cache");
+  EXPECT_GE(entries, 2);
+  ASSERT_EQ(Warm({"--model", model, "--batch", "4", "--precision", "fp32"}, &out), kExitOk) << out;
+  EXPECT_THAT(out, HasSubstr("compiled 0 (NVRTC 0.00 s), cache hits " + std::to_string(entries)));
+  EXPECT_EQ(Warm({"--model", model}, &out), kExitFailure);  // dynamic batch, no --batch
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "graph/executor_steps.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "gmock/gmock.h"
 #include "graph/memory_plan.h"
@@ -16,20 +17,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Out = Epilogue::Output;
-
-std::vector<std::string> Kinds(const StepProgram& p) {
-  std::vector<std::string> k;
-  for (const Step& s : p.steps) k.push_back(std::string(StepKindName(s.kind)));
-  return k;
-}
-
-const Step& StepNamed(const StepProgram& p, const std::string& name) {
-  for (const Step& s : p.steps) {
-    if (s.name == name) return s;
-  }
-  ADD_FAILURE() << "no step " << name;
-  return p.steps.front();
-}
+using testing::Kinds;
+using testing::StepNamed;
 
 TEST(ExecutorStepsTest, Fp32FusesBiasAndReluIntoConvAndDense) {
   Graph g = testing::SmallNet();
@@ -86,6 +75,60 @@ TEST(ExecutorStepsTest, Int8QuantizesFloatInputAndRequantizesBetweenInt8Convs) {
   EXPECT_EQ(p->tensors[conv1.input].scale_slot, conv0_slot);
 }
 
+// SmallNet's slots: "input" (the quantize step) and "conv0.relu_out", shared by "pool0.out".
+TEST(ExecutorStepsTest, GivenScalesOverrideTheirSlotsAndTheRestIsCalibrated) {
+  Graph g = testing::SmallNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kInt8);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->scale_sources.size(), 2u);
+  const int in_slot = p->scale_sources[0] == *g.FindTensor("input") ? 0 : 1;
+  const int pool_slot = 1 - in_slot;
+  // Nothing given: every slot is calibrated, each as max |x| / 127.
+  absl::StatusOr<GivenScales> none = MatchGivenScales(g, *p, {});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_THAT(SlotsToCalibrate(*none), ElementsAre(0, 1));
+  EXPECT_THAT(ResolveSlotScales(*none, {12.7f, 25.4f}), ElementsAre(0.1f, 0.2f));
+  // A QDQ model gives the pool's output (the next conv's input): it sets the pool's input slot.
+  absl::StatusOr<GivenScales> pool = MatchGivenScales(g, *p, {{"pool0.out", 0.5f}});
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  EXPECT_THAT(SlotsToCalibrate(*pool), ElementsAre(in_slot));
+  std::vector<float> want(2);
+  want[in_slot] = 0.1f;  // calibrated: 12.7 / 127
+  want[pool_slot] = 0.5f;
+  EXPECT_THAT(ResolveSlotScales(*pool, {12.7f}), ::testing::ElementsAreArray(want));
+  // Everything given: nothing to calibrate. Both sides of the pool given: the larger; a name no
+  // int8 tensor carries (the float dense's input) is reported unused.
+  absl::StatusOr<GivenScales> all = MatchGivenScales(
+      g, *p,
+      {{"input", 0.03f}, {"conv0.relu_out", 0.2f}, {"pool0.out", 0.3f}, {"flatten.out", 1.f}});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_TRUE(SlotsToCalibrate(*all).empty());
+  want[in_slot] = 0.03f;
+  want[pool_slot] = 0.3f;
+  EXPECT_THAT(ResolveSlotScales(*all, {}), ::testing::ElementsAreArray(want));
+  EXPECT_THAT(all->unused, ElementsAre("flatten.out"));
+  // fp32 has no slots: every given scale is unused.
+  absl::StatusOr<StepProgram> fp32 = LowerToSteps(g, Precision::kFp32);
+  ASSERT_TRUE(fp32.ok());
+  absl::StatusOr<GivenScales> f = MatchGivenScales(g, *fp32, {{"input", 0.03f}});
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f->per_slot.empty());
+  EXPECT_THAT(f->unused, ElementsAre("input"));
+}
+
+TEST(ExecutorStepsTest, GivenScaleMustBePositiveAndFinite) {
+  Graph g = testing::SmallNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kInt8);
+  ASSERT_TRUE(p.ok()) << p.status();
+  for (float bad : {0.f, -1.f, std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN()}) {
+    absl::StatusOr<GivenScales> s = MatchGivenScales(g, *p, {{"input", bad}});
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.status().message(), HasSubstr("'input'"));
+  }
+}
+
 TEST(ExecutorStepsTest, Vgg16Int8FirstConvFloatRequantizesLastConvDequantizes) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
@@ -126,13 +169,15 @@ TEST(ExecutorStepsTest, NoFusionWhenTheIntermediateIsAGraphOutput) {
   EXPECT_TRUE(p->steps[1].epilogue.relu);
 }
 
-TEST(ExecutorStepsTest, StandaloneReluIsUnimplemented) {
+// A relu no producer absorbs runs as a clip step to [0, inf) (tests/graph/residual_net_test.cc);
+// graph-level quantization ops are the executor's own business.
+TEST(ExecutorStepsTest, GraphLevelQuantizeIsUnimplemented) {
   Graph g;
   int x = g.AddTensor({"x", {1, 4}, DType::kF32, TensorKind::kInput});
-  *g.AddNode("relu", OpKind::kRelu, {x}, {}, "y", TensorKind::kOutput);
+  *g.AddNode("q", OpKind::kQuantize, {x}, {}, "y", TensorKind::kOutput);
   absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(p.status().message(), HasSubstr("'relu' (relu)"));
+  EXPECT_THAT(p.status().message(), HasSubstr("'q' (quantize)"));
 }
 
 TEST(ExecutorStepsTest, MemoryPlanReusesAndNeverOverlapsLiveTensors) {

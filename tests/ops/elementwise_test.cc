@@ -1,5 +1,6 @@
 // The non-tuned kernels (elementwise.cu): argument checks on the CPU, and each op against the CPU
-// reference on the GPU (poisoned outputs, every element compared).
+// reference on the GPU (poisoned outputs, every element compared), including the ResNet ops
+// (residual add+relu, clip, average and global average pooling).
 #include "ops/elementwise.h"
 
 #include <cmath>
@@ -124,6 +125,99 @@ TEST_F(ElementwiseGpu, QuantizeDequantizeRequantize) {
   ASSERT_TRUE(rq.ok());
   EXPECT_EQ(FromBytes<int8_t>(Run(*rq, {Bytes(xi), Bytes(scale)}, total)),
             cpuref::Requantize(xi, channels, inner, scale));
+}
+
+// The residual add (+relu): one float add per element, so bit-exact with the CPU. A size that
+// is not a multiple of the block exercises the grid-stride tail.
+TEST_F(ElementwiseGpu, AddRelu) {
+  for (bool relu : {false, true}) {
+    std::vector<float> x = testing::RandomFloats(3 * 7 * 29, 11);
+    std::vector<float> r = testing::RandomFloats(x.size(), 12);
+    auto k = AddReluKernel(static_cast<int64_t>(x.size()), relu);
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ(FromBytes<float>(Run(*k, {Bytes(x), Bytes(r)}, x.size() * 4)),
+              cpuref::AddRelu(x, r, relu));
+  }
+}
+
+TEST_F(ElementwiseGpu, Clip) {
+  std::vector<float> x = testing::RandomFloats(1001, 13);
+  for (float& v : x) v *= 8;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (auto [lo, hi] : {std::pair<float, float>{0, 6}, {-0.5f, 0.5f}, {0, inf}, {-inf, inf}}) {
+    auto k = ClipKernel(static_cast<int64_t>(x.size()), lo, hi);
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ(FromBytes<float>(Run(*k, {Bytes(x)}, x.size() * 4)), cpuref::Clip(x, lo, hi))
+        << lo << " " << hi;
+  }
+}
+
+// Average pooling: the kernel sums in float, the reference in double, so results agree to a few
+// float roundings (relative 1e-6); a wrong divisor or window is off by far more.
+TEST_F(ElementwiseGpu, AvgPoolPaddingIncludedOrNot) {
+  std::vector<Pool2dParams> cases = {
+      {.n = 2,
+       .c = 3,
+       .h = 15,
+       .w = 9,
+       .kh = 3,
+       .kw = 3,
+       .pad_top = 1,
+       .pad_left = 1,
+       .pad_bottom = 1,
+       .pad_right = 1},
+      {.n = 1,
+       .c = 5,
+       .h = 8,
+       .w = 8,
+       .kh = 3,
+       .kw = 3,
+       .stride_h = 1,
+       .stride_w = 1,
+       .pad_top = 1,
+       .pad_left = 1,
+       .pad_bottom = 1,
+       .pad_right = 1},
+      {.n = 1,
+       .c = 4,
+       .h = 7,
+       .w = 6,
+       .kh = 2,
+       .kw = 3,
+       .stride_h = 1,
+       .stride_w = 2,
+       .pad_top = 0,
+       .pad_left = 2,
+       .pad_bottom = 1,
+       .pad_right = 0},
+  };
+  for (Pool2dParams p : cases) {
+    for (bool include : {false, true}) {
+      p.count_include_pad = include;
+      const size_t in_n = p.n * p.c * p.h * p.w, out_n = p.n * p.c * p.OutH() * p.OutW();
+      std::vector<float> x = testing::RandomFloats(in_n, 14);
+      auto k = AvgPool2dKernel(p);
+      ASSERT_TRUE(k.ok()) << k.status();
+      EXPECT_LT(cpuref::RelativeError(FromBytes<float>(Run(*k, {Bytes(x)}, out_n * 4)),
+                                      cpuref::AvgPool2d(p, x)),
+                1e-6)
+          << p.h << "x" << p.w << " include_pad " << include;
+    }
+  }
+}
+
+// One warp per plane: planes of 1 (a lane only), 49 (ResNet-50's 7x7), and 3000 elements; more
+// planes than one block's 8 warps.
+TEST_F(ElementwiseGpu, GlobalAvgPool) {
+  for (auto [planes, inner] : {std::pair<int64_t, int64_t>{37, 1}, {2 * 64, 49}, {9, 3000}}) {
+    std::vector<float> x = testing::RandomFloats(planes * inner, 15);
+    auto k = GlobalAvgPoolKernel(planes, inner);
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_LT(cpuref::RelativeError(FromBytes<float>(Run(*k, {Bytes(x)}, planes * 4)),
+                                    cpuref::GlobalAvgPool(planes, inner, x)),
+              1e-5)
+        << planes << " x " << inner;
+  }
 }
 
 // The tuner's device-side check: the sums must match the CPU's over the same data.

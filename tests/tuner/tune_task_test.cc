@@ -195,9 +195,8 @@ TEST(TuneTask, PrecompilesEachBatchBeforeMeasuringIt) {
             std::set<int64_t>(measurer.measured.begin(), measurer.measured.end()));
 }
 
-// The time budget runs out while the first batch compiles: that batch is still measured (a task
-// with no record at all is the worst outcome), and nothing after it.
-TEST(TuneTask, TimeBudgetStillMeasuresTheFirstBatch) {
+// Trials measured when the 0.1 s time budget runs out while the first batch (4) compiles.
+int TrialsWhenTimeRunsOutCompiling(int min_trials) {
   const Task task = DenseTask();
   FakeMeasurer measurer(&task.space);
   measurer.precompile_delay = absl::Milliseconds(300);
@@ -206,25 +205,21 @@ TEST(TuneTask, TimeBudgetStillMeasuresTheFirstBatch) {
   options.n_trials = 100;
   options.batch_size = 4;
   options.max_seconds = 0.1;
+  options.min_trials = min_trials;
   absl::StatusOr<TuneResult> result = TuneTask(task, search, measurer, options);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->trials, 4);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? result->trials : -1;
+}
+
+// By default the first batch is still measured (a task with no record at all is the worst
+// outcome), and nothing after it.
+TEST(TuneTask, TimeBudgetStillMeasuresTheFirstBatch) {
+  EXPECT_EQ(TrialsWhenTimeRunsOutCompiling(-1), 4);
 }
 
 // In a later pass (min_trials 1) the time budget is kept from the first candidate on.
 TEST(TuneTask, MinTrialsOverridesTheFirstBatchRule) {
-  const Task task = DenseTask();
-  FakeMeasurer measurer(&task.space);
-  measurer.precompile_delay = absl::Milliseconds(300);
-  RandomSearch search(task.space.size(), 11);
-  TuneOptions options;
-  options.n_trials = 100;
-  options.batch_size = 4;
-  options.max_seconds = 0.1;
-  options.min_trials = 1;
-  absl::StatusOr<TuneResult> result = TuneTask(task, search, measurer, options);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->trials, 1);
+  EXPECT_EQ(TrialsWhenTimeRunsOutCompiling(1), 1);
 }
 
 // Each candidate is measured under stop_factor x the best known so far: first the given node

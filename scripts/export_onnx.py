@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Exports torchvision VGG-16 and ResNet-50 to ONNX with PyTorch's float32 reference output.
+
+For the GPU machine (torch, torchvision and onnx installed; no internet, so the weights are random:
+weights=None with a fixed torch.manual_seed). Per model, in --out:
+  <model>.onnx        eval mode, opset 17 (TorchScript exporter), batch --batch (static, or dynamic
+                      with --dynamic-batch: then pass `tunejit run --batch N`)
+  <model>-input.bin   the input, N(0, 1) from --seed, raw little-endian float32 [N, 3, 224, 224]
+  <model>-torch.bin   PyTorch's float32 output on it, raw float32 [N, 1000] (TF32 off)
+Then compare with tunejit (scripts/compare_outputs.py):
+  build/tunejit run --model OUT/resnet50.onnx --precision fp32 --input OUT/resnet50-input.bin \\
+      --output OUT/resnet50-tunejit.bin
+  scripts/compare_outputs.py OUT/resnet50-tunejit.bin OUT/resnet50-torch.bin --classes 1000
+
+--qdq: VGG-16 with int8 fake quantization as TensorRT's pytorch-quantization does it, written as
+<model>-qdq.onnx, <model>-qdq-input.bin and <model>-qdq-torch.bin:
+  * activations: per tensor, symmetric (zero point 0), scale max|x| / 127 over a separate
+    calibration batch (N(0, 1), another seed), torch.fake_quantize_per_tensor_affine on the input
+    of every conv that tunejit's --precision int8 runs int8: all but the first one (3 input
+    channels; graph/lowering.h keeps it and the dense layers float32, as the seed log was tuned);
+  * weights of those convs: per output channel (axis 0), symmetric, scale max|w| / 127,
+    torch.fake_quantize_per_channel_affine;
+  * quant range -128..127: the exporter refuses -127..127, and it is what our kernels do for
+    activations (requantize saturates to [-128, 127]); weights scaled by max|w| / 127 never reach
+    -128, so they stay in our symmetric [-127, 127];
+  * exported at opset 17, where each fake quantization becomes a QuantizeLinear/DequantizeLinear
+    pair.
+The reference <model>-qdq-torch.bin is PyTorch's output of the fake-quant model, computed in
+float64: it IS the QDQ model's float semantics, the reference for `tunejit run --precision int8` (which takes the file's
+activation scales, and recovers the file's int8 weights exactly from the fake-quantized ones, each
+channel's max |q| being 127). The remaining differences are float rounding order (a value on a
+rounding boundary lands one step apart), so expect a relative error of ~1e-2 or below and top-1
+agreement near 100%, far from a wrong scale (off by whole steps everywhere). When onnxruntime is
+installed, scripts/compare_outputs.py --onnx also runs the QDQ model on ONNX Runtime's CPU.
+  scripts/export_onnx.py --out OUT --qdq --batch 32
+  build/tunejit run --model OUT/vgg16-qdq.onnx --precision int8 --batch 32 \\
+      --input OUT/vgg16-qdq-input.bin --output OUT/vgg16-qdq-tunejit.bin
+  scripts/compare_outputs.py OUT/vgg16-qdq-tunejit.bin OUT/vgg16-qdq-torch.bin --max-rel 0.05 \\
+      --min-top1 0.9 --onnx OUT/vgg16-qdq.onnx --input OUT/vgg16-qdq-input.bin
+"""
+import argparse
+import collections
+import inspect
+import os
+
+import torch
+import torchvision
+
+
+def build(name, seed):
+    torch.manual_seed(seed)
+    model = getattr(torchvision.models, name)(weights=None)
+    return model.eval()
+
+
+def export(model, x, path, opset, dynamic):
+    kwargs = dict(input_names=["input"], output_names=["logits"], opset_version=opset,
+                  do_constant_folding=True, training=torch.onnx.TrainingMode.EVAL)
+    if dynamic:
+        kwargs["dynamic_axes"] = {"input": {0: "batch"}, "logits": {0: "batch"}}
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kwargs["dynamo"] = False  # the TorchScript exporter: plain Conv/Gemm/... graphs
+    torch.onnx.export(model, x, path, **kwargs)
+
+
+def reference(model, x, dtype=torch.float32):
+    # Full float32: TF32 would put PyTorch's own error (~1e-3) above the bound we check (1e-4).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    with torch.no_grad():
+        return model.to(device, dtype)(x.to(device, dtype)).float().cpu()
+
+
+class QdqConv2d(torch.nn.Module):
+    """A conv with fake-quantized input (per tensor) and weight (per output channel)."""
+
+    def __init__(self, conv, input_amax):
+        super().__init__()
+        self.conv = conv
+        w = conv.weight.detach()
+        w_amax = w.abs().amax(dim=(1, 2, 3)).clamp(min=1e-12)
+        # Buffers, not Python numbers: they export as initializers (the zero points' cast to
+        # INT8 is constant-folded).
+        self.register_buffer("x_scale", torch.tensor(max(input_amax, 1e-12) / 127.0))
+        self.register_buffer("x_zero", torch.tensor(0, dtype=torch.int32))
+        self.register_buffer("w_scale", (w_amax / 127.0).float())
+        self.register_buffer("w_zero", torch.zeros(w.shape[0], dtype=torch.int32))
+
+    def forward(self, x):
+        if x.dtype == torch.float64:
+            return self.forward_float64(x)
+        x = torch.fake_quantize_per_tensor_affine(x, self.x_scale, self.x_zero, -128, 127)
+        w = torch.fake_quantize_per_channel_affine(self.conv.weight, self.w_scale, self.w_zero, 0,
+                                                   -128, 127)
+        c = self.conv
+        return torch.nn.functional.conv2d(x, w, c.bias, c.stride, c.padding, c.dilation, c.groups)
+
+    def forward_float64(self, x):
+        """The same fake quantization for the reference, written out (the fake_quantize ops take
+        float32 only) and followed by a float64 conv. round() is half-to-even, like the ops."""
+        def fake_quant(v, scale):
+            return torch.clamp(torch.round(v / scale), -128, 127) * scale
+        c = self.conv
+        x = fake_quant(x, self.x_scale.double())
+        w = fake_quant(c.weight.double(), self.w_scale.double().view(-1, 1, 1, 1))
+        return torch.nn.functional.conv2d(x, w, c.bias, c.stride, c.padding, c.dilation, c.groups)
+
+
+def conv_input_amax(model, convs, x):
+    """max |x| entering each of `convs` (names) over the batch x, in the float model."""
+    amax, hooks = {}, []
+    for name in convs:
+        def hook(_, inputs, name=name):
+            amax[name] = max(amax.get(name, 0.0), inputs[0].detach().abs().max().item())
+        hooks.append(model.get_submodule(name).register_forward_pre_hook(hook))
+    with torch.no_grad():
+        for chunk in x.split(16):
+            model(chunk)
+    for h in hooks:
+        h.remove()
+    return amax
+
+
+def make_qdq(model, calib):
+    """Replaces every conv but the first (tunejit's int8 convs) by a QdqConv2d."""
+    convs = [n for n, m in model.named_modules() if isinstance(m, torch.nn.Conv2d)][1:]
+    amax = conv_input_amax(model, convs, calib)
+    for name in convs:
+        parent, _, leaf = name.rpartition(".")
+        setattr(model.get_submodule(parent), leaf, QdqConv2d(model.get_submodule(name), amax[name]))
+    return model.eval()
+
+
+def op_counts(path):
+    import onnx  # only to report what was written
+    m = onnx.load(path)
+    return dict(collections.Counter(n.op_type for n in m.graph.node))
+
+
+def export_one(name, args, qdq):
+    model = build(name, args.seed)
+    suffix = "-qdq" if qdq else ""
+    if qdq:
+        torch.manual_seed(args.seed + 2)  # the calibration batch: not the evaluated input
+        model = make_qdq(model, torch.randn(args.calib_batch, 3, 224, 224))
+    torch.manual_seed(args.seed + 1)
+    x = torch.randn(args.batch, 3, 224, 224)
+    path = os.path.join(args.out, name + suffix + ".onnx")
+    export(model, x, path, args.opset, args.dynamic_batch)
+    x.numpy().astype("<f4").tofile(os.path.join(args.out, name + suffix + "-input.bin"))
+    # QDQ: in float64, so that the reference's own conv rounding does not move values across a
+    # rounding boundary of the next quantization; the float32 one is kept beside it to compare.
+    if qdq:
+        y32 = reference(model, x)
+        y32.numpy().astype("<f4").tofile(os.path.join(args.out, name + suffix + "-torch-fp32.bin"))
+    y = reference(model, x, torch.float64 if qdq else torch.float32)
+    y.numpy().astype("<f4").tofile(os.path.join(args.out, name + suffix + "-torch.bin"))
+    print(f"{name}{suffix}: {path} ({os.path.getsize(path) / 1e6:.1f} MB), input {list(x.shape)}, "
+          f"output {list(y.shape)}, ops {op_counts(path)}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--models", default="vgg16,resnet50", help="torchvision model names")
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--dynamic-batch", action="store_true", help="export the batch as dynamic")
+    p.add_argument("--opset", type=int, default=17)
+    p.add_argument("--seed", type=int, default=0, help="seed of the weights and the input")
+    p.add_argument("--qdq", action="store_true",
+                   help="export VGG-16 with int8 fake quantization (QDQ) instead; see above")
+    p.add_argument("--calib-batch", type=int, default=32,
+                   help="--qdq: images of the calibration batch (default 32)")
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    if args.qdq:
+        if args.opset < 13:
+            p.error("--qdq needs --opset 13 or later (per-channel DequantizeLinear)")
+        export_one("vgg16", args, qdq=True)
+        return
+    for name in args.models.split(","):
+        export_one(name, args, qdq=False)
+
+
+if __name__ == "__main__":
+    main()
