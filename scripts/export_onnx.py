@@ -26,17 +26,20 @@ Then compare with tunejit (scripts/compare_outputs.py):
   * exported at opset 17, where each fake quantization becomes a QuantizeLinear/DequantizeLinear
     pair.
 The reference <model>-qdq-torch.bin is PyTorch's output of the fake-quant model, computed in
-float64: it IS the QDQ model's float semantics, the reference for `tunejit run --precision int8` (which takes the file's
-activation scales, and recovers the file's int8 weights exactly from the fake-quantized ones, each
-channel's max |q| being 127). The remaining differences are float rounding order (a value on a
-rounding boundary lands one step apart), so expect a relative error of ~1e-2 or below and top-1
-agreement near 100%, far from a wrong scale (off by whole steps everywhere). When onnxruntime is
-installed, scripts/compare_outputs.py --onnx also runs the QDQ model on ONNX Runtime's CPU.
-  scripts/export_onnx.py --out OUT --qdq --batch 32
-  build/tunejit run --model OUT/vgg16-qdq.onnx --precision int8 --batch 32 \\
+float64: it IS the QDQ model's float semantics, the reference for `tunejit run --precision int8`
+(which takes the file's activation scales, and recovers the file's int8 weights exactly from the
+fake-quantized ones, each channel's max |q| being 127). The remaining differences are float
+rounding order (a value on a rounding boundary lands one step apart). With untrained weights,
+twelve stacked quantizations amplify them: on the H200 (docs/benchmarks.md) ours was 2.15e-2
+(rel L2) from this reference and PyTorch's own float32 run of the same model 2.24e-2
+(<model>-qdq-torch-fp32.bin), top-1 ~90% for both; a wrong scale would be off by whole steps
+everywhere. When onnxruntime is installed, scripts/compare_outputs.py --onnx also runs the QDQ
+model on ONNX Runtime's CPU.
+  scripts/export_onnx.py --out OUT --qdq --batch 128
+  build/tunejit run --model OUT/vgg16-qdq.onnx --precision int8 \\
       --input OUT/vgg16-qdq-input.bin --output OUT/vgg16-qdq-tunejit.bin
   scripts/compare_outputs.py OUT/vgg16-qdq-tunejit.bin OUT/vgg16-qdq-torch.bin --max-rel 0.05 \\
-      --min-top1 0.9 --onnx OUT/vgg16-qdq.onnx --input OUT/vgg16-qdq-input.bin
+      --onnx OUT/vgg16-qdq.onnx --input OUT/vgg16-qdq-input.bin
 """
 import argparse
 import collections
