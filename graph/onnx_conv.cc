@@ -17,10 +17,6 @@ using onnx::NodeProto;
 // overflow.
 constexpr int64_t kMaxAttr = 1 << 16;
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
-
 // `name` (2 or 4 values, default `fallback`) with every value in [lo, kMaxAttr].
 absl::StatusOr<std::vector<int64_t>> PairAttr(const Importer& im, const NodeProto& n,
                                               const char* name, size_t count,

@@ -19,10 +19,6 @@ struct DenseSpec {
   int bias_input = -1;  // Gemm's C; -1 for none
 };
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
-
 std::vector<uint8_t> AsBytes(const std::vector<float>& f) {
   std::vector<uint8_t> bytes(f.size() * sizeof(float));
   std::memcpy(bytes.data(), f.data(), bytes.size());

@@ -14,10 +14,6 @@ namespace {
 using onnx::AttributeProto;
 using onnx::NodeProto;
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
-
 std::string AttrTypeName(int type) {
   return AttributeProto::AttributeType_IsValid(type)
              ? AttributeProto::AttributeType_Name(static_cast<AttributeProto::AttributeType>(type))
@@ -25,6 +21,10 @@ std::string AttrTypeName(int type) {
 }
 
 }  // namespace
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
 
 Importer::Importer(const onnx::ModelProto& model, int64_t opset, const OnnxImportOptions& options,
                    std::string source)

@@ -148,6 +148,9 @@ OpMapper FindOpMapper(absl::string_view op_type);
 
 // Mappers, by file: onnx_conv.cc (windows, conv, batch norm, pools), onnx_dense.cc (Gemm,
 // MatMul), onnx_ops.cc (the table and the element-wise and shape ops).
+// "[1, 3, 224, 224]": shapes in error messages.
+std::string ShapeText(const std::vector<int64_t>& shape);
+
 absl::Status MapConv(Importer& im, const onnx::NodeProto& n);
 absl::Status MapBatchNormalization(Importer& im, const onnx::NodeProto& n);
 absl::Status MapMaxPool(Importer& im, const onnx::NodeProto& n);

@@ -16,10 +16,6 @@ namespace {
 using onnx::AttributeProto;
 using onnx::NodeProto;
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
-
 absl::StatusOr<std::vector<int64_t>> ActivationShape(Importer& im, const NodeProto& n, int i) {
   TUNEJIT_ASSIGN_OR_RETURN(const Value* v, im.Input(n, i));
   if (v->is_constant()) {
