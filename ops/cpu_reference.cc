@@ -89,29 +89,42 @@ std::vector<int8_t> EpilogueInt8Impl(absl::Span<const A> acc, int64_t channels, 
   return out;
 }
 
-template <typename T>
-std::vector<T> MaxPool(const Pool2dParams& p, absl::Span<const T> x) {
+// Fills every output position of a 2-D pool with reduce(visit), where visit(f) calls f(value)
+// for each input element of that output's window inside the image (padding is skipped): max and
+// average pooling share the window walk.
+template <typename T, typename Reduce>
+std::vector<T> Pool(const Pool2dParams& p, absl::Span<const T> x, Reduce reduce) {
   const int64_t oh = p.OutH(), ow = p.OutW();
   std::vector<T> out(static_cast<size_t>(p.n * p.c * oh * ow));
   for (int64_t plane = 0; plane < p.n * p.c; ++plane) {
     for (int64_t y = 0; y < oh; ++y) {
       for (int64_t xx = 0; xx < ow; ++xx) {
-        T best = std::numeric_limits<T>::lowest();
-        if constexpr (std::is_floating_point_v<T>) best = -std::numeric_limits<T>::infinity();
-        for (int ky = 0; ky < p.kh; ++ky) {
-          const int64_t iy = y * p.stride_h + ky - p.pad_top;
-          if (iy < 0 || iy >= p.h) continue;
-          for (int kx = 0; kx < p.kw; ++kx) {
-            const int64_t ix = xx * p.stride_w + kx - p.pad_left;
-            if (ix < 0 || ix >= p.w) continue;
-            best = std::max(best, x[(plane * p.h + iy) * p.w + ix]);
+        auto visit = [&](auto&& f) {
+          for (int ky = 0; ky < p.kh; ++ky) {
+            const int64_t iy = y * p.stride_h + ky - p.pad_top;
+            if (iy < 0 || iy >= p.h) continue;
+            for (int kx = 0; kx < p.kw; ++kx) {
+              const int64_t ix = xx * p.stride_w + kx - p.pad_left;
+              if (ix < 0 || ix >= p.w) continue;
+              f(x[(plane * p.h + iy) * p.w + ix]);
+            }
           }
-        }
-        out[(plane * oh + y) * ow + xx] = best;
+        };
+        out[(plane * oh + y) * ow + xx] = reduce(visit);
       }
     }
   }
   return out;
+}
+
+template <typename T>
+std::vector<T> MaxPool(const Pool2dParams& p, absl::Span<const T> x) {
+  return Pool(p, x, [](auto&& visit) {
+    T best = std::numeric_limits<T>::lowest();
+    if constexpr (std::is_floating_point_v<T>) best = -std::numeric_limits<T>::infinity();
+    visit([&](T v) { best = std::max(best, v); });
+    return best;
+  });
 }
 
 template <typename T>
@@ -204,30 +217,17 @@ std::vector<int8_t> MaxPool2d(const Pool2dParams& p, absl::Span<const int8_t> x)
 }
 
 std::vector<float> AvgPool2d(const Pool2dParams& p, absl::Span<const float> x) {
-  const int64_t oh = p.OutH(), ow = p.OutW();
-  std::vector<float> out(static_cast<size_t>(p.n * p.c * oh * ow));
-  for (int64_t plane = 0; plane < p.n * p.c; ++plane) {
-    for (int64_t y = 0; y < oh; ++y) {
-      for (int64_t xx = 0; xx < ow; ++xx) {
-        double sum = 0;
-        int count = 0;
-        for (int ky = 0; ky < p.kh; ++ky) {
-          const int64_t iy = y * p.stride_h + ky - p.pad_top;
-          if (iy < 0 || iy >= p.h) continue;
-          for (int kx = 0; kx < p.kw; ++kx) {
-            const int64_t ix = xx * p.stride_w + kx - p.pad_left;
-            if (ix < 0 || ix >= p.w) continue;
-            sum += x[(plane * p.h + iy) * p.w + ix];
-            ++count;
-          }
-        }
-        // Floor-mode windows never pass the padded edge, so "include pad" means the whole window.
-        const int divisor = p.count_include_pad ? p.kh * p.kw : count;
-        out[(plane * oh + y) * ow + xx] = static_cast<float>(sum / std::max(divisor, 1));
-      }
-    }
-  }
-  return out;
+  return Pool(p, x, [&p](auto&& visit) {
+    double sum = 0;
+    int count = 0;
+    visit([&](float v) {
+      sum += v;
+      ++count;
+    });
+    // Floor-mode windows never pass the padded edge, so "include pad" means the whole window.
+    const int divisor = p.count_include_pad ? p.kh * p.kw : count;
+    return static_cast<float>(sum / std::max(divisor, 1));
+  });
 }
 
 std::vector<float> GlobalAvgPool(int64_t planes, int64_t inner, absl::Span<const float> x) {
