@@ -118,18 +118,6 @@ absl::Status CeilMode(const Importer& im, const NodeProto& n, const std::vector<
   return absl::OkStatus();
 }
 
-std::vector<float> AsFloats(const std::vector<uint8_t>& bytes) {
-  std::vector<float> f(bytes.size() / sizeof(float));
-  std::memcpy(f.data(), bytes.data(), f.size() * sizeof(float));
-  return f;
-}
-
-std::vector<uint8_t> AsBytes(const std::vector<float>& f) {
-  std::vector<uint8_t> bytes(f.size() * sizeof(float));
-  std::memcpy(bytes.data(), f.data(), bytes.size());
-  return bytes;
-}
-
 // A float32 constant of exactly `count` elements (a per-channel parameter).
 absl::StatusOr<std::vector<float>> ChannelParam(Importer& im, const NodeProto& n, int i,
                                                 const char* role, int64_t count) {
@@ -194,7 +182,7 @@ absl::Status MapConv(Importer& im, const NodeProto& n) {
   int bias = -1;
   if (im.HasInput(n, 2)) {
     TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> b, ChannelParam(im, n, 2, "bias", w->dims[0]));
-    bias = im.AddWeight(n.input(2), DType::kF32, {w->dims[0]}, AsBytes(b));
+    bias = im.AddWeight(n.input(2), DType::kF32, {w->dims[0]}, PackBytes(b));
   }
   TUNEJIT_ASSIGN_OR_RETURN(int y, im.AddNode(n, OpKind::kConv2d, {x, weight}, attrs,
                                              im.OutName(n, bias < 0 ? "" : ".conv")));
@@ -234,8 +222,8 @@ absl::Status MapBatchNormalization(Importer& im, const NodeProto& n) {
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> mean, ChannelParam(im, n, 3, "mean", c));
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> var, ChannelParam(im, n, 4, "var", c));
 
-  std::vector<float> w = AsFloats(im.WeightBytes(rec.weight));
-  std::vector<float> b = rec.bias >= 0 ? AsFloats(im.WeightBytes(rec.bias)) : std::vector<float>(c);
+  std::vector<float> w = UnpackFloats(im.WeightBytes(rec.weight));
+  std::vector<float> b = rec.bias >= 0 ? UnpackFloats(im.WeightBytes(rec.bias)) : std::vector<float>(c);
   const size_t per_channel = w.size() / static_cast<size_t>(c);
   for (int64_t k = 0; k < c; ++k) {
     const double scale = gamma[k] / std::sqrt(static_cast<double>(var[k]) + eps);
@@ -245,12 +233,12 @@ absl::Status MapBatchNormalization(Importer& im, const NodeProto& n) {
     }
     b[k] = static_cast<float>((static_cast<double>(b[k]) - mean[k]) * scale + beta[k]);
   }
-  im.WeightBytes(rec.weight) = AsBytes(w);
+  im.WeightBytes(rec.weight) = PackBytes(w);
   int y = x->tensor;
   if (rec.bias >= 0) {
-    im.WeightBytes(rec.bias) = AsBytes(b);
+    im.WeightBytes(rec.bias) = PackBytes(b);
   } else {
-    rec.bias = im.AddWeight(absl::StrCat(n.output(0), ".bias"), DType::kF32, {c}, AsBytes(b));
+    rec.bias = im.AddWeight(absl::StrCat(n.output(0), ".bias"), DType::kF32, {c}, PackBytes(b));
     TUNEJIT_ASSIGN_OR_RETURN(
         y, im.AddNode(n, OpKind::kBiasAdd, {y, rec.bias}, {}, im.OutName(n), ".bias_add"));
   }

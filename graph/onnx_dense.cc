@@ -19,12 +19,6 @@ struct DenseSpec {
   int bias_input = -1;  // Gemm's C; -1 for none
 };
 
-std::vector<uint8_t> AsBytes(const std::vector<float>& f) {
-  std::vector<uint8_t> bytes(f.size() * sizeof(float));
-  std::memcpy(bytes.data(), f.data(), bytes.size());
-  return bytes;
-}
-
 // The [N, K] weight from B stored [N, K] (transposed = true) or [K, N], times alpha.
 std::vector<float> DenseWeight(const ConstTensor& b, bool stored_nk, float alpha) {
   const std::vector<float> v = b.Floats();
@@ -78,13 +72,13 @@ absl::Status EmitDense(Importer& im, const NodeProto& n, const DenseSpec& spec) 
   const int64_t n_out = spec.transpose_b ? b->dims[0] : b->dims[1];
   const int64_t k = spec.transpose_b ? b->dims[1] : b->dims[0];
   const int weight = im.AddWeight(b->name.empty() ? n.input(1) : b->name, DType::kF32, {n_out, k},
-                                  AsBytes(DenseWeight(*b, spec.transpose_b, spec.alpha)));
+                                  PackBytes(DenseWeight(*b, spec.transpose_b, spec.alpha)));
   const bool has_bias = spec.bias_input >= 0 && im.HasInput(n, spec.bias_input) && spec.beta != 0;
   TUNEJIT_ASSIGN_OR_RETURN(int y, im.AddNode(n, OpKind::kDense, {a, weight}, {},
                                              im.OutName(n, has_bias ? ".dense" : "")));
   if (has_bias) {
     TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> bias, GemmBias(im, n, n_out, spec.beta));
-    const int bias_id = im.AddWeight(n.input(spec.bias_input), DType::kF32, {n_out}, AsBytes(bias));
+    const int bias_id = im.AddWeight(n.input(spec.bias_input), DType::kF32, {n_out}, PackBytes(bias));
     TUNEJIT_ASSIGN_OR_RETURN(
         y, im.AddNode(n, OpKind::kBiasAdd, {y, bias_id}, {}, im.OutName(n), ".bias_add"));
   }

@@ -83,8 +83,7 @@ absl::Status AddConstant(Importer& im, const NodeProto& n, int x_input, const Co
                         ShapeText(shape), ": only a per-channel (dim 1) bias is supported"));
   }
   TUNEJIT_ASSIGN_OR_RETURN(int x, im.FloatInput(n, x_input));
-  std::vector<uint8_t> bytes(bias->size() * sizeof(float));
-  std::memcpy(bytes.data(), bias->data(), bytes.size());
+  std::vector<uint8_t> bytes = PackBytes(*bias);
   const int b = im.AddWeight(c.name.empty() ? n.input(1 - x_input) : c.name, DType::kF32,
                              {shape[1]}, std::move(bytes));
   TUNEJIT_ASSIGN_OR_RETURN(int y, im.AddNode(n, OpKind::kBiasAdd, {x, b}, {}, im.OutName(n)));
@@ -167,10 +166,7 @@ absl::StatusOr<ConstTensor> ConstantValue(Importer& im, const NodeProto& n) {
   if (n.attribute_size() != 1) return im.Error(n, "expects exactly one value attribute");
   const AttributeProto& a = n.attribute(0);
   auto pack = [](DType dtype, std::vector<int64_t> dims, const auto& values) {
-    using T = std::decay_t<decltype(values[0])>;
-    ConstTensor t{"", dtype, std::move(dims), std::vector<uint8_t>(values.size() * sizeof(T))};
-    std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
-    return t;
+    return ConstTensor{"", dtype, std::move(dims), PackBytes(values)};
   };
   if (a.name() == "value" && a.type() == AttributeProto::TENSOR) {
     return DecodeTensor(a.t(), im.tensor_source());

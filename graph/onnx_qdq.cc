@@ -36,13 +36,6 @@ int8_t Saturate(double v) {
   return static_cast<int8_t>(std::clamp(std::nearbyint(v), -128.0, 127.0));  // half to even
 }
 
-template <typename T>
-std::vector<uint8_t> Bytes(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
 // The scales of a Q/DQ node over x of `dims`: one (per tensor) or one per slice along `axis`.
 struct QParams {
   std::vector<float> scales;
@@ -107,9 +100,12 @@ absl::StatusOr<QParams> ReadQParams(Importer& im, const NodeProto& n,
 absl::Status QuantizeConstant(Importer& im, const NodeProto& n, const ConstTensor& x) {
   TUNEJIT_ASSIGN_OR_RETURN(QParams q, ReadQParams(im, n, x.dims, true));
   const std::vector<float> f = x.Floats();
+  if (std::any_of(f.begin(), f.end(), [](float e) { return std::isnan(e); })) {
+    return im.Error(n, absl::StrCat("constant '", x.name, "' holds NaN, which has no int8 value"));
+  }
   std::vector<int8_t> v(f.size());
   for (size_t i = 0; i < f.size(); ++i) v[i] = Saturate(f[i] / q.At(i, x.dims));
-  return im.BindOutput(n, 0, Value::Constant({x.name, DType::kI8, x.dims, Bytes(v)}));
+  return im.BindOutput(n, 0, Value::Constant({x.name, DType::kI8, x.dims, PackBytes(v)}));
 }
 
 // The executor re-derives int8 weights per output channel (dim 0 of a conv weight and of a
@@ -144,7 +140,7 @@ absl::Status DequantizeConstant(Importer& im, const NodeProto& n, const ConstTen
   if (x.dtype == DType::kI8) WarnIfNotMaxCalibrated(im, x, ints);
   std::vector<float> f(ints.size());
   for (size_t i = 0; i < ints.size(); ++i) f[i] = static_cast<float>(ints[i]) * q.At(i, x.dims);
-  return im.BindOutput(n, 0, Value::Constant({x.name, DType::kF32, x.dims, Bytes(f)}));
+  return im.BindOutput(n, 0, Value::Constant({x.name, DType::kF32, x.dims, PackBytes(f)}));
 }
 
 }  // namespace

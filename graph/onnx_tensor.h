@@ -11,6 +11,7 @@
 #define TUNEJIT_GRAPH_ONNX_TENSOR_H_
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,22 @@ struct ConstTensor {
   std::vector<float> Floats() const;
   std::vector<int64_t> Ints() const;
 };
+
+// The packed bytes of `values` (empty in, empty out: memcpy must not see an empty vector's null
+// data pointer, which fuzzing found through an empty constant).
+template <typename T>
+std::vector<uint8_t> PackBytes(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// `bytes` read back as floats (a trailing partial float is ignored).
+inline std::vector<float> UnpackFloats(const std::vector<uint8_t>& bytes) {
+  std::vector<float> f(bytes.size() / sizeof(float));
+  if (!f.empty()) std::memcpy(f.data(), bytes.data(), f.size() * sizeof(float));
+  return f;
+}
 
 struct TensorSource {
   std::string dir;     // external-data directory; empty refuses external data

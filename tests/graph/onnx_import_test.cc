@@ -658,6 +658,34 @@ TEST(OnnxImportTest, QdqWeightNotMaxCalibratedWarns) {
   EXPECT_TRUE(m->activation_scales.empty());
 }
 
+// Fuzzing found this one: dequantizing an empty constant handed memcpy a null pointer (UBSan).
+TEST(OnnxImportTest, DequantizedEmptyWeightIsAnErrorNotACrash) {
+  OnnxBuilder b;
+  b.Input("x", {1, 2, 4, 4}).InitI8("wq", {0, 2, 1, 1}, {});
+  b.Init("s", {}, {0.1f}).InitI8("zp", {}, {0});
+  b.Node("DequantizeLinear", {"wq", "s", "zp"}, {"wd"});
+  b.Node("Conv", {"x", "wd"}, {"y"}, "conv");
+  b.Output("y");
+  absl::StatusOr<OnnxModel> m = b.Import();
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("'conv'"));
+}
+
+// Fuzzing found this one too: a NaN weight reached the int8 conversion (UB; UBSan).
+TEST(OnnxImportTest, QuantizingANanConstantIsAnError) {
+  OnnxBuilder b;
+  b.Input("x", {1, 2, 4, 4}).Init("w", {1, 2, 1, 1}, {1.f, std::nanf("")});
+  b.Init("s", {}, {0.1f}).InitI8("zp", {}, {0});
+  b.Node("QuantizeLinear", {"w", "s", "zp"}, {"wq"}, "wq");
+  b.Node("DequantizeLinear", {"wq", "s", "zp"}, {"wd"});
+  b.Node("Conv", {"x", "wd"}, {"y"});
+  b.Output("y");
+  absl::StatusOr<OnnxModel> m = b.Import();
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("QuantizeLinear node 'wq'"));
+  EXPECT_THAT(m.status().message(), HasSubstr("'w' holds NaN"));
+}
+
 TEST(OnnxImportTest, AsymmetricQuantizationIsAnError) {
   OnnxBuilder b;
   b.Input("x", {1, 4}).Init("s", {}, {0.5f});
