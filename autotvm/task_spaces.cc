@@ -1,5 +1,6 @@
 // The knob definitions of the six supported TVM 0.7.dev1 CUDA templates, in definition order
-// (docs/tvm-templates.md sections 2.3, 3.2, 4.3, 5.4, 6.3 and 9).
+// (docs/tvm-templates.md sections 2.3, 3.2, 4.3, 5.4, 6.3 and 9), and of the tunejit-only
+// dense_wgmma.cuda (Hopper tensor cores, issue 7; TVM cannot replay its records).
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -100,13 +101,27 @@ absl::StatusOr<ConfigSpace> DenseSpace(const DenseParams& p, bool large) {
   return s;
 }
 
+// dense_wgmma.cuda (tunejit-only, kernel_sources/gemm_wgmma.cu): the kernel is shape-generic
+// (TMA zero-fills tails, the epilogue checks bounds), so the space does not depend on M, N, K.
+// All `ot` knobs; ops/gemm_wgmma.cc rejects the combinations that cannot run, with the reason.
+absl::StatusOr<ConfigSpace> DenseWgmmaSpace() {
+  ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_m", {64, 128, 256}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_n", {64, 128, 192, 256}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_k", {64, 128}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("stages", {2, 3, 4, 5, 6}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("consumer_wg", {1, 2}));
+  return s;
+}
+
 }  // namespace
 
 bool HasConfigSpace(const std::string& task_name) {
   return task_name == "conv2d_nchw.cuda" || task_name == "conv2d_nchw_winograd.cuda" ||
          task_name == "conv2d_nchw_winograd_without_weight_transform.cuda" ||
          task_name == "conv2d_NCHWc_int8.cuda" || task_name == "dense_small_batch.cuda" ||
-         task_name == "dense_large_batch.cuda" || task_name == "depthwise_conv2d_nchw.cuda";
+         task_name == "dense_large_batch.cuda" || task_name == "depthwise_conv2d_nchw.cuda" ||
+         task_name == "dense_wgmma.cuda";
 }
 
 absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Target& target) {
@@ -117,6 +132,10 @@ absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Tar
   if (task == "dense_small_batch.cuda" || task == "dense_large_batch.cuda") {
     TUNEJIT_ASSIGN_OR_RETURN(DenseParams p, ParseDenseWorkload(workload));
     return DenseSpace(p, task == "dense_large_batch.cuda");
+  }
+  if (task == "dense_wgmma.cuda") {
+    TUNEJIT_RETURN_IF_ERROR(ParseDenseWorkload(workload).status());
+    return DenseWgmmaSpace();
   }
   TUNEJIT_ASSIGN_OR_RETURN(Conv2dParams p, ParseConv2dWorkload(workload));
   if (task == "conv2d_nchw.cuda") return DirectSpace(p, target);

@@ -218,7 +218,8 @@ absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload) {
 
 absl::StatusOr<DenseParams> ParseDenseWorkload(const Workload& workload) {
   const std::string& task = workload.task_name;
-  if (task != "dense_small_batch.cuda" && task != "dense_large_batch.cuda") {
+  if (task != "dense_small_batch.cuda" && task != "dense_large_batch.cuda" &&
+      task != "dense_wgmma.cuda") {
     return ArgError(workload, "not a supported dense task");
   }
   if (!workload.args.is_array() || workload.args.size() != 4) {

@@ -56,7 +56,8 @@ struct DenseParams {
 // conv2d_NCHWc_int8.cuda and depthwise_conv2d_nchw.cuda argument lists, with every encoding real
 // logs use (int / 2- / 4-element padding, missing dilation, packed 5-D/6-D int8 tensors).
 absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload);
-// Accepts dense_small_batch.cuda and dense_large_batch.cuda.
+// Accepts dense_small_batch.cuda, dense_large_batch.cuda and dense_wgmma.cuda (same arguments;
+// the wgmma one is tunejit's, with float16 data).
 absl::StatusOr<DenseParams> ParseDenseWorkload(const Workload& workload);
 
 Workload MakeConv2dWorkload(const std::string& task_name, const Conv2dParams& params);

@@ -12,6 +12,7 @@ std::vector<const OpTemplate*> AllOpTemplates() {
       DenseSmallBatchTemplate(),   DenseLargeBatchTemplate(),
       Conv2dNchwTemplate(),        DepthwiseConv2dNchwTemplate(),
       Conv2dNchwWinogradTemplate(), Conv2dNchwcInt8Template(),
+      DenseWgmmaTemplate(),  // tunejit-only, not launchable yet (ops/gemm_wgmma.cc)
   };
 }
 

@@ -14,6 +14,7 @@ const OpTemplate* Conv2dNchwTemplate();           // conv2d_nchw.cuda           
 const OpTemplate* DepthwiseConv2dNchwTemplate();  // depthwise_conv2d_nchw.cuda  (ops/depthwise.cc)
 const OpTemplate* Conv2dNchwWinogradTemplate();   // conv2d_nchw_winograd.cuda   (ops/winograd.cc)
 const OpTemplate* Conv2dNchwcInt8Template();      // conv2d_NCHWc_int8.cuda      (ops/conv2d_int8.cc)
+const OpTemplate* DenseWgmmaTemplate();           // dense_wgmma.cuda            (ops/gemm_wgmma.cc)
 
 }  // namespace tunejit
 
