@@ -60,43 +60,6 @@ std::vector<absl::StatusOr<CompiledKernel>> CompileAll(const KernelCompiler& com
   return CompileEach(compiler, specs, arch, threads, report);
 }
 
-absl::StatusOr<KernelArgs> PackArgs(const PlannedKernel& k, absl::Span<const DevicePtr> inputs,
-                                    absl::Span<const DevicePtr> outputs,
-                                    absl::Span<const DevicePtr> workspaces) {
-  KernelArgs packed;
-  for (const KernelArg& arg : k.args) {
-    auto pointer = [&](absl::Span<const DevicePtr> v, const char* what) -> absl::Status {
-      if (arg.index_or_int < 0 || arg.index_or_int >= static_cast<int64_t>(v.size())) {
-        return absl::InternalError(absl::StrCat("kernel '", k.label, "' references ", what, " ",
-                                                arg.index_or_int, " of ", v.size()));
-      }
-      packed.Add(v[arg.index_or_int]);
-      return absl::OkStatus();
-    };
-    switch (arg.kind) {
-      case KernelArg::Kind::kInput:
-        TUNEJIT_RETURN_IF_ERROR(pointer(inputs, "input"));
-        break;
-      case KernelArg::Kind::kOutput:
-        TUNEJIT_RETURN_IF_ERROR(pointer(outputs, "output"));
-        break;
-      case KernelArg::Kind::kWorkspace:
-        TUNEJIT_RETURN_IF_ERROR(pointer(workspaces, "workspace"));
-        break;
-      case KernelArg::Kind::kInt32:
-        packed.Add(static_cast<int32_t>(arg.index_or_int));
-        break;
-      case KernelArg::Kind::kInt64:
-        packed.Add(static_cast<int64_t>(arg.index_or_int));
-        break;
-      case KernelArg::Kind::kFloat32:
-        packed.Add(arg.f32);
-        break;
-    }
-  }
-  return packed;
-}
-
 // Bytes of step `rt`'s non-persistent workspaces, packed one after another in the scratch.
 int64_t ScratchBytes(const OpPlan& plan) {
   int64_t total = 0;
@@ -155,7 +118,8 @@ absl::Status BindStep(Executor::State& state, int i, std::map<std::string, Kerne
     if (pk.shape.shared_bytes > kDefaultDynamicSmemLimit) {
       TUNEJIT_RETURN_IF_ERROR(it->second.SetMaxDynamicSharedBytes(pk.shape.shared_bytes));
     }
-    absl::StatusOr<KernelArgs> args = PackArgs(pk, inputs, outputs, workspaces);
+    absl::StatusOr<KernelArgs> args =
+        PackKernelArgs(pk, {inputs, outputs, workspaces, rt.plan.tensor_maps});
     if (!args.ok()) {
       return absl::Status(args.status().code(),
                           absl::StrCat(step.name, ": ", args.status().message()));

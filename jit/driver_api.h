@@ -61,7 +61,8 @@ namespace tunejit::jit_internal {
   X(cuKernelGetFunction)            \
   X(cuFuncGetAttribute)             \
   X(cuFuncSetAttribute)             \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                 \
+  X(cuTensorMapEncodeTiled)
 
 struct DriverApi {
 #define TUNEJIT_DRIVER_MEMBER_(name) decltype(&::name) name = nullptr;

@@ -21,6 +21,9 @@ struct KernelSpec {
   // Extra "-DNAME=value" options, only for values that cannot be template arguments. (The "= {}"
   // lets designated initializers leave it out without -Wmissing-field-initializers.)
   std::vector<std::string> defines = {};
+  // Uses features of the architecture-specific target (sm_90a: wgmma, setmaxnreg): compiled for
+  // "sm_XYa" whatever arch the caller names; not portable to other generations.
+  bool arch_specific = false;
 
   friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
 };

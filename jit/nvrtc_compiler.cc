@@ -159,8 +159,10 @@ absl::StatusOr<CompileRequest> MakeCompileRequest(const KernelSpec& spec, const 
       request.headers.emplace_back(f.name, f.content);
     }
   }
+  GpuArch target = arch;
+  if (spec.arch_specific) target.arch_specific = true;
   request.name_expressions = {spec.name_expression};
-  request.options = DefaultNvrtcOptions(arch);
+  request.options = DefaultNvrtcOptions(target);
   for (const std::string& define : spec.defines) {
     if (!absl::StartsWith(define, "-D") || define.size() < 3) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -168,7 +170,7 @@ absl::StatusOr<CompileRequest> MakeCompileRequest(const KernelSpec& spec, const 
     }
     request.options.push_back(define);
   }
-  request.arch = arch;
+  request.arch = target;
   return request;
 }
 

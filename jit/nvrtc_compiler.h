@@ -44,6 +44,7 @@ std::vector<std::string> DefaultNvrtcOptions(const GpuArch& arch);
 
 // Builds a request for `spec` from the embedded sources: the .cu file, every embedded .cuh as a
 // header, DefaultNvrtcOptions(arch) plus spec.defines. NotFound if the file is not embedded.
+// A spec.arch_specific kernel is built for arch's "a" variant (sm_90 -> sm_90a).
 absl::StatusOr<CompileRequest> MakeCompileRequest(const KernelSpec& spec, const GpuArch& arch);
 
 // Compiles. `dump_dir` (may be empty: then the system temp dir) receives the source on failure.

@@ -4,19 +4,9 @@
 // Knobs (all `ot`, autotvm/task_spaces.cc): tile_m, tile_n, tile_k, stages, consumer_wg. Every
 // rule below is checked before compiling and rejects with its reason (AutoTVM's "invalid").
 //
-// NOT LAUNCHABLE YET. The kernel's first two parameters are CUtensorMap TMA descriptors passed by
-// value (128 bytes each), which PlanRunner and the executor cannot build: KernelArg has no kind for
-// them, and encoding one needs the driver (cuTensorMapEncodeTiled) and the bound device pointer.
-// The plan lists the inputs there as KernelArg::kInput 0 and 1 to say which tensors they map, and
-// carries a note saying so. What the launch needs (next session):
-//   - a KernelArg kind "TMA map of input i" with: fp16, rank 2, dims {K, rows}, row stride K * 2
-//     bytes, box {64, tile_m} for A / {64, tile_n} for B, element strides {1, 1}, interleave
-//     none, swizzle 128B, L2 promotion 256B, OOB fill none (zeros); encoded once per binding
-//     (the memory plan is static) through jit/driver_api's cuTensorMapEncodeTiled, and packed as
-//     the 128-byte, 64-byte-aligned parameter;
-//   - cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) for the shared memory (PlanRunner does it);
-//   - compiling for sm_90a, not sm_90: the caller picks the arch (CompilePlan), so Hopper devices
-//     must compile this task with arch_specific = true.
+// Launch: the kernel's first two parameters are TMA descriptors of inputs 0 and 1 (OpPlan::
+// tensor_maps, encoded when tensors are bound: fp16, {K, rows}, box {64, tile}, 128-byte swizzle);
+// the spec is arch_specific (wgmma and setmaxnreg exist only on sm_90a).
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -207,6 +197,19 @@ absl::Status CheckTile(const WgmmaTile& t, const DeviceLimits& limits) {
   return CheckSharedMemory(t, limits);
 }
 
+// A K-major fp16 operand [rows, K] as the kernel loads it: boxes of one 128-byte swizzled row
+// (64 fp16 of K) by `tile_rows` rows.
+TensorMapDesc OperandMap(int64_t rows, int64_t k, int64_t tile_rows) {
+  TensorMapDesc d;
+  d.element = TensorMapDesc::Element::kF16;
+  d.rank = 2;
+  d.dims = {static_cast<uint64_t>(k), static_cast<uint64_t>(rows)};
+  d.strides_bytes = {static_cast<uint64_t>(k) * 2};
+  d.box = {static_cast<uint32_t>(kAtomK), static_cast<uint32_t>(tile_rows)};
+  d.swizzle = TensorMapDesc::Swizzle::k128B;
+  return d;
+}
+
 PlannedKernel GemmKernel(const WgmmaTile& t, const autotvm::DenseParams& p,
                          const Epilogue& epilogue, const LaunchShape& shape) {
   PlannedKernel kernel;
@@ -215,9 +218,12 @@ PlannedKernel GemmKernel(const WgmmaTile& t, const autotvm::DenseParams& p,
       "gemm_wgmma.cu",
       absl::StrFormat("tunejit::gemm_wgmma<%d, %d, %d, %d, %d, %d, %d>", t.m, t.n, t.k, t.stages,
                       t.consumer_wg, EpilogueCode(epilogue), p.out_dtype == "float16" ? 1 : 0),
-      {}};
+      {},
+      /*arch_specific=*/true};
   kernel.shape = shape;
-  kernel.args = EpilogueTensorArgs(epilogue);  // args 0 and 1 stand for the TMA maps (see top)
+  kernel.args = EpilogueTensorArgs(epilogue);
+  kernel.args[0] = TensorMapArg(0);
+  kernel.args[1] = TensorMapArg(1);
   kernel.args.push_back(Int32Arg(p.m));
   kernel.args.push_back(Int32Arg(p.n));
   kernel.args.push_back(Int32Arg(p.k));
@@ -248,11 +254,8 @@ class DenseWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
     plan.kernels.push_back(GemmKernel(t, p, epilogue, shape));
-    plan.notes.push_back(absl::StrCat(
-        kTask, ": kernel arguments 0 and 1 are TMA descriptors of inputs 0 and 1 (box {64, ", t.m,
-        "} and {64, ", t.n,
-        "}, 128-byte swizzle); the plan runner cannot bind them yet, and the "
-        "kernel must be compiled for sm_90a"));
+    plan.tensor_maps = {{InputArg(0), OperandMap(p.m, p.k, t.m)},
+                        {InputArg(1), OperandMap(p.n, p.k, t.n)}};
     return plan;
   }
 

@@ -52,6 +52,7 @@
 #include "jit/arch.h"
 #include "jit/device.h"
 #include "jit/kernel_spec.h"
+#include "jit/tensor_map.h"
 
 namespace tunejit {
 
@@ -98,9 +99,17 @@ struct KernelArg {
     kInt32,      // immediate
     kInt64,
     kFloat32,
+    kTensorMap,  // a TMA descriptor (128 bytes, by value) of OpPlan::tensor_maps[index]
   } kind;
   int64_t index_or_int = 0;
   float f32 = 0;
+};
+
+// A TMA view of one op tensor (KernelArg kInput, kOutput or kWorkspace with its index): encoded
+// when tensors are bound, since the descriptor holds the address.
+struct PlannedTensorMap {
+  KernelArg tensor;
+  TensorMapDesc desc;
 };
 
 struct PlannedKernel {
@@ -119,6 +128,8 @@ struct OpPlan {
   // Workspace buffers filled by kPrepare kernels and read by every run (must not be reused by
   // others).
   std::vector<bool> workspace_persistent;
+  // The TMA descriptors the kernels take (KernelArg::Kind::kTensorMap indexes this).
+  std::vector<PlannedTensorMap> tensor_maps;
   // Things the template did that a user should know (e.g. "tile_ry/tile_rx labels swapped"), for
   // the executor's and tools' logs. Empty normally.
   std::vector<std::string> notes;

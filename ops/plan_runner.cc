@@ -16,28 +16,50 @@ namespace {
 // Above this, a kernel needs cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) to launch.
 constexpr uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
 
-absl::Status AddArg(const KernelArg& arg, absl::Span<const DevicePtr> inputs,
-                    absl::Span<const DevicePtr> outputs, const std::vector<DeviceBuffer>& workspace,
-                    KernelArgs& packed) {
-  auto pointer = [&](absl::Span<const DevicePtr> tensors, const char* what) -> absl::Status {
+// The address an input/output/workspace argument stands for.
+absl::StatusOr<DevicePtr> TensorAddress(const KernelArg& arg, const PlanBinding& bound) {
+  auto pick = [&](absl::Span<const DevicePtr> tensors,
+                  const char* what) -> absl::StatusOr<DevicePtr> {
     if (arg.index_or_int < 0 || arg.index_or_int >= static_cast<int64_t>(tensors.size())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "plan references ", what, " ", arg.index_or_int, " but ", tensors.size(), " were bound"));
     }
-    packed.Add(tensors[arg.index_or_int]);
-    return absl::OkStatus();
+    return tensors[arg.index_or_int];
   };
   switch (arg.kind) {
     case KernelArg::Kind::kInput:
-      return pointer(inputs, "input");
+      return pick(bound.inputs, "input");
     case KernelArg::Kind::kOutput:
-      return pointer(outputs, "output");
+      return pick(bound.outputs, "output");
+    case KernelArg::Kind::kWorkspace:
+      return pick(bound.workspaces, "workspace");
+    default:
+      return absl::InvalidArgumentError("a TMA map must view an input, output or workspace");
+  }
+}
+
+absl::StatusOr<TensorMap> EncodePlannedMap(const KernelArg& arg, const PlanBinding& bound) {
+  if (arg.index_or_int < 0 || arg.index_or_int >= static_cast<int64_t>(bound.tensor_maps.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("plan references TMA map ", arg.index_or_int,
+                                                   " of ", bound.tensor_maps.size()));
+  }
+  const PlannedTensorMap& map = bound.tensor_maps[arg.index_or_int];
+  TUNEJIT_ASSIGN_OR_RETURN(DevicePtr ptr, TensorAddress(map.tensor, bound));
+  return EncodeTensorMap(map.desc, ptr);
+}
+
+absl::Status AddArg(const KernelArg& arg, const PlanBinding& bound, KernelArgs& packed) {
+  switch (arg.kind) {
+    case KernelArg::Kind::kInput:
+    case KernelArg::Kind::kOutput:
     case KernelArg::Kind::kWorkspace: {
-      if (arg.index_or_int < 0 || arg.index_or_int >= static_cast<int64_t>(workspace.size())) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("plan references workspace ", arg.index_or_int, " of ", workspace.size()));
-      }
-      packed.Add(workspace[arg.index_or_int].ptr());
+      TUNEJIT_ASSIGN_OR_RETURN(DevicePtr ptr, TensorAddress(arg, bound));
+      packed.Add(ptr);
+      return absl::OkStatus();
+    }
+    case KernelArg::Kind::kTensorMap: {
+      TUNEJIT_ASSIGN_OR_RETURN(TensorMap map, EncodePlannedMap(arg, bound));
+      packed.Add(map);
       return absl::OkStatus();
     }
     case KernelArg::Kind::kInt32:
@@ -54,6 +76,18 @@ absl::Status AddArg(const KernelArg& arg, absl::Span<const DevicePtr> inputs,
 }
 
 }  // namespace
+
+absl::StatusOr<KernelArgs> PackKernelArgs(const PlannedKernel& kernel, const PlanBinding& bound) {
+  KernelArgs packed;
+  for (const KernelArg& arg : kernel.args) {
+    absl::Status s = AddArg(arg, bound, packed);
+    if (!s.ok()) {
+      return absl::Status(s.code(),
+                          absl::StrCat("binding kernel '", kernel.label, "': ", s.message()));
+    }
+  }
+  return packed;
+}
 
 std::vector<absl::StatusOr<CompiledKernel>> CompileEach(
     const KernelCompiler& compiler, const std::vector<const KernelSpec*>& specs,
@@ -128,15 +162,13 @@ absl::StatusOr<PlanRunner> PlanRunner::Create(const Device& device, const Kernel
 
 absl::Status PlanRunner::Bind(absl::Span<const DevicePtr> inputs,
                               absl::Span<const DevicePtr> outputs) {
-  std::vector<KernelArgs> packed(plan_.kernels.size());
-  for (size_t k = 0; k < plan_.kernels.size(); ++k) {
-    for (const KernelArg& arg : plan_.kernels[k].args) {
-      absl::Status s = AddArg(arg, inputs, outputs, workspace_, packed[k]);
-      if (!s.ok()) {
-        return absl::Status(
-            s.code(), absl::StrCat("binding kernel '", plan_.kernels[k].label, "': ", s.message()));
-      }
-    }
+  std::vector<DevicePtr> workspaces;
+  for (const DeviceBuffer& w : workspace_) workspaces.push_back(w.ptr());
+  const PlanBinding bound{inputs, outputs, workspaces, plan_.tensor_maps};
+  std::vector<KernelArgs> packed;
+  for (const PlannedKernel& k : plan_.kernels) {
+    TUNEJIT_ASSIGN_OR_RETURN(KernelArgs args, PackKernelArgs(k, bound));
+    packed.push_back(std::move(args));
   }
   args_ = std::move(packed);
   bound_ = true;

@@ -38,6 +38,18 @@ absl::StatusOr<std::vector<CompiledKernel>> CompilePlan(const KernelCompiler& co
                                                         const OpPlan& plan, const GpuArch& arch,
                                                         int threads = 0);
 
+// The tensors a plan's KernelArgs resolve to (ops/op_template.h conventions).
+struct PlanBinding {
+  absl::Span<const DevicePtr> inputs;
+  absl::Span<const DevicePtr> outputs;
+  absl::Span<const DevicePtr> workspaces;
+  absl::Span<const PlannedTensorMap> tensor_maps;  // the plan's; kTensorMap args are encoded here
+};
+
+// `kernel`'s arguments packed for launching: pointers resolved, TMA maps encoded (through the
+// driver). InvalidArgument names the kernel and the index a plan references but `bound` lacks.
+absl::StatusOr<KernelArgs> PackKernelArgs(const PlannedKernel& kernel, const PlanBinding& bound);
+
 class PlanRunner {
  public:
   static absl::StatusOr<PlanRunner> Create(const Device& device, const KernelCompiler& compiler,

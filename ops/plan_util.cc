@@ -65,6 +65,7 @@ KernelArg Float32Arg(float value) { return KernelArg{KernelArg::Kind::kFloat32, 
 KernelArg InputArg(int index) { return KernelArg{KernelArg::Kind::kInput, index, 0.0f}; }
 KernelArg OutputArg(int index) { return KernelArg{KernelArg::Kind::kOutput, index, 0.0f}; }
 KernelArg WorkspaceArg(int index) { return KernelArg{KernelArg::Kind::kWorkspace, index, 0.0f}; }
+KernelArg TensorMapArg(int index) { return KernelArg{KernelArg::Kind::kTensorMap, index, 0.0f}; }
 
 absl::StatusOr<int> ToInt32(absl::string_view task, absl::string_view what, int64_t value) {
   if (value < 0 || value > std::numeric_limits<int>::max()) {

@@ -48,6 +48,7 @@ KernelArg Float32Arg(float value);
 KernelArg InputArg(int index);
 KernelArg OutputArg(int index);
 KernelArg WorkspaceArg(int index);
+KernelArg TensorMapArg(int index);  // OpPlan::tensor_maps[index]
 
 // `value` as an int kernel argument; InvalidArgument naming `what` if it does not fit.
 absl::StatusOr<int> ToInt32(absl::string_view task, absl::string_view what, int64_t value);

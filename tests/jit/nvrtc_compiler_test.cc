@@ -84,6 +84,22 @@ TEST(MakeCompileRequest, BadDefineIsInvalidArgument) {
   EXPECT_THAT(std::string(request.status().message()), HasSubstr("TUNEJIT_SELFTEST_BIAS=1"));
 }
 
+// An arch-specific spec (wgmma, setmaxnreg) is built for the "a" target of the arch asked for;
+// others keep the arch as given.
+TEST(MakeCompileRequest, ArchSpecificSpecTargetsTheAVariant) {
+  KernelSpec spec = SaxpySpec();
+  spec.arch_specific = true;
+  absl::StatusOr<CompileRequest> request = MakeCompileRequest(spec, Arch("sm_90"));
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->arch.ToString(), "sm_90a");
+  EXPECT_THAT(request->options, ::testing::Contains("--gpu-architecture=sm_90a"));
+  spec.arch_specific = false;
+  request = MakeCompileRequest(spec, Arch("sm_90"));
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->arch.ToString(), "sm_90");
+  EXPECT_THAT(request->options, Not(::testing::Contains("--gpu-architecture=sm_90a")));
+}
+
 class NvrtcCompileArch : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NvrtcCompileArch, SelftestCompiles) {

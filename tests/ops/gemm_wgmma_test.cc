@@ -3,6 +3,7 @@
 // wrapper header (every wrapper) and of a fixed-seed sample of valid configs, whose PTX must hold
 // wgmma.mma_async (NVRTC returns the PTX it assembled; ptxas accepting it for sm_90a is the
 // other half of the check).
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -68,10 +69,27 @@ TEST(DenseWgmma, GoodConfigSpecializes) {
   EXPECT_EQ(k.shape.grid[1], 2u);  // ceil(300 / 256)
   EXPECT_EQ(k.shape.block[0], 384u);
   EXPECT_EQ(k.shape.shared_bytes, 3u * (128 + 256) * 64 * 2 + 3 * 16 + 1024);
-  ASSERT_EQ(k.args.size(), 8u);  // a_map, b_map, bias, scale, out, m, n, k
+  EXPECT_TRUE(k.spec.arch_specific);  // built for sm_90a
+  ASSERT_EQ(k.args.size(), 8u);       // a_map, b_map, bias, scale, out, m, n, k
+  EXPECT_EQ(k.args[0].kind, KernelArg::Kind::kTensorMap);
+  EXPECT_EQ(k.args[0].index_or_int, 0);
+  EXPECT_EQ(k.args[1].kind, KernelArg::Kind::kTensorMap);
+  EXPECT_EQ(k.args[1].index_or_int, 1);
+  EXPECT_EQ(k.args[2].kind, KernelArg::Kind::kInput);  // bias
   EXPECT_EQ(k.args[5].index_or_int, 1000);
-  ASSERT_EQ(plan->notes.size(), 1u);  // the launch is not wired yet, and says so
-  EXPECT_THAT(plan->notes[0], HasSubstr("TMA descriptors"));
+  // The TMA maps: K-major fp16 operands, boxes of 64 K by the tile's rows, 128-byte swizzle.
+  ASSERT_EQ(plan->tensor_maps.size(), 2u);
+  EXPECT_EQ(plan->tensor_maps[0].tensor.kind, KernelArg::Kind::kInput);
+  EXPECT_EQ(plan->tensor_maps[0].tensor.index_or_int, 0);
+  EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
+            "f16 [4096, 1000] box [64, 128] swizzle 128B");
+  EXPECT_EQ(plan->tensor_maps[0].desc.strides_bytes[0], 4096u * 2);
+  EXPECT_EQ(plan->tensor_maps[1].tensor.index_or_int, 1);
+  EXPECT_EQ(TensorMapText(plan->tensor_maps[1].desc), "f16 [4096, 300] box [64, 256] swizzle 128B");
+  for (const PlannedTensorMap& m : plan->tensor_maps) {
+    EXPECT_TRUE(CheckTensorMap(m.desc, 0x10000).ok()) << TensorMapText(m.desc);
+  }
+  EXPECT_TRUE(plan->notes.empty());
 }
 
 TEST(DenseWgmma, FallbackIsValid) {
@@ -246,7 +264,8 @@ TEST(DenseWgmmaSpace, SampledValidConfigsCompileWithWgmma) {
     absl::StatusOr<OpPlan> plan = Op().Specialize(w, *space->Get(index), kHopper, epilogue);
     if (!plan.ok()) continue;
     const KernelSpec& spec = plan->kernels[0].spec;
-    absl::StatusOr<CompiledKernel> kernel = compiler.Compile(spec, kSm90a);
+    // Asked for plain sm_90 (what a device reports): the arch_specific spec builds for sm_90a.
+    absl::StatusOr<CompiledKernel> kernel = compiler.Compile(spec, GpuArch{9, 0, false});
     ASSERT_TRUE(kernel.ok()) << index << " " << spec.name_expression << ": " << kernel.status();
     EXPECT_FALSE(kernel->program.cubin.empty()) << spec.name_expression;
     EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "wgmma.mma_async.sync.aligned.m64n"))
@@ -258,6 +277,31 @@ TEST(DenseWgmmaSpace, SampledValidConfigsCompileWithWgmma) {
     ++compiled;
   }
   EXPECT_EQ(compiled, 8);
+}
+
+// The host fp16 conversion the GPU tests build their inputs and expectations with.
+TEST(HalfConversion, RoundsToNearestEvenAndRoundTrips) {
+  using testing::FloatToHalf;
+  using testing::HalfToFloat;
+  EXPECT_EQ(FloatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(FloatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(FloatToHalf(0.25f), 0x3400);
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);                    // the largest half
+  EXPECT_EQ(FloatToHalf(65519.0f), 0x7bff);                    // below the midpoint
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);                    // the midpoint rounds to even: inf
+  EXPECT_EQ(FloatToHalf(1.0f + 0x1p-11f), 0x3c00);             // tie, to even (down)
+  EXPECT_EQ(FloatToHalf(1.0f + 3 * 0x1p-11f), 0x3c02);         // tie, to even (up)
+  EXPECT_EQ(FloatToHalf(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);  // above the tie
+  EXPECT_EQ(FloatToHalf(0x1p-24f), 0x0001);                    // the smallest subnormal
+  EXPECT_EQ(FloatToHalf(0x1p-25f), 0x0000);                    // tie to even: zero
+  EXPECT_EQ(FloatToHalf(3 * 0x1p-25f), 0x0002);                // 1.5 units: to even
+  EXPECT_EQ(FloatToHalf(0x1p-14f), 0x0400);                    // the smallest normal
+  EXPECT_EQ(FloatToHalf(INFINITY), 0x7c00);
+  EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(NAN))));
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue;  // NaNs
+    EXPECT_EQ(FloatToHalf(HalfToFloat(static_cast<uint16_t>(h))), h) << std::hex << h;
+  }
 }
 
 }  // namespace

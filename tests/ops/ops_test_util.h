@@ -7,6 +7,7 @@
 #define TUNEJIT_TESTS_OPS_OPS_TEST_UTIL_H_
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -121,6 +122,40 @@ inline std::vector<int64_t> RandomSplit(int64_t length, int parts, std::mt19937&
   return candidates[rng() % candidates.size()];
 }
 
+// IEEE binary16 from float, round to nearest even (overflow to infinity), and back: host-side
+// fp16 tensors for the tensor-core tests.
+inline uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  x &= 0x7fffffffu;
+  if (x >= 0x7f800000u) return sign | 0x7c00u | (x > 0x7f800000u ? 0x200u : 0u);  // inf, NaN
+  if (x < 0x38800000u) {  // below 2^-14: a subnormal half, in units of 2^-24 (exact scaling)
+    float v;
+    std::memcpy(&v, &x, 4);
+    return sign | static_cast<uint16_t>(std::nearbyint(v * 16777216.0f));
+  }
+  uint32_t h = ((((x >> 23) - 127 + 15) << 10) | ((x & 0x7fffffu) >> 13));
+  const uint32_t rest = x & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry may round up to inf
+  return sign | static_cast<uint16_t>(std::min<uint32_t>(h, 0x7c00u));
+}
+
+inline float HalfToFloat(uint16_t h) {
+  const int exponent = (h >> 10) & 0x1f;
+  const float mantissa = static_cast<float>(h & 0x3ffu);
+  float v = exponent == 0    ? std::ldexp(mantissa, -24)
+            : exponent == 31 ? (mantissa != 0 ? NAN : INFINITY)
+                             : std::ldexp(mantissa + 1024.0f, exponent - 25);
+  return (h & 0x8000u) ? -v : v;
+}
+
+inline std::vector<uint16_t> ToHalves(const std::vector<float>& v) {
+  std::vector<uint16_t> out(v.size());
+  std::transform(v.begin(), v.end(), out.begin(), FloatToHalf);
+  return out;
+}
+
 template <typename T>
 std::vector<uint8_t> Bytes(const std::vector<T>& v) {
   std::vector<uint8_t> b(v.size() * sizeof(T));
@@ -175,47 +210,91 @@ class GpuHarness {
   absl::StatusOr<std::vector<std::vector<uint8_t>>> Run(
       const OpPlan& plan, const std::vector<std::vector<uint8_t>>& inputs,
       const std::vector<size_t>& output_bytes, uint8_t fill = 0xFF) {
-    absl::StatusOr<PlanRunner> runner = PlanRunner::Create(*device_, *compiler_, plan, arch_);
-    if (!runner.ok()) return runner.status();
-    std::vector<DeviceBuffer> in_buffers, out_buffers;
-    std::vector<DevicePtr> in_ptrs, out_ptrs;
-    for (const std::vector<uint8_t>& bytes : inputs) {
-      if (bytes.empty()) {
-        in_ptrs.push_back(0);
-        continue;
-      }
-      absl::StatusOr<DeviceBuffer> b = DeviceBuffer::Allocate(*device_, bytes.size());
-      if (!b.ok()) return b.status();
-      absl::Status s = b->CopyFromHost(bytes.data(), bytes.size());
-      if (!s.ok()) return s;
-      in_ptrs.push_back(b->ptr());
-      in_buffers.push_back(*std::move(b));
-    }
-    for (size_t bytes : output_bytes) {
-      absl::StatusOr<DeviceBuffer> b = DeviceBuffer::Allocate(*device_, bytes);
-      if (!b.ok()) return b.status();
-      absl::Status s = b->Fill(fill);
-      if (!s.ok()) return s;
-      out_ptrs.push_back(b->ptr());
-      out_buffers.push_back(*std::move(b));
-    }
-    absl::Status s = runner->Bind(in_ptrs, out_ptrs);
-    if (s.ok()) s = runner->Prepare(*stream_);
-    if (s.ok()) s = runner->Run(*stream_);
+    absl::StatusOr<Bound> bound = Setup(plan, inputs, output_bytes, fill);
+    if (!bound.ok()) return bound.status();
+    absl::Status s = bound->runner.Run(*stream_);
     if (s.ok()) s = stream_->Synchronize();
     if (!s.ok()) return s;
     std::vector<std::vector<uint8_t>> out;
-    for (size_t i = 0; i < out_buffers.size(); ++i) {
+    for (size_t i = 0; i < bound->outputs.size(); ++i) {
       std::vector<uint8_t> host(output_bytes[i]);
-      absl::Status s = out_buffers[i].CopyToHost(host.data(), host.size());
+      absl::Status s = bound->outputs[i].CopyToHost(host.data(), host.size());
       if (!s.ok()) return s;
       out.push_back(std::move(host));
     }
     return out;
   }
 
+  // Median milliseconds of `runs` runs of `plan` (CUDA events around each) after `warmup` runs.
+  absl::StatusOr<double> MedianMs(const OpPlan& plan,
+                                  const std::vector<std::vector<uint8_t>>& inputs,
+                                  const std::vector<size_t>& output_bytes, int warmup = 3,
+                                  int runs = 20) {
+    absl::StatusOr<Bound> bound = Setup(plan, inputs, output_bytes, 0);
+    if (!bound.ok()) return bound.status();
+    absl::StatusOr<Event> start = Event::Create(*device_);
+    absl::StatusOr<Event> end = Event::Create(*device_);
+    if (!start.ok()) return start.status();
+    if (!end.ok()) return end.status();
+    for (int i = 0; i < warmup; ++i) {
+      absl::Status s = bound->runner.Run(*stream_);
+      if (!s.ok()) return s;
+    }
+    std::vector<double> ms;
+    for (int i = 0; i < runs; ++i) {
+      absl::Status s = stream_->Record(*start);
+      if (s.ok()) s = bound->runner.Run(*stream_);
+      if (s.ok()) s = stream_->Record(*end);
+      if (s.ok()) s = end->Synchronize();
+      if (!s.ok()) return s;
+      absl::StatusOr<float> t = Event::ElapsedMs(*start, *end);
+      if (!t.ok()) return t.status();
+      ms.push_back(*t);
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  }
+
  private:
   GpuHarness() = default;
+
+  // A runner with its tensors uploaded, bound and prepared (kPrepare kernels run).
+  struct Bound {
+    PlanRunner runner;
+    std::vector<DeviceBuffer> inputs, outputs;
+  };
+  absl::StatusOr<Bound> Setup(const OpPlan& plan, const std::vector<std::vector<uint8_t>>& inputs,
+                              const std::vector<size_t>& output_bytes, uint8_t fill) {
+    absl::StatusOr<PlanRunner> runner = PlanRunner::Create(*device_, *compiler_, plan, arch_);
+    if (!runner.ok()) return runner.status();
+    Bound b{*std::move(runner), {}, {}};
+    std::vector<DevicePtr> in_ptrs, out_ptrs;
+    for (const std::vector<uint8_t>& bytes : inputs) {
+      if (bytes.empty()) {
+        in_ptrs.push_back(0);
+        continue;
+      }
+      absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(*device_, bytes.size());
+      if (!buffer.ok()) return buffer.status();
+      absl::Status s = buffer->CopyFromHost(bytes.data(), bytes.size());
+      if (!s.ok()) return s;
+      in_ptrs.push_back(buffer->ptr());
+      b.inputs.push_back(*std::move(buffer));
+    }
+    for (size_t bytes : output_bytes) {
+      absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(*device_, bytes);
+      if (!buffer.ok()) return buffer.status();
+      absl::Status s = buffer->Fill(fill);
+      if (!s.ok()) return s;
+      out_ptrs.push_back(buffer->ptr());
+      b.outputs.push_back(*std::move(buffer));
+    }
+    absl::Status s = b.runner.Bind(in_ptrs, out_ptrs);
+    if (s.ok()) s = b.runner.Prepare(*stream_);
+    if (!s.ok()) return s;
+    return b;
+  }
+
   std::unique_ptr<Device> device_;
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<KernelCache> cache_;
