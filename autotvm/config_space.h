@@ -79,7 +79,8 @@ class ConfigSpace {
 
 // True for the task names BuildConfigSpace knows: conv2d_nchw.cuda, conv2d_nchw_winograd.cuda
 // (+ _without_weight_transform), conv2d_NCHWc_int8.cuda, dense_small_batch.cuda,
-// dense_large_batch.cuda, depthwise_conv2d_nchw.cuda; and tunejit's own dense_wgmma.cuda.
+// dense_large_batch.cuda, depthwise_conv2d_nchw.cuda; and tunejit's own dense_wgmma.cuda and
+// conv2d_nhwc_wgmma.cuda.
 bool HasConfigSpace(const std::string& task_name);
 
 // The space TVM 0.7.dev1 defines for the workload on `target` (unroll_explicit has 2 candidates

@@ -1,6 +1,7 @@
 // The knob definitions of the six supported TVM 0.7.dev1 CUDA templates, in definition order
 // (docs/tvm-templates.md sections 2.3, 3.2, 4.3, 5.4, 6.3 and 9), and of the tunejit-only
-// dense_wgmma.cuda (Hopper tensor cores, issue 7; TVM cannot replay its records).
+// dense_wgmma.cuda and conv2d_nhwc_wgmma.cuda (Hopper tensor cores, issue 7; TVM cannot replay
+// their records).
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -114,6 +115,20 @@ absl::StatusOr<ConfigSpace> DenseWgmmaSpace() {
   return s;
 }
 
+// conv2d_nhwc_wgmma.cuda (tunejit-only, kernel_sources/conv2d_wgmma.cu): an output tile is
+// tile_h x tile_w pixels of one image (the GEMM's M rows) by tile_n output channels; K is walked
+// one tap and 64 channels at a time. Shape-generic like dense_wgmma; ops/conv2d_wgmma.cc rejects
+// the combinations that cannot run (M rows not a multiple of 64 per consumer, shared memory...).
+absl::StatusOr<ConfigSpace> ConvWgmmaSpace() {
+  ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_h", {1, 2, 4, 8, 16}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_w", {8, 16, 32, 64}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_n", {64, 128, 192, 256}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("stages", {2, 3, 4, 5, 6}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("consumer_wg", {1, 2}));
+  return s;
+}
+
 }  // namespace
 
 bool HasConfigSpace(const std::string& task_name) {
@@ -121,7 +136,7 @@ bool HasConfigSpace(const std::string& task_name) {
          task_name == "conv2d_nchw_winograd_without_weight_transform.cuda" ||
          task_name == "conv2d_NCHWc_int8.cuda" || task_name == "dense_small_batch.cuda" ||
          task_name == "dense_large_batch.cuda" || task_name == "depthwise_conv2d_nchw.cuda" ||
-         task_name == "dense_wgmma.cuda";
+         task_name == "dense_wgmma.cuda" || task_name == kConv2dNhwcWgmma;
 }
 
 absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Target& target) {
@@ -138,6 +153,7 @@ absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Tar
     return DenseWgmmaSpace();
   }
   TUNEJIT_ASSIGN_OR_RETURN(Conv2dParams p, ParseConv2dWorkload(workload));
+  if (task == kConv2dNhwcWgmma) return ConvWgmmaSpace();
   if (task == "conv2d_nchw.cuda") return DirectSpace(p, target);
   if (task == "conv2d_NCHWc_int8.cuda") return Int8Space(p);
   if (task == "depthwise_conv2d_nchw.cuda") return DepthwiseSpace(p, target);

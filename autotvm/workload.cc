@@ -122,6 +122,25 @@ absl::Status FillPlain(const Tensor& data, const Tensor& kernel, bool depthwise,
   return absl::OkStatus();
 }
 
+// conv2d_nhwc_wgmma.cuda (tunejit's, Hopper tensor cores): data [N, H, W, C], kernel
+// [CO, KH, KW, C] (OHWI: each output channel's taps K-major, as the kernel's B operand).
+absl::Status FillNhwc(const Tensor& data, const Tensor& kernel, const Workload& w,
+                      Conv2dParams* p) {
+  if (data.shape.size() != 4 || kernel.shape.size() != 4) {
+    return ArgError(w, "data and kernel must be 4-D");
+  }
+  p->n = data.shape[0];
+  p->h = data.shape[1];
+  p->w = data.shape[2];
+  p->ci = data.shape[3];
+  p->co = kernel.shape[0];
+  p->kh = kernel.shape[1];
+  p->kw = kernel.shape[2];
+  if (kernel.shape[3] != p->ci) return ArgError(w, "kernel CI != data channels");
+  p->layout = "NHWC";
+  return absl::OkStatus();
+}
+
 // NCHW4c: data [N, C/4, H, W, 4], kernel [CO/4, CI/4, KH, KW, 4, 4].
 absl::Status FillPacked(const Tensor& data, const Tensor& kernel, const Workload& w,
                         Conv2dParams* p) {
@@ -196,6 +215,8 @@ absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload) {
     TUNEJIT_RETURN_IF_ERROR(FillPacked(data, kernel, workload, &p));
   } else if (absl::StrContains(task, "without_weight_transform")) {
     TUNEJIT_RETURN_IF_ERROR(FillPretransformed(data, kernel, workload, &p));
+  } else if (task == kConv2dNhwcWgmma) {
+    TUNEJIT_RETURN_IF_ERROR(FillNhwc(data, kernel, workload, &p));
   } else if (task == "conv2d_nchw.cuda" || task == "conv2d_nchw_winograd.cuda" ||
              task == "conv2d_NCHWc_int8.cuda" || task == "topi_nn_conv2d" ||
              task == "depthwise_conv2d_nchw.cuda" || task == "topi_nn_depthwise_conv2d_nchw") {
@@ -263,6 +284,9 @@ Workload MakeConv2dWorkload(const std::string& task_name, const Conv2dParams& p)
   } else if (absl::StrContains(task_name, "without_weight_transform")) {
     int64_t alpha = (p.h % 8 == 0 ? 4 : 2) + p.kh - 1;
     kernel = TensorJson({alpha, alpha, p.ci, p.co}, p.kernel_dtype);
+  } else if (task_name == kConv2dNhwcWgmma) {
+    data = TensorJson({p.n, p.h, p.w, p.ci}, p.data_dtype);
+    kernel = TensorJson({p.co, p.kh, p.kw, p.ci}, p.kernel_dtype);
   } else if (task_name == "conv2d_NCHWc_int8.cuda" && p.layout == "NCHW4c") {
     data = TensorJson({p.n, p.ci / 4, p.h, p.w, 4}, p.data_dtype);
     kernel = TensorJson({p.co / 4, p.ci / 4, p.kh, p.kw, 4, 4}, p.kernel_dtype);

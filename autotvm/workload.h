@@ -38,7 +38,9 @@ struct Conv2dParams {
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int dilation_h = 1, dilation_w = 1;
   std::string data_dtype = "float32", kernel_dtype = "float32", out_dtype = "float32";
-  std::string layout = "NCHW";  // conv2d_NCHWc_int8: "NCHW" or "NCHW4c" (then shapes are unpacked here)
+  // conv2d_NCHWc_int8: "NCHW" or "NCHW4c" (then shapes are unpacked here); "NHWC" for
+  // conv2d_nhwc_wgmma.cuda (the fields still mean N, CI, H, W, CO, KH, KW).
+  std::string layout = "NCHW";
 
   int64_t OutH() const;
   int64_t OutW() const;
@@ -52,9 +54,13 @@ struct DenseParams {
   double Flops() const;  // 2 * M * N * K
 };
 
+// tunejit's Hopper tensor-core convolution: NHWC data, OHWI kernel (layout "NHWC" in the params).
+inline constexpr char kConv2dNhwcWgmma[] = "conv2d_nhwc_wgmma.cuda";
+
 // Accepts conv2d_nchw.cuda, conv2d_nchw_winograd.cuda (+ _without_weight_transform),
 // conv2d_NCHWc_int8.cuda and depthwise_conv2d_nchw.cuda argument lists, with every encoding real
-// logs use (int / 2- / 4-element padding, missing dilation, packed 5-D/6-D int8 tensors).
+// logs use (int / 2- / 4-element padding, missing dilation, packed 5-D/6-D int8 tensors); and
+// conv2d_nhwc_wgmma.cuda (data [N, H, W, C], kernel [CO, KH, KW, C]).
 absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload);
 // Accepts dense_small_batch.cuda, dense_large_batch.cuda and dense_wgmma.cuda (same arguments;
 // the wgmma one is tunejit's, with float16 data).

@@ -123,6 +123,27 @@ __device__ __forceinline__ void TmaLoad2d(void* dst, const TmaDescriptor* map, u
       : "memory");
 }
 
+// The same for 3-D and 4-D maps (coordinates innermost first; negative or past-the-end ones read
+// zeros: a convolution's padding comes free).
+__device__ __forceinline__ void TmaLoad3d(void* dst, const TmaDescriptor* map, u64* bar, int c0,
+                                          int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(SharedAddress(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(SharedAddress(bar)), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoad4d(void* dst, const TmaDescriptor* map, u64* bar, int c0,
+                                          int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(SharedAddress(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(SharedAddress(bar)), "r"(c0), "r"(c1), "r"(c2),
+      "r"(c3)
+      : "memory");
+}
+
 // prefetch.tensormap: pulls the descriptor into the TMA unit's cache ahead of the first load.
 __device__ __forceinline__ void TmaPrefetchDescriptor(const TmaDescriptor* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(map)) : "memory");

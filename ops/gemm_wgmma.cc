@@ -18,32 +18,14 @@
 #include "ops/plan_util.h"
 #include "ops/split.h"
 #include "ops/templates.h"
+#include "ops/wgmma_rules.h"
 
 namespace tunejit {
 namespace {
 
 constexpr char kTask[] = "dense_wgmma.cuda";
 
-// Mirrors of kernel_sources/gemm_wgmma.cu.
-constexpr int64_t kAtomK = 64;         // fp16 in one 128-byte swizzled row
-constexpr int64_t kMaxTmaBox = 256;    // cuTensorMapEncodeTiled: boxDim[i] <= 256
-constexpr int64_t kMaxWgmmaN = 256;    // wgmma m64nNk16
-constexpr int64_t kProducerRegs = 40;  // setmaxnreg with two consumer warpgroups
-constexpr int64_t kConsumerRegs = 232;
-constexpr int64_t kMaxThreadRegs = 255;  // one thread's register file
-// Registers a consumer thread needs beside its accumulators (descriptors, addresses, loop state,
-// epilogue indices); ptxas reported 168 with 128 accumulators and no spills.
-constexpr int64_t kConsumerOverheadRegs = 64;
-constexpr int64_t kMinStages = 2;
-constexpr int64_t kMaxStages = 8;
-
-struct WgmmaTile {
-  int64_t m = 0, n = 0, k = 0, stages = 0, consumer_wg = 0;
-  int64_t threads() const { return 128 * (1 + consumer_wg); }
-  int64_t rows_per_consumer() const { return m / consumer_wg; }
-  // gemm_wgmma.cu GemmWgmmaSmemBytes: the stage ring, two mbarriers per stage, 1 KiB alignment.
-  int64_t smem_bytes() const { return stages * (m + n) * k * 2 + stages * 2 * 8 + 1024; }
-};
+constexpr int64_t kMaxTmaBox = 256;  // cuTensorMapEncodeTiled: boxDim[i] <= 256
 
 absl::StatusOr<WgmmaTile> ReadTile(const autotvm::ConfigEntity& config) {
   WgmmaTile t;
@@ -85,16 +67,6 @@ absl::StatusOr<autotvm::DenseParams> ParseWgmmaDense(const autotvm::Workload& wo
   return p;
 }
 
-// wgmma, sm_90a only: Hopper. (Blackwell has no wgmma; it has tcgen05.)
-absl::Status CheckArch(const DeviceLimits& limits) {
-  if (limits.arch.sm() != 90) {
-    return InvalidConfig(kTask, absl::StrCat("wgmma and setmaxnreg need Hopper (sm_90, built as "
-                                             "sm_90a); the target is ",
-                                             limits.arch.ToString()));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CheckEpilogue(const Epilogue& epilogue, const autotvm::DenseParams& p) {
   if (p.has_bias && !epilogue.bias) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -110,104 +82,18 @@ absl::Status CheckEpilogue(const Epilogue& epilogue, const autotvm::DenseParams&
   return absl::OkStatus();
 }
 
-// W: the instruction shapes. Each consumer warpgroup issues m64nNk16 wgmmas over its rows.
-absl::Status CheckWgmmaShape(const WgmmaTile& t) {
-  if (t.consumer_wg != 1 && t.consumer_wg != 2) {
-    return InvalidConfig(kTask, absl::StrCat("consumer_wg = ", t.consumer_wg, " (1 or 2)"));
-  }
-  if (t.m < 64 || t.m % (64 * t.consumer_wg) != 0) {
-    return InvalidConfig(kTask, absl::StrCat("tile_m = ", t.m, " is not a multiple of 64 x ",
-                                             t.consumer_wg, " consumer warpgroups (wgmma is m64)"));
-  }
-  if (t.n != 64 && t.n != 128 && t.n != 192 && t.n != 256) {
-    return InvalidConfig(kTask, absl::StrCat("tile_n = ", t.n,
-                                             " is not a wgmma N of ours (f16 allows multiples of 8 "
-                                             "up to ",
-                                             kMaxWgmmaN, "; hopper_ptx.cuh has 64/128/192/256)"));
-  }
-  if (t.k < kAtomK || t.k % kAtomK != 0) {
-    return InvalidConfig(kTask, absl::StrCat("tile_k = ", t.k, " is not a multiple of ", kAtomK,
-                                             " (one 128-byte swizzled row of fp16)"));
-  }
-  return absl::OkStatus();
-}
-
 // T: a TMA box dimension is at most 256 elements (the A box is {64, tile_m}, B's {64, tile_n}).
 absl::Status CheckTmaBoxes(const WgmmaTile& t) {
   if (t.m > kMaxTmaBox || t.n > kMaxTmaBox) {
-    return InvalidConfig(kTask, absl::StrCat("TMA box {", kAtomK, ", ", std::max(t.m, t.n),
+    return InvalidConfig(kTask, absl::StrCat("TMA box {", kWgmmaAtomK, ", ", std::max(t.m, t.n),
                                              "} exceeds ", kMaxTmaBox, " per dimension"));
   }
   return absl::OkStatus();
 }
 
-absl::Status CheckStages(const WgmmaTile& t) {
-  if (t.stages < kMinStages || t.stages > kMaxStages) {
-    return InvalidConfig(kTask, absl::StrCat("stages = ", t.stages, " outside [", kMinStages, ", ",
-                                             kMaxStages, "]"));
-  }
-  return absl::OkStatus();
-}
-
-// R: two consumer warpgroups run at kConsumerRegs after setmaxnreg, which the block's register
-// file must hold; one consumer warpgroup gets what ptxas can give 256 threads. Accumulators plus
-// kConsumerOverheadRegs must fit the consumer's registers or the kernel spills.
-absl::Status CheckRegisters(const WgmmaTile& t, const DeviceLimits& limits) {
-  int64_t consumer_regs = 0;
-  if (t.consumer_wg == 2) {
-    const int64_t block_regs = 128 * (kProducerRegs + 2 * kConsumerRegs);
-    if (block_regs > limits.regs_per_block) {
-      return InvalidConfig(
-          kTask,
-          absl::StrCat("setmaxnreg split 128 x (", kProducerRegs, " + 2 x ", kConsumerRegs,
-                       ") = ", block_regs, " registers > regs_per_block ", limits.regs_per_block));
-    }
-    consumer_regs = kConsumerRegs;
-  } else {
-    consumer_regs = std::min(kMaxThreadRegs, limits.regs_per_block / t.threads() / 8 * 8);
-  }
-  const int64_t accumulators = t.rows_per_consumer() / 64 * t.n / 2;
-  if (accumulators + kConsumerOverheadRegs > consumer_regs) {
-    return InvalidConfig(kTask,
-                         absl::StrCat(accumulators, " accumulator registers per consumer thread + ",
-                                      kConsumerOverheadRegs, " > ", consumer_regs,
-                                      " registers per consumer thread (the kernel would spill)"));
-  }
-  return absl::OkStatus();
-}
-
-// S: the stage ring (plus barriers and alignment slack) against the opt-in shared memory limit
-// (227 KiB on H100/H200).
-absl::Status CheckSharedMemory(const WgmmaTile& t, const DeviceLimits& limits) {
-  if (t.smem_bytes() > limits.shared_bytes_per_block_optin) {
-    return InvalidConfig(
-        kTask, absl::StrCat("shared memory ", t.stages, " stages x (", t.m, " + ", t.n, ") x ", t.k,
-                            " x 2 bytes + barriers + 1 KiB alignment = ", t.smem_bytes(),
-                            " bytes > shared_bytes_per_block_optin ",
-                            limits.shared_bytes_per_block_optin));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CheckTile(const WgmmaTile& t, const DeviceLimits& limits) {
-  TUNEJIT_RETURN_IF_ERROR(CheckWgmmaShape(t));
-  TUNEJIT_RETURN_IF_ERROR(CheckTmaBoxes(t));
-  TUNEJIT_RETURN_IF_ERROR(CheckStages(t));
-  TUNEJIT_RETURN_IF_ERROR(CheckRegisters(t, limits));
-  return CheckSharedMemory(t, limits);
-}
-
-// A K-major fp16 operand [rows, K] as the kernel loads it: boxes of one 128-byte swizzled row
-// (64 fp16 of K) by `tile_rows` rows.
-TensorMapDesc OperandMap(int64_t rows, int64_t k, int64_t tile_rows) {
-  TensorMapDesc d;
-  d.element = TensorMapDesc::Element::kF16;
-  d.rank = 2;
-  d.dims = {static_cast<uint64_t>(k), static_cast<uint64_t>(rows)};
-  d.strides_bytes = {static_cast<uint64_t>(k) * 2};
-  d.box = {static_cast<uint32_t>(kAtomK), static_cast<uint32_t>(tile_rows)};
-  d.swizzle = TensorMapDesc::Swizzle::k128B;
-  return d;
+  TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t, limits));
+  return CheckTmaBoxes(t);
 }
 
 PlannedKernel GemmKernel(const WgmmaTile& t, const autotvm::DenseParams& p,
@@ -243,7 +129,7 @@ class DenseWgmma final : public OpTemplate {
                                     const Epilogue& epilogue) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, ParseWgmmaDense(workload));
     TUNEJIT_RETURN_IF_ERROR(CheckEpilogue(epilogue, p));
-    TUNEJIT_RETURN_IF_ERROR(CheckArch(limits));
+    TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
     TUNEJIT_ASSIGN_OR_RETURN(WgmmaTile t, ReadTile(config));
     TUNEJIT_RETURN_IF_ERROR(CheckTile(t, limits));
     LaunchShape shape;
@@ -254,8 +140,9 @@ class DenseWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
     plan.kernels.push_back(GemmKernel(t, p, epilogue, shape));
-    plan.tensor_maps = {{InputArg(0), OperandMap(p.m, p.k, t.m)},
-                        {InputArg(1), OperandMap(p.n, p.k, t.n)}};
+    // K-major operands [rows, K]: boxes of 64 K (one swizzled row) by the tile's rows.
+    plan.tensor_maps = {{InputArg(0), Fp16SwizzledMap({p.k, p.m}, {t.m})},
+                        {InputArg(1), Fp16SwizzledMap({p.k, p.n}, {t.n})}};
     return plan;
   }
 

@@ -12,7 +12,8 @@ std::vector<const OpTemplate*> AllOpTemplates() {
       DenseSmallBatchTemplate(),   DenseLargeBatchTemplate(),
       Conv2dNchwTemplate(),        DepthwiseConv2dNchwTemplate(),
       Conv2dNchwWinogradTemplate(), Conv2dNchwcInt8Template(),
-      DenseWgmmaTemplate(),  // tunejit-only, not launchable yet (ops/gemm_wgmma.cc)
+      // tunejit-only Hopper tensor-core templates (sm_90a; nothing picks them by default yet)
+      DenseWgmmaTemplate(),        Conv2dNhwcWgmmaTemplate(),
   };
 }
 

@@ -2,9 +2,10 @@
 // CPU reference, for the fallback and a fixed-seed sample of the space's valid configs, on shapes
 // with tails in M, N and K and every epilogue the template takes; then its throughput.
 //
-// Inputs are multiples of 1/4 in +-[1/4, 2]: exact in fp16, and every fp32 partial sum of K <= 4096
-// products is exact too, so the fp32 outputs must equal the reference bit for bit (any dropped,
-// doubled or misplaced k-slice shows), and the fp16 ones its round-to-nearest-even.
+// Inputs are multiples of 1/4 in +-[1/4, 2] (RandomQuarters): exact in fp16, and every fp32
+// partial sum of their products is exact too, so the fp32 outputs must equal the reference bit for
+// bit (any dropped, doubled or misplaced k-slice shows), and the fp16 ones its
+// round-to-nearest-even.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -36,15 +37,6 @@ autotvm::Workload Workload(int64_t m, int64_t n, int64_t k, bool f16_out) {
                                    f16_out ? "float16" : "float32"})};
 }
 
-// Multiples of 1/4 in +-[1/4, 2] (never zero).
-std::vector<float> Quarters(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> q(1, 8);
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>((rng() & 1) ? q(rng) : -q(rng)) / 4.0f;
-  return v;
-}
-
 struct Operands {
   int64_t m, n, k;
   std::vector<float> a, b, bias, scale;
@@ -55,10 +47,10 @@ Operands MakeOperands(int64_t m, int64_t n, int64_t k, uint32_t seed) {
   Operands o{m,
              n,
              k,
-             Quarters(m * k, seed),
-             Quarters(n * k, seed + 1),
-             Quarters(n, seed + 2),
-             Quarters(n, seed + 3),
+             testing::RandomQuarters(m * k, seed),
+             testing::RandomQuarters(n * k, seed + 1),
+             testing::RandomQuarters(n, seed + 2),
+             testing::RandomQuarters(n, seed + 3),
              {}};
   o.acc.resize(m * n);
   for (int64_t i = 0; i < m; ++i) {
@@ -152,21 +144,9 @@ std::vector<autotvm::ConfigEntity> SampledConfigs(const DeviceLimits& limits, in
   return out;
 }
 
-std::unique_ptr<testing::GpuHarness> HopperHarness() {
-  absl::StatusOr<std::unique_ptr<testing::GpuHarness>> h = testing::GpuHarness::Create();
-  EXPECT_TRUE(h.ok()) << h.status();
-  if (!h.ok()) return nullptr;
-  return *std::move(h);
-}
-
-#define TUNEJIT_REQUIRE_HOPPER(harness)                                           \
-  do {                                                                            \
-    if ((harness)->limits().arch.sm() != 90) GTEST_SKIP() << "wgmma needs sm_90"; \
-  } while (0)
-
 TEST(DenseWgmmaGpu, FallbackMatchesOnShapesWithTails) {
   TUNEJIT_REQUIRE_GPU();
-  std::unique_ptr<testing::GpuHarness> harness = HopperHarness();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
   ASSERT_NE(harness, nullptr);
   TUNEJIT_REQUIRE_HOPPER(harness);
   const OpTemplate* op = FindOpTemplate(kTask);
@@ -185,7 +165,7 @@ TEST(DenseWgmmaGpu, FallbackMatchesOnShapesWithTails) {
 
 TEST(DenseWgmmaGpu, SampledConfigsMatch) {
   TUNEJIT_REQUIRE_GPU();
-  std::unique_ptr<testing::GpuHarness> harness = HopperHarness();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
   ASSERT_NE(harness, nullptr);
   TUNEJIT_REQUIRE_HOPPER(harness);
   const std::vector<autotvm::ConfigEntity> configs = SampledConfigs(harness->limits(), 12);
@@ -211,7 +191,7 @@ TEST(DenseWgmmaGpu, SampledConfigsMatch) {
 // sample of the outputs so a fast wrong kernel cannot report a number.
 TEST(DenseWgmmaGpu, Throughput) {
   TUNEJIT_REQUIRE_GPU();
-  std::unique_ptr<testing::GpuHarness> harness = HopperHarness();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
   ASSERT_NE(harness, nullptr);
   TUNEJIT_REQUIRE_HOPPER(harness);
   const OpTemplate* op = FindOpTemplate(kTask);
@@ -228,7 +208,8 @@ TEST(DenseWgmmaGpu, Throughput) {
       if (plan.ok()) plans.push_back(*std::move(plan));
     }
     ASSERT_TRUE(harness->Precompile(plans).ok());
-    const std::vector<float> a = Quarters(m * k, 1), b = Quarters(n * k, 2);
+    const std::vector<float> a = testing::RandomQuarters(m * k, 1),
+                             b = testing::RandomQuarters(n * k, 2);
     const std::vector<std::vector<uint8_t>> inputs = {
         testing::Bytes(testing::ToHalves(a)), testing::Bytes(testing::ToHalves(b)), {}, {}};
     double best = 1e30;

@@ -116,6 +116,16 @@ inline std::vector<float> RandomIntFloats(size_t n, int range, uint32_t seed) {
   return v;
 }
 
+// Multiples of 1/4 in +-[1/4, 2] (never zero): exact in fp16, and sums of up to 2^18 of their
+// products are exact in fp32, so tensor-core results compare bit for bit with a CPU sum.
+inline std::vector<float> RandomQuarters(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> q(1, 8);
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>((rng() & 1) ? q(rng) : -q(rng)) / 4.0f;
+  return v;
+}
+
 // A random element of the `factors` candidates of a `parts`-way split of `length`.
 inline std::vector<int64_t> RandomSplit(int64_t length, int parts, std::mt19937& rng) {
   std::vector<std::vector<int64_t>> candidates = FactorSplitCandidates(length, parts);
@@ -301,6 +311,20 @@ class GpuHarness {
   std::unique_ptr<KernelCompiler> compiler_;
   GpuArch arch_;
 };
+
+// A harness, or nullptr after a test failure saying why (call after TUNEJIT_REQUIRE_GPU()).
+inline std::unique_ptr<GpuHarness> MakeHarness() {
+  absl::StatusOr<std::unique_ptr<GpuHarness>> h = GpuHarness::Create();
+  EXPECT_TRUE(h.ok()) << h.status();
+  return h.ok() ? *std::move(h) : nullptr;
+}
+
+// For tests of the Hopper-only templates, after TUNEJIT_REQUIRE_GPU():
+//   TUNEJIT_REQUIRE_HOPPER(harness);
+#define TUNEJIT_REQUIRE_HOPPER(harness)                                           \
+  do {                                                                            \
+    if ((harness)->limits().arch.sm() != 90) GTEST_SKIP() << "wgmma needs sm_90"; \
+  } while (0)
 
 }  // namespace tunejit::testing
 

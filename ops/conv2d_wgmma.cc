@@ -1,0 +1,163 @@
+// conv2d_nhwc_wgmma.cuda (kernel_sources/conv2d_wgmma.cu): fp16 NHWC convolution on Hopper tensor
+// cores, a tunejit task name (issue 7; shared/docs/tensorcore-design.md 1.3 and 2.1).
+//
+// Workload: [data [N, H, W, C] float16, kernel [CO, KH, KW, C] float16, strides, padding,
+// dilation, out_dtype float32|float16] (autotvm::ParseConv2dWorkload, layout "NHWC"). Output NHWC.
+// Knobs (all `ot`, autotvm/task_spaces.cc): tile_h x tile_w output pixels of one image per block
+// (the GEMM's M tile), tile_n output channels, stages, consumer_wg. K is walked one filter tap
+// and 64 channels per stage. The rules of ops/wgmma_rules.h apply, plus this template's own:
+// stride 1 (the loads are plain tiled TMA boxes shifted per tap), C a multiple of 8 (16-byte TMA
+// strides), groups 1.
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "ops/plan_util.h"
+#include "ops/split.h"
+#include "ops/templates.h"
+#include "ops/wgmma_rules.h"
+
+namespace tunejit {
+namespace {
+
+constexpr const char* kTask = autotvm::kConv2dNhwcWgmma;
+
+struct ConvTile {
+  int64_t h = 0, w = 0;  // output pixels per block: tile_h rows of tile_w
+  WgmmaTile gemm;
+};
+
+absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config) {
+  ConvTile t;
+  TUNEJIT_ASSIGN_OR_RETURN(t.h, config.Other("tile_h"));
+  TUNEJIT_ASSIGN_OR_RETURN(t.w, config.Other("tile_w"));
+  t.gemm.m = t.h * t.w;
+  t.gemm.k = kWgmmaAtomK;
+  TUNEJIT_ASSIGN_OR_RETURN(t.gemm.n, config.Other("tile_n"));
+  TUNEJIT_ASSIGN_OR_RETURN(t.gemm.stages, config.Other("stages"));
+  TUNEJIT_ASSIGN_OR_RETURN(t.gemm.consumer_wg, config.Other("consumer_wg"));
+  return t;
+}
+
+absl::StatusOr<autotvm::Conv2dParams> ParseWgmmaConv(const autotvm::Workload& workload) {
+  if (workload.task_name != kTask) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kTask, ": workload is for ", workload.task_name));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
+  if (p.data_dtype != "float16" || p.kernel_dtype != "float16" ||
+      (p.out_dtype != "float32" && p.out_dtype != "float16")) {
+    return absl::UnimplementedError(
+        absl::StrCat(kTask, ": only float16 data and kernel, float32 or float16 output (got ",
+                     p.data_dtype, " x ", p.kernel_dtype, " -> ", p.out_dtype, ")"));
+  }
+  if (p.stride_h != 1 || p.stride_w != 1) {
+    return absl::UnimplementedError(
+        absl::StrCat(kTask, ": stride ", p.stride_h, "x", p.stride_w, " (only stride 1 so far)"));
+  }
+  if (p.ci % 8 != 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        kTask, ": C = ", p.ci, " is not a multiple of 8 (TMA needs 16-byte pixel strides)"));
+  }
+  if (p.n < 1 || p.co < 1 || p.kh < 1 || p.kw < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(kTask, ": empty shape"));
+  }
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "N*H*W*C", p.n * p.h * p.w * p.ci).status());
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "N*OH*OW*CO", p.n * p.OutH() * p.OutW() * p.co).status());
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "CO*KH*KW*C", p.co * p.kh * p.kw * p.ci).status());
+  return p;
+}
+
+absl::Status CheckEpilogue(const Epilogue& epilogue, const autotvm::Conv2dParams& p) {
+  if (epilogue.output == Epilogue::Output::kInt8Requantize) {
+    return absl::UnimplementedError(absl::StrCat(kTask, ": no int8 requantize epilogue yet"));
+  }
+  if (epilogue.output == Epilogue::Output::kFloat32 && p.out_dtype == "float16") {
+    return absl::UnimplementedError(
+        absl::StrCat(kTask, ": a scaled float32 epilogue does not fit a float16 output"));
+  }
+  return absl::OkStatus();
+}
+
+PlannedKernel ConvKernel(const ConvTile& t, const autotvm::Conv2dParams& p,
+                         const Epilogue& epilogue, const LaunchShape& shape) {
+  PlannedKernel kernel;
+  kernel.label = "conv2d_wgmma";
+  kernel.spec =
+      KernelSpec{"conv2d_wgmma.cu",
+                 absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
+                                 t.gemm.n, t.gemm.stages, t.gemm.consumer_wg,
+                                 EpilogueCode(epilogue), p.out_dtype == "float16" ? 1 : 0),
+                 {},
+                 /*arch_specific=*/true};
+  kernel.shape = shape;
+  kernel.args = EpilogueTensorArgs(epilogue);
+  kernel.args[0] = TensorMapArg(0);
+  kernel.args[1] = TensorMapArg(1);
+  for (int64_t v :
+       {p.ci, p.co, p.OutH(), p.OutW(), p.kw, p.kh * p.kw, static_cast<int64_t>(p.pad_top),
+        static_cast<int64_t>(p.pad_left), static_cast<int64_t>(p.dilation_h),
+        static_cast<int64_t>(p.dilation_w), CeilDiv64(p.OutH(), t.h), CeilDiv64(p.OutW(), t.w)}) {
+    kernel.args.push_back(Int32Arg(v));
+  }
+  return kernel;
+}
+
+class Conv2dNhwcWgmma final : public OpTemplate {
+ public:
+  std::string_view task_name() const override { return kTask; }
+
+  absl::Status CanImplement(const autotvm::Workload& workload) const override {
+    return ParseWgmmaConv(workload).status();
+  }
+
+  absl::StatusOr<OpPlan> Specialize(const autotvm::Workload& workload,
+                                    const autotvm::ConfigEntity& config, const DeviceLimits& limits,
+                                    const Epilogue& epilogue) const override {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseWgmmaConv(workload));
+    TUNEJIT_RETURN_IF_ERROR(CheckEpilogue(epilogue, p));
+    TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
+    TUNEJIT_ASSIGN_OR_RETURN(ConvTile t, ReadTile(config));
+    TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
+    const int64_t blocks = p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
+    LaunchShape shape;
+    shape.grid[0] = static_cast<uint32_t>(std::min<int64_t>(blocks, int64_t{1} << 32));
+    shape.grid[1] = static_cast<uint32_t>(CeilDiv64(p.co, t.gemm.n));
+    shape.block[0] = static_cast<uint32_t>(t.gemm.threads());
+    shape.shared_bytes = static_cast<uint32_t>(t.gemm.smem_bytes());
+    TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
+    OpPlan plan;
+    plan.kernels.push_back(ConvKernel(t, p, epilogue, shape));
+    // The input as {C, W, H, N} in boxes of 64 channels x the tile's pixels; the weight as
+    // {C, KH * KW, CO} in boxes of 64 channels x one tap x tile_n output channels.
+    plan.tensor_maps = {{InputArg(0), Fp16SwizzledMap({p.ci, p.w, p.h, p.n}, {t.w, t.h, 1})},
+                        {InputArg(1), Fp16SwizzledMap({p.ci, p.kh * p.kw, p.co}, {1, t.gemm.n})}};
+    return plan;
+  }
+
+  absl::StatusOr<autotvm::ConfigEntity> FallbackConfig(
+      const autotvm::Workload& workload) const override {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseWgmmaConv(workload));
+    // 8 x 16 pixels by 128 channels, two cooperative consumers, 4 stages (129 KiB).
+    autotvm::ConfigEntity config;
+    config.knobs.push_back(OtherKnob("tile_h", 8));
+    config.knobs.push_back(OtherKnob("tile_w", 16));
+    config.knobs.push_back(OtherKnob("tile_n", p.co <= 64 ? 64 : 128));
+    config.knobs.push_back(OtherKnob("stages", 4));
+    config.knobs.push_back(OtherKnob("consumer_wg", 2));
+    return config;
+  }
+};
+
+}  // namespace
+
+const OpTemplate* Conv2dNhwcWgmmaTemplate() {
+  static const Conv2dNhwcWgmma* const kTemplate = new Conv2dNhwcWgmma();
+  return kTemplate;
+}
+
+}  // namespace tunejit

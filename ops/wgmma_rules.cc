@@ -1,0 +1,135 @@
+#include "ops/wgmma_rules.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "ops/plan_util.h"
+
+namespace tunejit {
+namespace {
+
+// Mirrors of kernel_sources/wgmma_core.cuh.
+constexpr int64_t kMaxWgmmaN = 256;    // wgmma m64nNk16
+constexpr int64_t kProducerRegs = 40;  // setmaxnreg with two consumer warpgroups
+constexpr int64_t kConsumerRegs = 232;
+constexpr int64_t kMaxThreadRegs = 255;  // one thread's register file
+// Registers a consumer thread needs beside its accumulators (descriptors, addresses, loop state,
+// epilogue indices); ptxas reported 168 with 128 accumulators and no spills.
+constexpr int64_t kConsumerOverheadRegs = 64;
+constexpr int64_t kMinStages = 2;
+constexpr int64_t kMaxStages = 8;
+
+// W: the instruction shapes. Each consumer warpgroup issues m64nNk16 wgmmas over its rows.
+absl::Status CheckWgmmaShape(absl::string_view task, const WgmmaTile& t) {
+  if (t.consumer_wg != 1 && t.consumer_wg != 2) {
+    return InvalidConfig(task, absl::StrCat("consumer_wg = ", t.consumer_wg, " (1 or 2)"));
+  }
+  if (t.m < 64 || t.m % (64 * t.consumer_wg) != 0) {
+    return InvalidConfig(task, absl::StrCat("tile_m = ", t.m, " is not a multiple of 64 x ",
+                                            t.consumer_wg, " consumer warpgroups (wgmma is m64)"));
+  }
+  if (t.n != 64 && t.n != 128 && t.n != 192 && t.n != 256) {
+    return InvalidConfig(task, absl::StrCat("tile_n = ", t.n,
+                                            " is not a wgmma N of ours (f16 allows multiples of 8 "
+                                            "up to ",
+                                            kMaxWgmmaN, "; hopper_ptx.cuh has 64/128/192/256)"));
+  }
+  if (t.k < kWgmmaAtomK || t.k % kWgmmaAtomK != 0) {
+    return InvalidConfig(task, absl::StrCat("tile_k = ", t.k, " is not a multiple of ", kWgmmaAtomK,
+                                            " (one 128-byte swizzled row of fp16)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckStages(absl::string_view task, const WgmmaTile& t) {
+  if (t.stages < kMinStages || t.stages > kMaxStages) {
+    return InvalidConfig(
+        task, absl::StrCat("stages = ", t.stages, " outside [", kMinStages, ", ", kMaxStages, "]"));
+  }
+  return absl::OkStatus();
+}
+
+// R: two consumer warpgroups run at kConsumerRegs after setmaxnreg, which the block's register
+// file must hold; one consumer warpgroup gets what ptxas can give 256 threads. Accumulators plus
+// kConsumerOverheadRegs must fit the consumer's registers or the kernel spills.
+absl::Status CheckRegisters(absl::string_view task, const WgmmaTile& t,
+                            const DeviceLimits& limits) {
+  int64_t consumer_regs = 0;
+  if (t.consumer_wg == 2) {
+    const int64_t block_regs = 128 * (kProducerRegs + 2 * kConsumerRegs);
+    if (block_regs > limits.regs_per_block) {
+      return InvalidConfig(
+          task,
+          absl::StrCat("setmaxnreg split 128 x (", kProducerRegs, " + 2 x ", kConsumerRegs,
+                       ") = ", block_regs, " registers > regs_per_block ", limits.regs_per_block));
+    }
+    consumer_regs = kConsumerRegs;
+  } else {
+    consumer_regs = std::min(kMaxThreadRegs, limits.regs_per_block / t.threads() / 8 * 8);
+  }
+  const int64_t accumulators = t.rows_per_consumer() / 64 * t.n / 2;
+  if (accumulators + kConsumerOverheadRegs > consumer_regs) {
+    return InvalidConfig(task,
+                         absl::StrCat(accumulators, " accumulator registers per consumer thread + ",
+                                      kConsumerOverheadRegs, " > ", consumer_regs,
+                                      " registers per consumer thread (the kernel would spill)"));
+  }
+  return absl::OkStatus();
+}
+
+// S: the stage ring (plus barriers and alignment slack) against the opt-in shared memory limit
+// (227 KiB on H100/H200).
+absl::Status CheckSharedMemory(absl::string_view task, const WgmmaTile& t,
+                               const DeviceLimits& limits) {
+  if (t.smem_bytes() > limits.shared_bytes_per_block_optin) {
+    return InvalidConfig(
+        task, absl::StrCat("shared memory ", t.stages, " stages x (", t.m, " + ", t.n, ") x ", t.k,
+                           " x 2 bytes + barriers + 1 KiB alignment = ", t.smem_bytes(),
+                           " bytes > shared_bytes_per_block_optin ",
+                           limits.shared_bytes_per_block_optin));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckHopper(absl::string_view task, const DeviceLimits& limits) {
+  if (limits.arch.sm() != 90) {
+    return InvalidConfig(task, absl::StrCat("wgmma and setmaxnreg need Hopper (sm_90, built as "
+                                            "sm_90a); the target is ",
+                                            limits.arch.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckWgmmaTile(absl::string_view task, const WgmmaTile& t,
+                            const DeviceLimits& limits) {
+  TUNEJIT_RETURN_IF_ERROR(CheckWgmmaShape(task, t));
+  TUNEJIT_RETURN_IF_ERROR(CheckStages(task, t));
+  TUNEJIT_RETURN_IF_ERROR(CheckRegisters(task, t, limits));
+  return CheckSharedMemory(task, t, limits);
+}
+
+TensorMapDesc Fp16SwizzledMap(std::initializer_list<int64_t> dims,
+                              std::initializer_list<int64_t> box) {
+  TensorMapDesc d;
+  d.element = TensorMapDesc::Element::kF16;
+  d.rank = static_cast<int>(dims.size());
+  d.swizzle = TensorMapDesc::Swizzle::k128B;
+  uint64_t stride = 2;
+  int i = 0;
+  for (int64_t dim : dims) {
+    d.dims[i] = static_cast<uint64_t>(dim);
+    if (i > 0) d.strides_bytes[i - 1] = stride;
+    stride *= static_cast<uint64_t>(dim);
+    ++i;
+  }
+  d.box[0] = static_cast<uint32_t>(kWgmmaAtomK);
+  i = 1;
+  for (int64_t b : box) d.box[i++] = static_cast<uint32_t>(b);
+  return d;
+}
+
+}  // namespace tunejit

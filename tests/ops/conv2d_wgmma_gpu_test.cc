@@ -1,0 +1,270 @@
+// GPU (Hopper only): conv2d_nhwc_wgmma.cuda (kernel_sources/conv2d_wgmma.cu) against an exact CPU
+// convolution, for the fallback and a fixed-seed sample of valid configs: tails of the pixel tile,
+// of the 64-channel k tile (C = 72) and of tile_n (CO = 136), 1x1, padded and dilated filters, all
+// epilogues; then per-layer throughput on VGG-16's convolutions at batch 128.
+// Inputs are RandomQuarters: the fp32 outputs must equal the CPU sums bit for bit.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "autotvm/config_space.h"
+#include "autotvm/target.h"
+#include "gtest/gtest.h"
+#include "ops/templates.h"
+#include "tests/ops/ops_test_util.h"
+#include "tests/testing/gpu_test.h"
+
+namespace tunejit {
+namespace {
+
+struct Shape {
+  int64_t n, h, w, c, co, k, pad, dilation;
+  int64_t oh() const { return h + 2 * pad - dilation * (k - 1); }
+  int64_t ow() const { return w + 2 * pad - dilation * (k - 1); }
+};
+
+autotvm::Workload Workload(const Shape& s, bool f16_out) {
+  return autotvm::Workload{autotvm::kConv2dNhwcWgmma,
+                           autotvm::Json::array({testing::Tensor({s.n, s.h, s.w, s.c}, "float16"),
+                                                 testing::Tensor({s.co, s.k, s.k, s.c}, "float16"),
+                                                 {1, 1},
+                                                 {s.pad, s.pad, s.pad, s.pad},
+                                                 {s.dilation, s.dilation},
+                                                 f16_out ? "float16" : "float32"})};
+}
+
+// One output element: the exact sum (every partial sum of quarters' products is exact in float).
+float ConvAt(const Shape& s, const std::vector<float>& x, const std::vector<float>& w, int64_t b,
+             int64_t y, int64_t xo, int64_t co) {
+  double sum = 0;
+  for (int64_t r = 0; r < s.k; ++r) {
+    const int64_t iy = y + r * s.dilation - s.pad;
+    if (iy < 0 || iy >= s.h) continue;
+    for (int64_t q = 0; q < s.k; ++q) {
+      const int64_t ix = xo + q * s.dilation - s.pad;
+      if (ix < 0 || ix >= s.w) continue;
+      const float* px = &x[((b * s.h + iy) * s.w + ix) * s.c];
+      const float* pw = &w[((co * s.k + r) * s.k + q) * s.c];
+      for (int64_t c = 0; c < s.c; ++c) sum += double{px[c]} * pw[c];
+    }
+  }
+  return static_cast<float>(sum);
+}
+
+struct Operands {
+  Shape s;
+  std::vector<float> x, w, bias, scale;
+  std::vector<float> acc;  // NHWC
+};
+
+Operands MakeOperands(const Shape& s, uint32_t seed) {
+  Operands o{s,
+             testing::RandomQuarters(s.n * s.h * s.w * s.c, seed),
+             testing::RandomQuarters(s.co * s.k * s.k * s.c, seed + 1),
+             testing::RandomQuarters(s.co, seed + 2),
+             testing::RandomQuarters(s.co, seed + 3),
+             {}};
+  o.acc.resize(s.n * s.oh() * s.ow() * s.co);
+  for (int64_t b = 0; b < s.n; ++b) {
+    for (int64_t y = 0; y < s.oh(); ++y) {
+      for (int64_t x = 0; x < s.ow(); ++x) {
+        for (int64_t co = 0; co < s.co; ++co) {
+          o.acc[((b * s.oh() + y) * s.ow() + x) * s.co + co] = ConvAt(s, o.x, o.w, b, y, x, co);
+        }
+      }
+    }
+  }
+  return o;
+}
+
+// common.cuh's epilogue in the same float operations.
+float Expected(float acc, int64_t co, const Operands& o, const Epilogue& e) {
+  float v = acc;
+  if (e.output == Epilogue::Output::kFloat32) v = v * o.scale[co];
+  if (e.bias) v = v + o.bias[co];
+  if (e.relu && v < 0) v = 0;
+  return v;
+}
+
+struct Case {
+  autotvm::ConfigEntity config;
+  Epilogue epilogue;
+  bool f16_out = false;
+};
+
+std::vector<std::vector<uint8_t>> Inputs(const std::vector<float>& x, const std::vector<float>& w,
+                                         const std::vector<float>& bias,
+                                         const std::vector<float>& scale) {
+  return {testing::Bytes(testing::ToHalves(x)), testing::Bytes(testing::ToHalves(w)),
+          testing::Bytes(bias), testing::Bytes(scale)};
+}
+
+void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vector<Case>& cases) {
+  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
+  std::vector<OpPlan> plans;
+  for (const Case& c : cases) {
+    absl::StatusOr<OpPlan> plan =
+        op->Specialize(Workload(o.s, c.f16_out), c.config, harness.limits(), c.epilogue);
+    ASSERT_TRUE(plan.ok()) << c.config.ToString() << ": " << plan.status();
+    plans.push_back(*std::move(plan));
+  }
+  ASSERT_TRUE(harness.Precompile(plans).ok());
+  const auto inputs = Inputs(o.x, o.w, o.bias, o.scale);
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& cs = cases[c];
+    auto out = harness.Run(plans[c], inputs, {o.acc.size() * (cs.f16_out ? 2 : 4)});
+    ASSERT_TRUE(out.ok()) << cs.config.ToString() << ": " << out.status();
+    int wrong = 0;
+    for (size_t i = 0; i < o.acc.size() && wrong < 5; ++i) {
+      const int64_t co = static_cast<int64_t>(i) % o.s.co;
+      const float want = Expected(o.acc[i], co, o, cs.epilogue);
+      bool same = false;
+      float got = 0;
+      if (cs.f16_out) {
+        uint16_t h;
+        std::memcpy(&h, (*out)[0].data() + i * 2, 2);
+        got = testing::HalfToFloat(h);
+        same = h == testing::FloatToHalf(want);
+      } else {
+        std::memcpy(&got, (*out)[0].data() + i * 4, 4);
+        same = got == want;
+      }
+      if (same) continue;
+      const int64_t pixel = static_cast<int64_t>(i) / o.s.co;
+      ADD_FAILURE() << plans[c].kernels[0].spec.name_expression << " image "
+                    << pixel / (o.s.oh() * o.s.ow()) << " y " << pixel / o.s.ow() % o.s.oh()
+                    << " x " << pixel % o.s.ow() << " co " << co << ": " << got << ", want "
+                    << want;
+      ++wrong;
+    }
+  }
+}
+
+std::vector<autotvm::ConfigEntity> SampledConfigs(const Shape& s, const DeviceLimits& limits,
+                                                  int count) {
+  absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
+  absl::StatusOr<autotvm::ConfigSpace> space =
+      autotvm::BuildConfigSpace(Workload(s, false), *target);
+  EXPECT_TRUE(space.ok()) << space.status();
+  if (!space.ok()) return {};
+  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
+  std::mt19937_64 rng(20261201);
+  std::vector<int64_t> seen;
+  std::vector<autotvm::ConfigEntity> out;
+  for (int tries = 0; static_cast<int>(out.size()) < count && tries < 5000; ++tries) {
+    const int64_t index = space->RandomIndex(rng);
+    if (std::find(seen.begin(), seen.end(), index) != seen.end()) continue;
+    seen.push_back(index);
+    autotvm::ConfigEntity c = *space->Get(index);
+    if (op->Specialize(Workload(s, false), c, limits, {}).ok()) out.push_back(c);
+  }
+  return out;
+}
+
+TEST(Conv2dWgmmaGpu, FallbackMatchesOnEdgeShapes) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
+  for (const Shape& s : std::vector<Shape>{{2, 20, 20, 72, 136, 3, 1, 1},
+                                           {1, 16, 16, 64, 64, 1, 0, 1},
+                                           {1, 18, 18, 64, 128, 3, 2, 2},
+                                           {3, 14, 14, 128, 64, 3, 1, 1}}) {
+    const Operands o = MakeOperands(s, static_cast<uint32_t>(s.h * s.c + s.co));
+    const autotvm::ConfigEntity fallback = *op->FallbackConfig(Workload(s, false));
+    CheckCases(*harness, o,
+               {{fallback, {}, false},
+                {fallback, {.bias = true, .relu = true}, false},
+                {fallback, {.bias = true, .relu = true}, true},
+                {fallback, {.bias = true, .output = Epilogue::Output::kFloat32}, false}});
+  }
+}
+
+TEST(Conv2dWgmmaGpu, SampledConfigsMatch) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const Shape s{2, 20, 20, 72, 136, 3, 1, 1};
+  const std::vector<autotvm::ConfigEntity> configs = SampledConfigs(s, harness->limits(), 10);
+  ASSERT_EQ(configs.size(), 10u);
+  std::vector<Case> cases;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    cases.push_back({configs[i], {.bias = i % 2 == 1, .relu = i % 2 == 1}, i % 3 == 1});
+  }
+  CheckCases(*harness, MakeOperands(s, 11), cases);
+}
+
+// Not a pass/fail speed bound: per-layer times for docs/benchmarks.md (compare with cuDNN fp16 in
+// shared/bench), each checked on 32 random outputs so a fast wrong kernel cannot report a number.
+TEST(Conv2dWgmmaGpu, VggLayerThroughput) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
+  const std::vector<std::pair<std::string, Shape>> layers = {
+      {"conv1_2", {128, 224, 224, 64, 64, 3, 1, 1}},
+      {"conv2_1", {128, 112, 112, 64, 128, 3, 1, 1}},
+      {"conv2_2", {128, 112, 112, 128, 128, 3, 1, 1}},
+      {"conv3_1", {128, 56, 56, 128, 256, 3, 1, 1}},
+      {"conv3_2", {128, 56, 56, 256, 256, 3, 1, 1}},
+      {"conv4_1", {128, 28, 28, 256, 512, 3, 1, 1}},
+      {"conv4_2", {128, 28, 28, 512, 512, 3, 1, 1}},
+      {"conv5_1", {128, 14, 14, 512, 512, 3, 1, 1}}};
+  for (const auto& [name, s] : layers) {
+    std::vector<autotvm::ConfigEntity> configs = SampledConfigs(s, harness->limits(), 8);
+    configs.insert(configs.begin(), *op->FallbackConfig(Workload(s, true)));
+    const Epilogue epilogue{.bias = true, .relu = true};
+    std::vector<OpPlan> plans;
+    for (const autotvm::ConfigEntity& c : configs) {
+      absl::StatusOr<OpPlan> plan =
+          op->Specialize(Workload(s, true), c, harness->limits(), epilogue);
+      if (plan.ok()) plans.push_back(*std::move(plan));
+    }
+    ASSERT_TRUE(harness->Precompile(plans).ok());
+    const std::vector<float> x = testing::RandomQuarters(s.n * s.h * s.w * s.c, 1);
+    const std::vector<float> w = testing::RandomQuarters(s.co * s.k * s.k * s.c, 2);
+    const std::vector<float> bias = testing::RandomQuarters(s.co, 3);
+    const auto inputs = Inputs(x, w, bias, {});
+    const size_t out_bytes = static_cast<size_t>(s.n * s.oh() * s.ow() * s.co) * 2;
+    const double flops = 2.0 * s.n * s.oh() * s.ow() * s.co * s.c * s.k * s.k;
+    double best = 1e30;
+    std::string best_name;
+    for (const OpPlan& plan : plans) {
+      absl::StatusOr<double> ms = harness->MedianMs(plan, inputs, {out_bytes}, 3, 20);
+      ASSERT_TRUE(ms.ok()) << plan.kernels[0].spec.name_expression << ": " << ms.status();
+      auto out = harness->Run(plan, inputs, {out_bytes});
+      ASSERT_TRUE(out.ok()) << out.status();
+      std::mt19937 rng(5);
+      for (int i = 0; i < 32; ++i) {
+        const int64_t b = rng() % s.n, y = rng() % s.oh(), xo = rng() % s.ow(), co = rng() % s.co;
+        float want = ConvAt(s, x, w, b, y, xo, co) + bias[co];
+        want = want < 0 ? 0 : want;
+        uint16_t h;
+        std::memcpy(&h, (*out)[0].data() + (((b * s.oh() + y) * s.ow() + xo) * s.co + co) * 2, 2);
+        ASSERT_EQ(h, testing::FloatToHalf(want))
+            << name << " " << plan.kernels[0].spec.name_expression << " at " << b << "," << y << ","
+            << xo << "," << co;
+      }
+      std::printf("conv2d_wgmma %s %s: %.4f ms, %.1f TFLOP/s\n", name.c_str(),
+                  plan.kernels[0].spec.name_expression.c_str(), *ms, flops / (*ms * 1e-3) / 1e12);
+      if (*ms < best) {
+        best = *ms;
+        best_name = plan.kernels[0].spec.name_expression;
+      }
+    }
+    std::printf("conv2d_wgmma %s best: %.4f ms (%.1f TFLOP/s) %s\n", name.c_str(), best,
+                flops / (best * 1e-3) / 1e12, best_name.c_str());
+  }
+}
+
+}  // namespace
+}  // namespace tunejit
