@@ -146,7 +146,8 @@ absl::StatusOr<GpuMeasurer::State::Checked> GpuMeasurer::State::Check(PlanRunner
   TUNEJIT_RETURN_IF_ERROR(stream->Record(end));
   TUNEJIT_RETURN_IF_ERROR(stream->Synchronize());
   TUNEJIT_ASSIGN_OR_RETURN(float ms, Event::ElapsedMs(start, end));
-  Checked checked{.seconds = ms * 1e-3};
+  Checked checked;
+  checked.seconds = ms * 1e-3;
   if (corrupt) {  // the test hook: one wrong output element
     int32_t v = 0;
     TUNEJIT_RETURN_IF_ERROR(out.CopyToHost(&v, 4));

@@ -259,7 +259,9 @@ TEST(TuneModel, ResumedTimeBudgetSpendsOnlyWhatIsLeft) {
   ASSERT_TRUE(again.ok()) << again.status();
   int more = 0;
   for (const TaskOutcome& out : again->tasks) {
-    if (out.result.trials == 0) EXPECT_EQ(out.trials_total, out.resumed);
+    if (out.result.trials == 0) {
+      EXPECT_EQ(out.trials_total, out.resumed);
+    }
     more += out.result.trials;
   }
   EXPECT_LT(more, before / 2);
