@@ -1,0 +1,104 @@
+// The SASS of the Hopper templates, as NVRTC builds them for the fallback configs: tensor-core
+// HGMMA instructions, TMA loads (UTMALDG, 2-D for the GEMM, 3-D and 4-D for the convolution) and
+// the setmaxnreg register split (USETMAXREG). PTX only says what we asked for; the SASS is what
+// runs. Disassembles with nvdisasm (CUDA's, not in Debian's toolkit: PyPI's nvidia-cuda-nvdisasm);
+// skips when none is found ($TUNEJIT_NVDISASM, else `nvdisasm` on PATH).
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/kernel_compiler.h"
+#include "ops/templates.h"
+#include "tests/ops/ops_test_util.h"
+
+namespace tunejit {
+namespace {
+
+std::string Nvdisasm() {
+  const char* env = std::getenv("TUNEJIT_NVDISASM");
+  if (env != nullptr && *env != '\0') return env;
+  return std::system("command -v nvdisasm > /dev/null 2>&1") == 0 ? "nvdisasm" : "";
+}
+
+// Opcode (without its operands) -> count, e.g. "HGMMA.64x128x16.F32" -> 4.
+std::map<std::string, int> SassOpcodes(const std::string& cubin, const std::string& tool) {
+  const std::filesystem::path file =
+      std::filesystem::path(::testing::TempDir()) / "tunejit_wgmma_sass.cubin";
+  std::ofstream(file, std::ios::binary) << cubin;
+  const std::string command = tool + " -c " + file.string() + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  std::map<std::string, int> counts;
+  if (!pipe) return counts;
+  const std::regex opcode(R"(\b(HGMMA|IGMMA|UTMALDG|USETMAXREG)[.A-Z0-9x]*)");
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
+    std::string text(line);
+    for (std::sregex_iterator it(text.begin(), text.end(), opcode), end; it != end; ++it) {
+      ++counts[it->str()];
+    }
+  }
+  return counts;
+}
+
+std::map<std::string, int> FallbackSass(const OpTemplate& op, const autotvm::Workload& w,
+                                        const std::string& tool) {
+  absl::StatusOr<autotvm::ConfigEntity> config = op.FallbackConfig(w);
+  EXPECT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<OpPlan> plan = op.Specialize(w, *config, DeviceLimits::ForArch({9, 0, false}),
+                                              Epilogue{.bias = true, .relu = true});
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok()) return {};
+  KernelCompiler compiler(nullptr);
+  absl::StatusOr<CompiledKernel> kernel = compiler.Compile(plan->kernels[0].spec, {9, 0, false});
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  if (!kernel.ok()) return {};
+  return SassOpcodes(kernel->program.cubin, tool);
+}
+
+int CountPrefix(const std::map<std::string, int>& counts, const std::string& prefix) {
+  int n = 0;
+  for (const auto& [op, count] : counts) {
+    if (op.rfind(prefix, 0) == 0) n += count;
+  }
+  return n;
+}
+
+TEST(WgmmaSass, GemmRunsHgmmaAnd2dTma) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  const autotvm::Workload w{"dense_wgmma.cuda",
+                            autotvm::Json::array({testing::Tensor({4096, 4096}, "float16"),
+                                                  testing::Tensor({4096, 4096}, "float16"),
+                                                  nullptr, "float16"})};
+  const std::map<std::string, int> sass = FallbackSass(*FindOpTemplate(w.task_name), w, tool);
+  for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+  EXPECT_GT(CountPrefix(sass, "HGMMA.64x128x16.F32"), 0);  // the fallback's tile_n = 128
+  EXPECT_GT(CountPrefix(sass, "UTMALDG.2D"), 0);
+  EXPECT_GT(CountPrefix(sass, "USETMAXREG"), 0);  // two consumer warpgroups
+}
+
+TEST(WgmmaSass, ConvRunsHgmmaAnd3dAnd4dTma) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  const autotvm::Workload w{
+      autotvm::kConv2dNhwcWgmma,
+      autotvm::Json::array({testing::Tensor({128, 56, 56, 256}, "float16"),
+                            testing::Tensor({256, 3, 3, 256}, "float16"), {1, 1}, {1, 1, 1, 1},
+                            {1, 1}, "float16"})};
+  const std::map<std::string, int> sass = FallbackSass(*FindOpTemplate(w.task_name), w, tool);
+  for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+  EXPECT_GT(CountPrefix(sass, "HGMMA.64x128x16.F32"), 0);
+  EXPECT_GT(CountPrefix(sass, "UTMALDG.4D"), 0);
+  EXPECT_GT(CountPrefix(sass, "UTMALDG.3D"), 0);
+  EXPECT_EQ(CountPrefix(sass, "IGMMA"), 0);  // fp16 only: no int8 tensor-core path yet
+}
+
+}  // namespace
+}  // namespace tunejit
