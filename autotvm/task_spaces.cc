@@ -105,11 +105,13 @@ absl::StatusOr<ConfigSpace> DenseSpace(const DenseParams& p, bool large) {
 // dense_wgmma.cuda (tunejit-only, kernel_sources/gemm_wgmma.cu): the kernel is shape-generic
 // (TMA zero-fills tails, the epilogue checks bounds), so the space does not depend on M, N, K.
 // All `ot` knobs; ops/gemm_wgmma.cc rejects the combinations that cannot run, with the reason.
-absl::StatusOr<ConfigSpace> DenseWgmmaSpace() {
+absl::StatusOr<ConfigSpace> DenseWgmmaSpace(bool int8) {
   ConfigSpace s;
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_m", {64, 128, 256}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_n", {64, 128, 192, 256}));
-  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_k", {64, 128}));
+  // One or two 128-byte rows of K per stage: 64 / 128 fp16, 128 / 256 int8.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_k", int8 ? std::vector<int64_t>{128, 256}
+                                                     : std::vector<int64_t>{64, 128}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("stages", {2, 3, 4, 5, 6}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("consumer_wg", {1, 2}));
   return s;
@@ -149,8 +151,8 @@ absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Tar
     return DenseSpace(p, task == "dense_large_batch.cuda");
   }
   if (task == "dense_wgmma.cuda") {
-    TUNEJIT_RETURN_IF_ERROR(ParseDenseWorkload(workload).status());
-    return DenseWgmmaSpace();
+    TUNEJIT_ASSIGN_OR_RETURN(DenseParams p, ParseDenseWorkload(workload));
+    return DenseWgmmaSpace(p.data_dtype == "int8");
   }
   TUNEJIT_ASSIGN_OR_RETURN(Conv2dParams p, ParseConv2dWorkload(workload));
   if (task == kConv2dNhwcWgmma) return ConvWgmmaSpace();

@@ -1,24 +1,25 @@
 // File: kernel_sources/conv2d_wgmma.cu
 // conv2d_nhwc_wgmma.cuda (issue 7; shared/docs/tensorcore-design.md 1.3): implicit-GEMM
-// convolution on Hopper tensor cores, NHWC fp16 in, fp32 accumulation, NHWC fp32 or fp16 out.
+// convolution on Hopper tensor cores, NHWC: fp16 in, fp32 accumulation, fp32 or fp16 out; or
+// (kInt8) int8 in, int32 accumulation, int32, fp32 or requantized int8 out.
 //   out[b, y, x, co] = epilogue(sum_{r, s, c} in[b, y + r * DH - PT, x + s * DW - PL, c]
 //                                           * weight[co, r, s, c])          (stride 1)
 //
-//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, kEpi, kOutF16>
+//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, kInt8, kEpi, kOutF16>
 //   grid (N * ceil(OH / TH) * ceil(OW / TW), ceil(CO / BN)), block 128 * (1 + CONS_WG), dynamic
-//   shared memory WgmmaSmemBytes(TH * TW, BN, 64, STAGES).
+//   shared memory WgmmaSmemBytes(TH * TW, BN, 128, STAGES).
 //
 // The GEMM view: M = the output pixels, in tiles of TH x TW pixels of one image (rows h-major);
-// N = CO; K = KH * KW * C, walked one tap (r, s) and 64 channels (one 128-byte swizzled row) per
-// k tile. Everything but the loads is wgmma_core.cuh's. The loads need no im2col: for stride 1,
-// tap (r, s) of the tile's pixels is one 4-D box {64, TW, TH, 1} of the input at
-// {c0, x0 + s * DW - PL, y0 + r * DH - PT, b}, and TMA writes zeros for coordinates outside the
-// image, which is exactly the zero padding (and the C tail when C % 64 != 0). It lands as TH * TW
-// rows of 128 bytes, the A operand layout of the GEMM core. The weight's k tile is a 3-D box
-// {64, 1, BN} of weight viewed as {C, KH * KW, CO}, zeros past C and CO.
+// N = CO; K = KH * KW * C, walked one tap (r, s) and one 128-byte swizzled row of E channels
+// (E = 64 fp16 or 128 int8) per k tile. Everything but the loads is wgmma_core.cuh's. The loads
+// need no im2col: for stride 1, tap (r, s) of the tile's pixels is one 4-D box {E, TW, TH, 1} of
+// the input at {c0, x0 + s * DW - PL, y0 + r * DH - PT, b}, and TMA writes zeros for coordinates
+// outside the image, which is exactly the zero padding (and the C tail when C % E != 0). It lands
+// as TH * TW rows of 128 bytes, the A operand layout of the GEMM core. The weight's k tile is a
+// 3-D box {E, 1, BN} of the weight viewed as {C, KH * KW, CO}, zeros past C and CO.
 //
-// Kernel parameters: x_map (fp16 {C, W, H, N}, box {64, TW, TH, 1}), w_map (fp16 {C, KH * KW, CO},
-// box {64, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
+// Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, 1}), w_map ({C, KH * KW, CO}, box
+// {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
 // NHWC); then the geometry as runtime values (C, CO, OH, OW, KW, KH * KW, pad top/left, dilation
 // h/w, tiles per image along h/w), so one compiled kernel serves every layer of a network that
 // shares the tile config.
@@ -42,7 +43,7 @@ struct ConvRows {
   }
 };
 
-template <int TH, int TW, int BN>
+template <int TH, int TW, int BN, int kInt8>
 struct ConvProducer {
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
@@ -51,7 +52,7 @@ struct ConvProducer {
   __device__ __forceinline__ void operator()(unsigned char* a, unsigned char* w, hopper::u64* full,
                                              int kt) const {
     const int tap = kt / c_tiles;
-    const int c0 = (kt % c_tiles) * kWgmmaAtomK;
+    const int c0 = (kt % c_tiles) * WgmmaKind<kInt8>::kAtomElems;
     const int r = tap / g.kw, s = tap % g.kw;
     hopper::TmaLoad4d(a, x_map, full, c0, x0 + s * g.dil_w - g.pad_left,
                       y0 + r * g.dil_h - g.pad_top, b);
@@ -59,7 +60,7 @@ struct ConvProducer {
   }
 };
 
-template <int TH, int TW, int BN, int STAGES, int CONS_WG, int kEpi, int kOutF16>
+template <int TH, int TW, int BN, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16>
 __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
@@ -75,9 +76,9 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
   const int y0 = (blockIdx.x % tiles) / g.tiles_w * TH;
   const int x0 = (blockIdx.x % tiles) % g.tiles_w * TW;
   const int n0 = blockIdx.y * BN;
-  const int c_tiles = CeilDiv(g.c, kWgmmaAtomK);
-  WgmmaBlock<BM, BN, kWgmmaAtomK, STAGES, CONS_WG, kEpi, kOutF16>(
-      ConvProducer<TH, TW, BN>{&x_map, &w_map, g, b, y0, x0, n0, c_tiles},
+  const int c_tiles = CeilDiv(g.c, WgmmaKind<kInt8>::kAtomElems);
+  WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16>(
+      ConvProducer<TH, TW, BN, kInt8>{&x_map, &w_map, g, b, y0, x0, n0, c_tiles},
       ConvRows<TW>{b, y0, x0, g.oh, g.ow, g.co}, &x_map, &w_map, out, bias, scale, 0, n0, g.co,
       g.taps * c_tiles);
 }
@@ -85,12 +86,13 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, EPI, F16)                              \
-  template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, EPI, F16>(         \
+#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, I8, EPI, F16)                          \
+  template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, I8, EPI, F16>(     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
       int, int, int, int, int, int, int, int, int, int, int, int)
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0);  // the fallback config, fp32 out
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 3, 1);  // bias + relu, fp16 out
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 7, 0);   // one consumer, scaled fp32 out
-#endif                                         // TUNEJIT_NVCC_CHECK
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0);   // the fallback config, fp32 out
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 3, 1);   // bias + relu, fp16 out
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 7, 0);    // one consumer, scaled fp32 out
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 11, 0);  // int8: bias + relu + requantize to int8
+#endif                                             // TUNEJIT_NVCC_CHECK

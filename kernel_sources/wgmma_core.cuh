@@ -4,16 +4,19 @@
 // warp-specialised block (warpgroup 0 produces, warpgroups 1..CONS_WG consume), the consumers'
 // wgmma loop over a stage, and the register -> global epilogue. A template supplies
 //   - a producer: `void operator()(unsigned char* a, unsigned char* b, u64* full, int kt)` that
-//     issues the TMA loads of k tile `kt` (A [BM rows x BK] and B [BN rows x BK], each as BK / 64
-//     boxes of 64 fp16 = one 128-byte swizzled row per tile row) completing on `full`;
+//     issues the TMA loads of k tile `kt` (A [BM rows x BK_BYTES] and B [BN rows x BK_BYTES], each
+//     as BK_BYTES / 128 boxes of one 128-byte swizzled row per tile row) completing on `full`;
 //   - a row map: `s64 operator()(int row)`, the output element index of the tile row's column 0
 //     (row = position in the grid's M order), or -1 where the row is past the output's end.
 // Layout of one stage: A atoms then B atoms, each atom [rows][128 bytes] with 128-byte swizzle.
+// kInt8 selects the element kind: 0 fp16 (HGMMA k16, float accumulators, 64 elements per 128-byte
+// row), 1 int8 (IGMMA k32, int32 accumulators, 128 per row). At the byte level the two are the
+// same kernel: 32 bytes of K per instruction, the same descriptors and accumulator layout.
 //
 // Deliberately left for later (each is a knob of tensorcore-design.md 2.1): consumers wait for
 // their wgmma batch to finish (wait_group 0) before releasing the stage instead of keeping one in
 // flight; no clusters or TMA multicast; one tile per CTA (no persistent scheduler); direct
-// register -> global epilogue (no smem + TMA store); no split-K; no int8 (IGMMA k32).
+// register -> global epilogue (no smem + TMA store); no split-K.
 #ifndef TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 #define TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 
@@ -22,33 +25,52 @@
 
 namespace tunejit {
 
-constexpr int kWgmmaAtomK = 64;          // fp16 per 128-byte swizzled row
-constexpr int kWgmmaAtomBytes = 128;     // bytes of one such row
+constexpr int kWgmmaAtomBytes = 128;     // bytes of one 128-byte swizzled row (an "atom")
 constexpr int kWgmmaProducerRegs = 40;   // setmaxnreg split with 2 consumer warpgroups:
 constexpr int kWgmmaConsumerRegs = 232;  // 128 * (40 + 2 * 232) = 64512 <= 65536
 
-// Dynamic shared memory of a wgmma template: the stage ring, 2 mbarriers per stage, and 1 KiB of
-// slack to align the ring to 1024 bytes (128-byte swizzle atoms). ops/ mirror this.
-__host__ __device__ constexpr int WgmmaSmemBytes(int bm, int bn, int bk, int stages) {
-  return stages * (bm + bn) * bk * 2 + stages * 2 * 8 + 1024;
+// The element kinds (kInt8 = 0 / 1).
+template <int kInt8>
+struct WgmmaKind {
+  typedef float Acc;
+  static constexpr int kAtomElems = 64;  // fp16 per 128-byte row
+  template <int N>
+  using Mma = hopper::WgmmaF16F32<N>;
+};
+template <>
+struct WgmmaKind<1> {
+  typedef int Acc;
+  static constexpr int kAtomElems = 128;  // int8 per 128-byte row
+  template <int N>
+  using Mma = hopper::WgmmaS8S32<N>;
+};
+
+// Dynamic shared memory of a wgmma template, BK in bytes of K per stage: the stage ring, 2
+// mbarriers per stage, and 1 KiB of slack to align the ring to 1024 bytes (128-byte swizzle
+// atoms). ops/wgmma_rules.h mirrors this.
+__host__ __device__ constexpr int WgmmaSmemBytes(int bm, int bn, int bk_bytes, int stages) {
+  return stages * (bm + bn) * bk_bytes + stages * 2 * 8 + 1024;
 }
 
-template <int BM, int BN, int BK>
+// One stage of BK_BYTES of K: kAtoms atoms of A then of B.
+template <int BM, int BN, int BK_BYTES>
 struct WgmmaStage {
   static constexpr int kAAtomBytes = BM * kWgmmaAtomBytes;
   static constexpr int kBAtomBytes = BN * kWgmmaAtomBytes;
-  static constexpr int kAtoms = BK / kWgmmaAtomK;
+  static constexpr int kAtoms = BK_BYTES / kWgmmaAtomBytes;
   static constexpr int kBytes = (kAAtomBytes + kBAtomBytes) * kAtoms;
 };
 
-// Stores one accumulator: float through the common epilogue, fp16 after it (round to nearest).
-template <int kEpi, int kOutF16>
-__device__ __forceinline__ void WgmmaStore(void* out, s64 index, float acc, int col,
+// Stores one accumulator: through the common epilogue (float, or int32 for int8: int32 out,
+// float32, or requantized int8), or as fp16 after bias and ReLU (round to nearest even).
+template <int kEpi, int kOutF16, typename Acc>
+__device__ __forceinline__ void WgmmaStore(void* out, s64 index, Acc acc, int col,
                                            const float* bias, const float* scale) {
   if constexpr (kOutF16 == 0) {
-    EpilogueOp<kEpi, float>::Store(out, index, acc, col, bias, scale);
+    EpilogueOp<kEpi, Acc>::Store(out, index, acc, col, bias, scale);
   } else {
     static_assert((kEpi >> 2) == kEpiOutAccumulator, "fp16 output takes no scale");
+    static_assert(IsFloatAcc<Acc>::value, "fp16 output from fp16 operands only");
     float v = acc;
     if (kEpi & kEpiBias) v = __fadd_rn(v, __ldg(bias + col));
     if (kEpi & kEpiRelu) v = v < 0.0f ? 0.0f : v;
@@ -60,10 +82,10 @@ __device__ __forceinline__ void WgmmaStore(void* out, s64 index, float acc, int 
 
 // Producer thread: walks the k tiles, refilling the ring. Waiting on an empty barrier with the
 // opposite parity passes at once in the first round, when no consumer has released anything.
-template <int BM, int BN, int BK, int STAGES, class Producer>
+template <int BM, int BN, int BK_BYTES, int STAGES, class Producer>
 __device__ __forceinline__ void WgmmaProduce(const Producer& produce, unsigned char* ring,
                                              hopper::u64* full, hopper::u64* empty, int k_tiles) {
-  using Stage = WgmmaStage<BM, BN, BK>;
+  using Stage = WgmmaStage<BM, BN, BK_BYTES>;
   for (int kt = 0; kt < k_tiles; ++kt) {
     const int s = kt % STAGES;
     hopper::MbarrierWait(&empty[s], ((kt / STAGES) & 1) ^ 1);
@@ -74,11 +96,11 @@ __device__ __forceinline__ void WgmmaProduce(const Producer& produce, unsigned c
 }
 
 // Consumer warpgroup `wg` (0-based among consumers): accumulates its BM / CONS_WG rows x BN.
-template <int BM, int BN, int BK, int STAGES, int CONS_WG>
-__device__ __forceinline__ void WgmmaConsume(float (&acc)[BM / CONS_WG / 64][BN / 2],
-                                             const unsigned char* ring, hopper::u64* full,
-                                             hopper::u64* empty, int wg, int k_tiles) {
-  using Stage = WgmmaStage<BM, BN, BK>;
+template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8>
+__device__ __forceinline__ void WgmmaConsume(
+    typename WgmmaKind<kInt8>::Acc (&acc)[BM / CONS_WG / 64][BN / 2], const unsigned char* ring,
+    hopper::u64* full, hopper::u64* empty, int wg, int k_tiles) {
+  using Stage = WgmmaStage<BM, BN, BK_BYTES>;
   constexpr int kRows = BM / CONS_WG;
   constexpr int kSubtiles = kRows / 64;
   for (int kt = 0; kt < k_tiles; ++kt) {
@@ -95,15 +117,15 @@ __device__ __forceinline__ void WgmmaConsume(float (&acc)[BM / CONS_WG / 64][BN 
 #pragma unroll
     for (int atom = 0; atom < Stage::kAtoms; ++atom) {
 #pragma unroll
-      for (int kk = 0; kk < kWgmmaAtomK / 16; ++kk) {  // k16 steps: 32 bytes along the row
+      for (int kk = 0; kk < kWgmmaAtomBytes / 32; ++kk) {  // 32 bytes of K per instruction
         const hopper::u64 desc_b =
             hopper::SmemDescriptorSw128(b_stage + atom * Stage::kBAtomBytes, 32 * kk);
 #pragma unroll
         for (int t = 0; t < kSubtiles; ++t) {
           const unsigned char* a_rows =
               a_stage + atom * Stage::kAAtomBytes + (wg * kRows + t * 64) * kWgmmaAtomBytes;
-          hopper::WgmmaF16F32<BN>::Mma(acc[t], hopper::SmemDescriptorSw128(a_rows, 32 * kk), desc_b,
-                                       1);
+          WgmmaKind<kInt8>::template Mma<BN>::Mma(
+              acc[t], hopper::SmemDescriptorSw128(a_rows, 32 * kk), desc_b, 1);
         }
       }
     }
@@ -122,8 +144,8 @@ __device__ __forceinline__ void WgmmaConsume(float (&acc)[BM / CONS_WG / 64][BN 
 
 // Writes a consumer thread's accumulators (layout: hopper_ptx.cuh, WgmmaF16F32): tile row r of
 // this consumer goes to out[row_index(row0 + r) + col] for col < n.
-template <int BM, int BN, int CONS_WG, int kEpi, int kOutF16, class RowMap>
-__device__ __forceinline__ void WgmmaEpilogue(const float (&acc)[BM / CONS_WG / 64][BN / 2],
+template <int BM, int BN, int CONS_WG, int kEpi, int kOutF16, typename Acc, class RowMap>
+__device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[BM / CONS_WG / 64][BN / 2],
                                               const RowMap& row_index, void* out, const float* bias,
                                               const float* scale, int row0, int col0, int n) {
   const int t = threadIdx.x % 128;
@@ -149,8 +171,8 @@ __device__ __forceinline__ void WgmmaEpilogue(const float (&acc)[BM / CONS_WG / 
 
 // The whole block: ring setup, the producer warpgroup (one thread issues every load), the
 // consumers' accumulation and epilogue. `m0`/`n0` are the tile's first row and column.
-template <int BM, int BN, int BK, int STAGES, int CONS_WG, int kEpi, int kOutF16, class Producer,
-          class RowMap>
+template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
+          class Producer, class RowMap>
 __device__ __forceinline__ void WgmmaBlock(const Producer& produce, const RowMap& row_index,
                                            const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
@@ -159,13 +181,13 @@ __device__ __forceinline__ void WgmmaBlock(const Producer& produce, const RowMap
   static_assert(CONS_WG == 1 || CONS_WG == 2, "one or two consumer warpgroups");
   static_assert(BM % (64 * CONS_WG) == 0, "each consumer warpgroup issues m64 wgmmas");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "wgmma N of hopper_ptx.cuh");
-  static_assert(BK % kWgmmaAtomK == 0, "BK is a whole number of 128-byte swizzle rows");
+  static_assert(BK_BYTES % kWgmmaAtomBytes == 0, "K per stage is whole 128-byte swizzle rows");
   static_assert(BN <= 256, "a TMA box dimension is at most 256");
   static_assert(STAGES >= 2, "at least double buffering");
   extern __shared__ unsigned char smem_raw[];
   // Swizzled TMA tiles need 1024-byte alignment; dynamic shared memory only promises 16 bytes.
   unsigned char* ring = smem_raw + ((1024 - hopper::SharedAddress(smem_raw) % 1024) % 1024);
-  hopper::u64* full = reinterpret_cast<hopper::u64*>(ring + STAGES * (BM + BN) * BK * 2);
+  hopper::u64* full = reinterpret_cast<hopper::u64*>(ring + STAGES * (BM + BN) * BK_BYTES);
   hopper::u64* empty = full + STAGES;
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
@@ -183,18 +205,18 @@ __device__ __forceinline__ void WgmmaBlock(const Producer& produce, const RowMap
     if (threadIdx.x == 0) {
       hopper::TmaPrefetchDescriptor(a_map);
       hopper::TmaPrefetchDescriptor(b_map);
-      WgmmaProduce<BM, BN, BK, STAGES>(produce, ring, full, empty, k_tiles);
+      WgmmaProduce<BM, BN, BK_BYTES, STAGES>(produce, ring, full, empty, k_tiles);
     }
     return;
   }
   if constexpr (CONS_WG == 2) hopper::SetMaxNRegInc<kWgmmaConsumerRegs>();
-  float acc[BM / CONS_WG / 64][BN / 2];
+  typename WgmmaKind<kInt8>::Acc acc[BM / CONS_WG / 64][BN / 2];
 #pragma unroll
   for (int t = 0; t < BM / CONS_WG / 64; ++t) {
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[t][i] = 0.0f;
+    for (int i = 0; i < BN / 2; ++i) acc[t][i] = 0;
   }
-  WgmmaConsume<BM, BN, BK, STAGES, CONS_WG>(acc, ring, full, empty, wg - 1, k_tiles);
+  WgmmaConsume<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8>(acc, ring, full, empty, wg - 1, k_tiles);
   WgmmaEpilogue<BM, BN, CONS_WG, kEpi, kOutF16>(acc, row_index, out, bias, scale,
                                                 m0 + (wg - 1) * (BM / CONS_WG), n0, n);
 }

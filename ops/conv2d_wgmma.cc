@@ -1,13 +1,14 @@
-// conv2d_nhwc_wgmma.cuda (kernel_sources/conv2d_wgmma.cu): fp16 NHWC convolution on Hopper tensor
-// cores, a tunejit task name (issue 7; shared/docs/tensorcore-design.md 1.3 and 2.1).
+// conv2d_nhwc_wgmma.cuda (kernel_sources/conv2d_wgmma.cu): fp16 or int8 NHWC convolution on Hopper
+// tensor cores, a tunejit task name (issue 7; shared/docs/tensorcore-design.md 1.3 and 2.1).
 //
-// Workload: [data [N, H, W, C] float16, kernel [CO, KH, KW, C] float16, strides, padding,
-// dilation, out_dtype float32|float16] (autotvm::ParseConv2dWorkload, layout "NHWC"). Output NHWC.
+// Workload: [data [N, H, W, C], kernel [CO, KH, KW, C], strides, padding, dilation, out_dtype]
+// (autotvm::ParseConv2dWorkload, layout "NHWC"): float16 x float16 -> float32 | float16, or int8 x
+// int8 -> int32 (the epilogue may requantize to int8 or scale to float32). Output NHWC.
 // Knobs (all `ot`, autotvm/task_spaces.cc): tile_h x tile_w output pixels of one image per block
 // (the GEMM's M tile), tile_n output channels, stages, consumer_wg. K is walked one filter tap
-// and 64 channels per stage. The rules of ops/wgmma_rules.h apply, plus this template's own:
-// stride 1 (the loads are plain tiled TMA boxes shifted per tap), C a multiple of 8 (16-byte TMA
-// strides), groups 1.
+// and one 128-byte row of channels (64 fp16, 128 int8) per stage. The rules of ops/wgmma_rules.h
+// apply, plus this template's own: stride 1 (the loads are plain tiled TMA boxes shifted per
+// tap), C a multiple of 16 bytes (TMA strides), groups 1.
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -31,37 +32,47 @@ struct ConvTile {
   WgmmaTile gemm;
 };
 
-absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config) {
+// A convolution this template takes, with its operand kind.
+struct WgmmaConv {
+  autotvm::Conv2dParams p;
+  bool int8 = false;
+  int64_t element_bytes() const { return int8 ? 1 : 2; }
+  TensorMapDesc::Element element() const {
+    return int8 ? TensorMapDesc::Element::kI8 : TensorMapDesc::Element::kF16;
+  }
+};
+
+absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config, const WgmmaConv& conv) {
   ConvTile t;
   TUNEJIT_ASSIGN_OR_RETURN(t.h, config.Other("tile_h"));
   TUNEJIT_ASSIGN_OR_RETURN(t.w, config.Other("tile_w"));
   t.gemm.m = t.h * t.w;
-  t.gemm.k = kWgmmaAtomK;
+  t.gemm.element_bytes = conv.element_bytes();
+  t.gemm.k = t.gemm.row_elements();  // one tap, one 128-byte row of channels per stage
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.n, config.Other("tile_n"));
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.stages, config.Other("stages"));
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.consumer_wg, config.Other("consumer_wg"));
   return t;
 }
 
-absl::StatusOr<autotvm::Conv2dParams> ParseWgmmaConv(const autotvm::Workload& workload) {
+absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload) {
   if (workload.task_name != kTask) {
     return absl::InvalidArgumentError(
         absl::StrCat(kTask, ": workload is for ", workload.task_name));
   }
-  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
-  if (p.data_dtype != "float16" || p.kernel_dtype != "float16" ||
-      (p.out_dtype != "float32" && p.out_dtype != "float16")) {
-    return absl::UnimplementedError(
-        absl::StrCat(kTask, ": only float16 data and kernel, float32 or float16 output (got ",
-                     p.data_dtype, " x ", p.kernel_dtype, " -> ", p.out_dtype, ")"));
-  }
+  WgmmaConv conv;
+  TUNEJIT_ASSIGN_OR_RETURN(conv.p, autotvm::ParseConv2dWorkload(workload));
+  const autotvm::Conv2dParams& p = conv.p;
+  TUNEJIT_ASSIGN_OR_RETURN(conv.int8,
+                           WgmmaIsInt8(kTask, p.data_dtype, p.kernel_dtype, p.out_dtype));
   if (p.stride_h != 1 || p.stride_w != 1) {
     return absl::UnimplementedError(
         absl::StrCat(kTask, ": stride ", p.stride_h, "x", p.stride_w, " (only stride 1 so far)"));
   }
-  if (p.ci % 8 != 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        kTask, ": C = ", p.ci, " is not a multiple of 8 (TMA needs 16-byte pixel strides)"));
+  const int64_t align = 16 / conv.element_bytes();
+  if (p.ci % align != 0) {
+    return absl::UnimplementedError(absl::StrCat(kTask, ": C = ", p.ci, " is not a multiple of ",
+                                                 align, " (TMA needs 16-byte pixel strides)"));
   }
   if (p.n < 1 || p.co < 1 || p.kh < 1 || p.kw < 1) {
     return absl::InvalidArgumentError(absl::StrCat(kTask, ": empty shape"));
@@ -69,28 +80,18 @@ absl::StatusOr<autotvm::Conv2dParams> ParseWgmmaConv(const autotvm::Workload& wo
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "N*H*W*C", p.n * p.h * p.w * p.ci).status());
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "N*OH*OW*CO", p.n * p.OutH() * p.OutW() * p.co).status());
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "CO*KH*KW*C", p.co * p.kh * p.kw * p.ci).status());
-  return p;
+  return conv;
 }
 
-absl::Status CheckEpilogue(const Epilogue& epilogue, const autotvm::Conv2dParams& p) {
-  if (epilogue.output == Epilogue::Output::kInt8Requantize) {
-    return absl::UnimplementedError(absl::StrCat(kTask, ": no int8 requantize epilogue yet"));
-  }
-  if (epilogue.output == Epilogue::Output::kFloat32 && p.out_dtype == "float16") {
-    return absl::UnimplementedError(
-        absl::StrCat(kTask, ": a scaled float32 epilogue does not fit a float16 output"));
-  }
-  return absl::OkStatus();
-}
-
-PlannedKernel ConvKernel(const ConvTile& t, const autotvm::Conv2dParams& p,
-                         const Epilogue& epilogue, const LaunchShape& shape) {
+PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogue& epilogue,
+                         const LaunchShape& shape) {
+  const autotvm::Conv2dParams& p = conv.p;
   PlannedKernel kernel;
   kernel.label = "conv2d_wgmma";
   kernel.spec =
       KernelSpec{"conv2d_wgmma.cu",
-                 absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
-                                 t.gemm.n, t.gemm.stages, t.gemm.consumer_wg,
+                 absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
+                                 t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, conv.int8 ? 1 : 0,
                                  EpilogueCode(epilogue), p.out_dtype == "float16" ? 1 : 0),
                  {},
                  /*arch_specific=*/true};
@@ -118,10 +119,11 @@ class Conv2dNhwcWgmma final : public OpTemplate {
   absl::StatusOr<OpPlan> Specialize(const autotvm::Workload& workload,
                                     const autotvm::ConfigEntity& config, const DeviceLimits& limits,
                                     const Epilogue& epilogue) const override {
-    TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseWgmmaConv(workload));
-    TUNEJIT_RETURN_IF_ERROR(CheckEpilogue(epilogue, p));
+    TUNEJIT_ASSIGN_OR_RETURN(WgmmaConv conv, ParseWgmmaConv(workload));
+    const autotvm::Conv2dParams& p = conv.p;
+    TUNEJIT_RETURN_IF_ERROR(CheckWgmmaEpilogue(kTask, epilogue, conv.int8, p.out_dtype));
     TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
-    TUNEJIT_ASSIGN_OR_RETURN(ConvTile t, ReadTile(config));
+    TUNEJIT_ASSIGN_OR_RETURN(ConvTile t, ReadTile(config, conv));
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
     const int64_t blocks = p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
     LaunchShape shape;
@@ -131,17 +133,19 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     shape.shared_bytes = static_cast<uint32_t>(t.gemm.smem_bytes());
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
-    plan.kernels.push_back(ConvKernel(t, p, epilogue, shape));
-    // The input as {C, W, H, N} in boxes of 64 channels x the tile's pixels; the weight as
-    // {C, KH * KW, CO} in boxes of 64 channels x one tap x tile_n output channels.
-    plan.tensor_maps = {{InputArg(0), Fp16SwizzledMap({p.ci, p.w, p.h, p.n}, {t.w, t.h, 1})},
-                        {InputArg(1), Fp16SwizzledMap({p.ci, p.kh * p.kw, p.co}, {1, t.gemm.n})}};
+    plan.kernels.push_back(ConvKernel(t, conv, epilogue, shape));
+    // The input as {C, W, H, N} in boxes of a 128-byte row of channels x the tile's pixels; the
+    // weight as {C, KH * KW, CO} in boxes of a row of channels x one tap x tile_n channels.
+    plan.tensor_maps = {
+        {InputArg(0), SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, t.h, 1})},
+        {InputArg(1), SwizzledMap(conv.element(), {p.ci, p.kh * p.kw, p.co}, {1, t.gemm.n})}};
     return plan;
   }
 
   absl::StatusOr<autotvm::ConfigEntity> FallbackConfig(
       const autotvm::Workload& workload) const override {
-    TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseWgmmaConv(workload));
+    TUNEJIT_ASSIGN_OR_RETURN(WgmmaConv conv, ParseWgmmaConv(workload));
+    const autotvm::Conv2dParams& p = conv.p;
     // 8 x 16 pixels by 128 channels, two cooperative consumers, 4 stages (129 KiB).
     autotvm::ConfigEntity config;
     config.knobs.push_back(OtherKnob("tile_h", 8));

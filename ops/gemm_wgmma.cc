@@ -42,51 +42,51 @@ std::string TensorDtype(const autotvm::Workload& workload, int index) {
   return workload.args[index][2].get<std::string>();
 }
 
-absl::StatusOr<autotvm::DenseParams> ParseWgmmaDense(const autotvm::Workload& workload) {
+// A dense workload this template takes, with its operand kind.
+struct WgmmaDense {
+  autotvm::DenseParams p;
+  bool int8 = false;
+  int64_t element_bytes() const { return int8 ? 1 : 2; }
+};
+
+absl::StatusOr<WgmmaDense> ParseWgmmaDense(const autotvm::Workload& workload) {
   if (workload.task_name != kTask) {
     return absl::InvalidArgumentError(
         absl::StrCat(kTask, ": workload is for ", workload.task_name));
   }
-  TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
-  if (p.data_dtype != "float16" || TensorDtype(workload, 1) != "float16" ||
-      (p.out_dtype != "float32" && p.out_dtype != "float16")) {
-    return absl::UnimplementedError(
-        absl::StrCat(kTask, ": only float16 data and weight, float32 or float16 output (got ",
-                     p.data_dtype, " x ", TensorDtype(workload, 1), " -> ", p.out_dtype, ")"));
-  }
+  WgmmaDense d;
+  TUNEJIT_ASSIGN_OR_RETURN(d.p, autotvm::ParseDenseWorkload(workload));
+  const autotvm::DenseParams& p = d.p;
+  TUNEJIT_ASSIGN_OR_RETURN(d.int8,
+                           WgmmaIsInt8(kTask, p.data_dtype, TensorDtype(workload, 1), p.out_dtype));
   if (p.m < 1 || p.n < 1 || p.k < 1)
     return absl::InvalidArgumentError(absl::StrCat(kTask, ": empty shape"));
-  // TMA: the global row stride (K * 2 bytes) must be a multiple of 16 bytes.
-  if (p.k % 8 != 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        kTask, ": K = ", p.k, " is not a multiple of 8 (TMA needs 16-byte row strides)"));
+  // TMA: the global row stride (K elements) must be a multiple of 16 bytes.
+  if (p.k * d.element_bytes() % 16 != 0) {
+    return absl::UnimplementedError(absl::StrCat(kTask, ": K = ", p.k, " is not a multiple of ",
+                                                 16 / d.element_bytes(),
+                                                 " (TMA needs 16-byte row strides)"));
   }
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "M*K", p.m * p.k).status());
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "N*K", p.n * p.k).status());
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "M*N", p.m * p.n).status());
-  return p;
+  return d;
 }
 
-absl::Status CheckEpilogue(const Epilogue& epilogue, const autotvm::DenseParams& p) {
-  if (p.has_bias && !epilogue.bias) {
+absl::Status CheckEpilogue(const Epilogue& epilogue, const WgmmaDense& d) {
+  if (d.p.has_bias && !epilogue.bias) {
     return absl::InvalidArgumentError(absl::StrCat(
         kTask, ": the workload has a bias tensor; apply it through the epilogue (bias = true)"));
   }
-  if (epilogue.output == Epilogue::Output::kInt8Requantize) {
-    return absl::UnimplementedError(absl::StrCat(kTask, ": no int8 requantize epilogue yet"));
-  }
-  if (epilogue.output == Epilogue::Output::kFloat32 && p.out_dtype == "float16") {
-    return absl::UnimplementedError(
-        absl::StrCat(kTask, ": a scaled float32 epilogue does not fit a float16 output"));
-  }
-  return absl::OkStatus();
+  return CheckWgmmaEpilogue(kTask, epilogue, d.int8, d.p.out_dtype);
 }
 
 // T: a TMA box dimension is at most 256 elements (the A box is {64, tile_m}, B's {64, tile_n}).
 absl::Status CheckTmaBoxes(const WgmmaTile& t) {
   if (t.m > kMaxTmaBox || t.n > kMaxTmaBox) {
-    return InvalidConfig(kTask, absl::StrCat("TMA box {", kWgmmaAtomK, ", ", std::max(t.m, t.n),
-                                             "} exceeds ", kMaxTmaBox, " per dimension"));
+    return InvalidConfig(
+        kTask, absl::StrCat("TMA box {", t.row_elements(), ", ", std::max(t.m, t.n), "} exceeds ",
+                            kMaxTmaBox, " per dimension"));
   }
   return absl::OkStatus();
 }
@@ -96,16 +96,18 @@ absl::Status CheckTile(const WgmmaTile& t, const DeviceLimits& limits) {
   return CheckTmaBoxes(t);
 }
 
-PlannedKernel GemmKernel(const WgmmaTile& t, const autotvm::DenseParams& p,
-                         const Epilogue& epilogue, const LaunchShape& shape) {
+PlannedKernel GemmKernel(const WgmmaTile& t, const WgmmaDense& d, const Epilogue& epilogue,
+                         const LaunchShape& shape) {
+  const autotvm::DenseParams& p = d.p;
   PlannedKernel kernel;
   kernel.label = "gemm_wgmma";
-  kernel.spec = KernelSpec{
-      "gemm_wgmma.cu",
-      absl::StrFormat("tunejit::gemm_wgmma<%d, %d, %d, %d, %d, %d, %d>", t.m, t.n, t.k, t.stages,
-                      t.consumer_wg, EpilogueCode(epilogue), p.out_dtype == "float16" ? 1 : 0),
-      {},
-      /*arch_specific=*/true};
+  kernel.spec =
+      KernelSpec{"gemm_wgmma.cu",
+                 absl::StrFormat("tunejit::gemm_wgmma<%d, %d, %d, %d, %d, %d, %d, %d>", t.m, t.n,
+                                 t.k, t.stages, t.consumer_wg, d.int8 ? 1 : 0,
+                                 EpilogueCode(epilogue), p.out_dtype == "float16" ? 1 : 0),
+                 {},
+                 /*arch_specific=*/true};
   kernel.shape = shape;
   kernel.args = EpilogueTensorArgs(epilogue);
   kernel.args[0] = TensorMapArg(0);
@@ -127,10 +129,12 @@ class DenseWgmma final : public OpTemplate {
   absl::StatusOr<OpPlan> Specialize(const autotvm::Workload& workload,
                                     const autotvm::ConfigEntity& config, const DeviceLimits& limits,
                                     const Epilogue& epilogue) const override {
-    TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, ParseWgmmaDense(workload));
-    TUNEJIT_RETURN_IF_ERROR(CheckEpilogue(epilogue, p));
+    TUNEJIT_ASSIGN_OR_RETURN(WgmmaDense d, ParseWgmmaDense(workload));
+    const autotvm::DenseParams& p = d.p;
+    TUNEJIT_RETURN_IF_ERROR(CheckEpilogue(epilogue, d));
     TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
     TUNEJIT_ASSIGN_OR_RETURN(WgmmaTile t, ReadTile(config));
+    t.element_bytes = d.element_bytes();
     TUNEJIT_RETURN_IF_ERROR(CheckTile(t, limits));
     LaunchShape shape;
     shape.grid[0] = static_cast<uint32_t>(CeilDiv64(p.m, t.m));  // M on x: up to 2^31 - 1 tiles
@@ -139,22 +143,25 @@ class DenseWgmma final : public OpTemplate {
     shape.shared_bytes = static_cast<uint32_t>(t.smem_bytes());
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
-    plan.kernels.push_back(GemmKernel(t, p, epilogue, shape));
-    // K-major operands [rows, K]: boxes of 64 K (one swizzled row) by the tile's rows.
-    plan.tensor_maps = {{InputArg(0), Fp16SwizzledMap({p.k, p.m}, {t.m})},
-                        {InputArg(1), Fp16SwizzledMap({p.k, p.n}, {t.n})}};
+    plan.kernels.push_back(GemmKernel(t, d, epilogue, shape));
+    // K-major operands [rows, K]: boxes of one swizzled row of K by the tile's rows.
+    const TensorMapDesc::Element e =
+        d.int8 ? TensorMapDesc::Element::kI8 : TensorMapDesc::Element::kF16;
+    plan.tensor_maps = {{InputArg(0), SwizzledMap(e, {p.k, p.m}, {t.m})},
+                        {InputArg(1), SwizzledMap(e, {p.k, p.n}, {t.n})}};
     return plan;
   }
 
   absl::StatusOr<autotvm::ConfigEntity> FallbackConfig(
       const autotvm::Workload& workload) const override {
-    TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, ParseWgmmaDense(workload));
+    TUNEJIT_ASSIGN_OR_RETURN(WgmmaDense d, ParseWgmmaDense(workload));
+    const autotvm::DenseParams& p = d.p;
     // The design's first milestone (6.1 step 1): a 128 x 128 tile, two cooperative consumers,
     // one 128-byte K row per stage, 4 stages (about 129 KiB of shared memory).
     autotvm::ConfigEntity config;
     config.knobs.push_back(OtherKnob("tile_m", 128));
     config.knobs.push_back(OtherKnob("tile_n", p.n <= 64 ? 64 : 128));
-    config.knobs.push_back(OtherKnob("tile_k", 64));
+    config.knobs.push_back(OtherKnob("tile_k", d.int8 ? 128 : 64));
     config.knobs.push_back(OtherKnob("stages", 4));
     config.knobs.push_back(OtherKnob("consumer_wg", 2));
     return config;

@@ -9,11 +9,15 @@ namespace tunejit {
 // An explicit list (not static registration, which static linking silently drops).
 std::vector<const OpTemplate*> AllOpTemplates() {
   return {
-      DenseSmallBatchTemplate(),   DenseLargeBatchTemplate(),
-      Conv2dNchwTemplate(),        DepthwiseConv2dNchwTemplate(),
-      Conv2dNchwWinogradTemplate(), Conv2dNchwcInt8Template(),
+      DenseSmallBatchTemplate(),
+      DenseLargeBatchTemplate(),
+      Conv2dNchwTemplate(),
+      DepthwiseConv2dNchwTemplate(),
+      Conv2dNchwWinogradTemplate(),
+      Conv2dNchwcInt8Template(),
       // tunejit-only Hopper tensor-core templates (sm_90a; nothing picks them by default yet)
-      DenseWgmmaTemplate(),        Conv2dNhwcWgmmaTemplate(),
+      DenseWgmmaTemplate(),
+      Conv2dNhwcWgmmaTemplate(),
   };
 }
 

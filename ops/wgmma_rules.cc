@@ -36,9 +36,10 @@ absl::Status CheckWgmmaShape(absl::string_view task, const WgmmaTile& t) {
                                             "up to ",
                                             kMaxWgmmaN, "; hopper_ptx.cuh has 64/128/192/256)"));
   }
-  if (t.k < kWgmmaAtomK || t.k % kWgmmaAtomK != 0) {
-    return InvalidConfig(task, absl::StrCat("tile_k = ", t.k, " is not a multiple of ", kWgmmaAtomK,
-                                            " (one 128-byte swizzled row of fp16)"));
+  if (t.k < t.row_elements() || t.k % t.row_elements() != 0) {
+    return InvalidConfig(task, absl::StrCat("tile_k = ", t.k, " is not a multiple of ",
+                                            t.row_elements(), " (one 128-byte swizzled row of ",
+                                            t.element_bytes == 1 ? "int8" : "fp16", ")"));
   }
   return absl::OkStatus();
 }
@@ -85,10 +86,10 @@ absl::Status CheckSharedMemory(absl::string_view task, const WgmmaTile& t,
                                const DeviceLimits& limits) {
   if (t.smem_bytes() > limits.shared_bytes_per_block_optin) {
     return InvalidConfig(
-        task, absl::StrCat("shared memory ", t.stages, " stages x (", t.m, " + ", t.n, ") x ", t.k,
-                           " x 2 bytes + barriers + 1 KiB alignment = ", t.smem_bytes(),
-                           " bytes > shared_bytes_per_block_optin ",
-                           limits.shared_bytes_per_block_optin));
+        task, absl::StrCat(
+                  "shared memory ", t.stages, " stages x (", t.m, " + ", t.n, ") x ", t.k, " x ",
+                  t.element_bytes, " bytes + barriers + 1 KiB alignment = ", t.smem_bytes(),
+                  " bytes > shared_bytes_per_block_optin ", limits.shared_bytes_per_block_optin));
   }
   return absl::OkStatus();
 }
@@ -112,13 +113,44 @@ absl::Status CheckWgmmaTile(absl::string_view task, const WgmmaTile& t,
   return CheckSharedMemory(task, t, limits);
 }
 
-TensorMapDesc Fp16SwizzledMap(std::initializer_list<int64_t> dims,
-                              std::initializer_list<int64_t> box) {
+absl::StatusOr<bool> WgmmaIsInt8(absl::string_view task, const std::string& data,
+                                 const std::string& weight, const std::string& out) {
+  if (data == "float16" && weight == "float16" && (out == "float32" || out == "float16")) {
+    return false;
+  }
+  if (data == "int8" && weight == "int8" && out == "int32") return true;
+  return absl::UnimplementedError(
+      absl::StrCat(task,
+                   ": only float16 x float16 -> float32 or float16, and int8 x int8 -> int32 "
+                   "(got ",
+                   data, " x ", weight, " -> ", out, ")"));
+}
+
+absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue, bool int8,
+                                const std::string& out_dtype) {
+  const bool requantize = epilogue.output == Epilogue::Output::kInt8Requantize;
+  if (!int8 && requantize) {
+    return absl::UnimplementedError(
+        absl::StrCat(task, ": an int8 requantize epilogue needs int8 operands"));
+  }
+  if (!int8 && epilogue.output == Epilogue::Output::kFloat32 && out_dtype == "float16") {
+    return absl::UnimplementedError(
+        absl::StrCat(task, ": a scaled float32 epilogue does not fit a float16 output"));
+  }
+  if (int8 && epilogue.bias && epilogue.output == Epilogue::Output::kAccumulator) {
+    return absl::UnimplementedError(absl::StrCat(
+        task, ": an int32 output takes no float bias (use a float32 or int8 requantize output)"));
+  }
+  return absl::OkStatus();
+}
+
+TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<int64_t> dims,
+                          std::initializer_list<int64_t> box) {
   TensorMapDesc d;
-  d.element = TensorMapDesc::Element::kF16;
+  d.element = element;
   d.rank = static_cast<int>(dims.size());
   d.swizzle = TensorMapDesc::Swizzle::k128B;
-  uint64_t stride = 2;
+  uint64_t stride = ElementBytes(element);
   int i = 0;
   for (int64_t dim : dims) {
     d.dims[i] = static_cast<uint64_t>(dim);
@@ -126,7 +158,7 @@ TensorMapDesc Fp16SwizzledMap(std::initializer_list<int64_t> dims,
     stride *= static_cast<uint64_t>(dim);
     ++i;
   }
-  d.box[0] = static_cast<uint32_t>(kWgmmaAtomK);
+  d.box[0] = static_cast<uint32_t>(kWgmmaRowBytes / ElementBytes(element));
   i = 1;
   for (int64_t b : box) d.box[i++] = static_cast<uint32_t>(b);
   return d;

@@ -10,6 +10,7 @@
 #define TUNEJIT_OPS_WGMMA_RULES_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -18,18 +19,22 @@
 
 namespace tunejit {
 
-inline constexpr int64_t kWgmmaAtomK = 64;  // fp16 in one 128-byte swizzled row (wgmma_core.cuh)
+inline constexpr int64_t kWgmmaRowBytes = 128;  // one 128-byte swizzled row (wgmma_core.cuh)
 
 struct WgmmaTile {
   int64_t m = 0;  // rows of the output tile (the GEMM's M)
   int64_t n = 0;  // columns (N: output channels)
-  int64_t k = 0;  // K per pipeline stage
+  int64_t k = 0;  // K elements per pipeline stage
   int64_t stages = 0;
   int64_t consumer_wg = 0;
+  int64_t element_bytes = 2;  // 2: fp16 (HGMMA), 1: int8 (IGMMA)
   int64_t threads() const { return 128 * (1 + consumer_wg); }
   int64_t rows_per_consumer() const { return m / consumer_wg; }
+  int64_t row_elements() const { return kWgmmaRowBytes / element_bytes; }  // 64 fp16, 128 int8
   // wgmma_core.cuh WgmmaSmemBytes: the stage ring, two mbarriers per stage, 1 KiB alignment.
-  int64_t smem_bytes() const { return stages * (m + n) * k * 2 + stages * 2 * 8 + 1024; }
+  int64_t smem_bytes() const {
+    return stages * (m + n) * k * element_bytes + stages * 2 * 8 + 1024;
+  }
 };
 
 // wgmma and setmaxnreg exist only on Hopper (sm_90, built as sm_90a; Blackwell has tcgen05).
@@ -40,10 +45,22 @@ absl::Status CheckHopper(absl::string_view task, const DeviceLimits& limits);
 // consumer's registers, the ring within the opt-in shared memory.
 absl::Status CheckWgmmaTile(absl::string_view task, const WgmmaTile& t, const DeviceLimits& limits);
 
-// A K-major fp16 TMA view as the core loads it: `dims` innermost first (dims[0] = the contiguous
-// channels / K), box {64, box...}, 128-byte swizzle; strides from the dims (dense tensor).
-TensorMapDesc Fp16SwizzledMap(std::initializer_list<int64_t> dims,
-                              std::initializer_list<int64_t> box);
+// The operand kinds the wgmma templates take: float16 x float16 -> float32 | float16 (false),
+// int8 x int8 -> int32 (true; the epilogue may requantize or scale to float32). Unimplemented
+// naming the dtypes otherwise.
+absl::StatusOr<bool> WgmmaIsInt8(absl::string_view task, const std::string& data,
+                                 const std::string& weight, const std::string& out);
+
+// The epilogues each kind can run: fp16 no requantize and no scaled float32 into a float16 output;
+// int8 no float bias on an int32 output.
+absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue, bool int8,
+                                const std::string& out_dtype);
+
+// A K-major TMA view as the core loads it: `dims` innermost first (dims[0] = the contiguous
+// channels / K), box {one 128-byte row of elements, box...}, 128-byte swizzle; strides from the
+// dims (a dense tensor).
+TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<int64_t> dims,
+                          std::initializer_list<int64_t> box);
 
 }  // namespace tunejit
 

@@ -1,10 +1,11 @@
 // GPU (Hopper only): conv2d_nhwc_wgmma.cuda (kernel_sources/conv2d_wgmma.cu) against an exact CPU
 // convolution, for the fallback and a fixed-seed sample of valid configs: tails of the pixel tile,
 // of the 64-channel k tile (C = 72) and of tile_n (CO = 136), 1x1, padded and dilated filters, all
-// epilogues; then per-layer throughput on VGG-16's convolutions at batch 128.
+// epilogues, in fp16 and int8; then per-layer throughput on VGG-16's convolutions at batch 128.
 // Inputs are RandomQuarters: the fp32 outputs must equal the CPU sums bit for bit.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -202,15 +203,97 @@ TEST(Conv2dWgmmaGpu, SampledConfigsMatch) {
   CheckCases(*harness, MakeOperands(s, 11), cases);
 }
 
-// Not a pass/fail speed bound: per-layer times for docs/benchmarks.md (compare with cuDNN fp16 in
-// shared/bench), each checked on 32 random outputs so a fast wrong kernel cannot report a number.
-TEST(Conv2dWgmmaGpu, VggLayerThroughput) {
+// int8 x int8 -> int32 (IGMMA): small integers, so the int32 sums are exact and every epilogue
+// (int32 with ReLU, requantized int8, scaled float32) must match common.cuh's formula bit for bit.
+// C = 144 is one 128-channel row and a 16-channel tail.
+TEST(Conv2dWgmmaGpu, Int8MatchesExactly) {
   TUNEJIT_REQUIRE_GPU();
   std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
   ASSERT_NE(harness, nullptr);
   TUNEJIT_REQUIRE_HOPPER(harness);
   const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
-  const std::vector<std::pair<std::string, Shape>> layers = {
+  for (const Shape& s :
+       std::vector<Shape>{{2, 20, 20, 144, 136, 3, 1, 1}, {1, 16, 16, 16, 64, 1, 0, 1}}) {
+    const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
+                              autotvm::Json::array({testing::Tensor({s.n, s.h, s.w, s.c}, "int8"),
+                                                    testing::Tensor({s.co, s.k, s.k, s.c}, "int8"),
+                                                    {1, 1},
+                                                    {s.pad, s.pad, s.pad, s.pad},
+                                                    {s.dilation, s.dilation},
+                                                    "int32"})};
+    const std::vector<float> x = testing::RandomIntFloats(s.n * s.h * s.w * s.c, 3, 21);
+    const std::vector<float> wt = testing::RandomIntFloats(s.co * s.k * s.k * s.c, 3, 22);
+    const std::vector<float> bias = testing::RandomQuarters(s.co, 23);
+    std::vector<float> scale = testing::RandomQuarters(s.co, 24);
+    for (float& v : scale) v = std::abs(v) / 64.0f;  // brings the sums into int8 range
+    auto to_int8 = [](const std::vector<float>& v) {
+      std::vector<int8_t> out(v.size());
+      for (size_t i = 0; i < v.size(); ++i) out[i] = static_cast<int8_t>(v[i]);
+      return testing::Bytes(out);
+    };
+    const std::vector<std::vector<uint8_t>> inputs = {to_int8(x), to_int8(wt), testing::Bytes(bias),
+                                                      testing::Bytes(scale)};
+    std::vector<int32_t> acc(s.n * s.oh() * s.ow() * s.co);
+    for (size_t i = 0; i < acc.size(); ++i) {
+      const int64_t co = static_cast<int64_t>(i) % s.co, pixel = static_cast<int64_t>(i) / s.co;
+      acc[i] = static_cast<int32_t>(
+          ConvAt(s, x, wt, pixel / (s.oh() * s.ow()), pixel / s.ow() % s.oh(), pixel % s.ow(), co));
+    }
+    std::vector<autotvm::ConfigEntity> configs = SampledConfigs(s, harness->limits(), 4);
+    configs.insert(configs.begin(), *op->FallbackConfig(w));
+    const std::vector<Epilogue> epilogues = {
+        {.relu = true},
+        {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},
+        {.bias = true, .output = Epilogue::Output::kFloat32}};
+    std::vector<OpPlan> plans;
+    std::vector<Epilogue> plan_epilogue;
+    for (size_t c = 0; c < configs.size(); ++c) {
+      const Epilogue& e = epilogues[c % epilogues.size()];
+      absl::StatusOr<OpPlan> plan = op->Specialize(w, configs[c], harness->limits(), e);
+      ASSERT_TRUE(plan.ok()) << configs[c].ToString() << ": " << plan.status();
+      plans.push_back(*std::move(plan));
+      plan_epilogue.push_back(e);
+    }
+    ASSERT_TRUE(harness->Precompile(plans).ok());
+    for (size_t c = 0; c < plans.size(); ++c) {
+      const Epilogue& e = plan_epilogue[c];
+      const size_t bytes = e.output == Epilogue::Output::kInt8Requantize ? 1 : 4;
+      auto out = harness->Run(plans[c], inputs, {acc.size() * bytes});
+      ASSERT_TRUE(out.ok()) << out.status();
+      int wrong = 0;
+      for (size_t i = 0; i < acc.size() && wrong < 5; ++i) {
+        const int64_t co = static_cast<int64_t>(i) % s.co;
+        double got = 0, want = 0;
+        if (e.output == Epilogue::Output::kAccumulator) {
+          int32_t v;
+          std::memcpy(&v, (*out)[0].data() + i * 4, 4);
+          got = v;
+          want = std::max(acc[i], 0);
+        } else {
+          float v = static_cast<float>(acc[i]) * scale[co];
+          if (e.bias) v = v + bias[co];
+          if (e.relu && v < 0) v = 0;
+          if (e.output == Epilogue::Output::kInt8Requantize) {
+            got = static_cast<int8_t>((*out)[0][i]);
+            want = std::clamp(std::nearbyint(v), -128.0f, 127.0f);
+          } else {
+            float f;
+            std::memcpy(&f, (*out)[0].data() + i * 4, 4);
+            got = f;
+            want = v;
+          }
+        }
+        if (got == want) continue;
+        ADD_FAILURE() << plans[c].kernels[0].spec.name_expression << " [" << i << "]: " << got
+                      << ", want " << want;
+        ++wrong;
+      }
+    }
+  }
+}
+
+const std::vector<std::pair<std::string, Shape>>& VggLayers() {
+  static const auto* const kLayers = new std::vector<std::pair<std::string, Shape>>{
       {"conv1_2", {128, 224, 224, 64, 64, 3, 1, 1}},
       {"conv2_1", {128, 112, 112, 64, 128, 3, 1, 1}},
       {"conv2_2", {128, 112, 112, 128, 128, 3, 1, 1}},
@@ -219,51 +302,104 @@ TEST(Conv2dWgmmaGpu, VggLayerThroughput) {
       {"conv4_1", {128, 28, 28, 256, 512, 3, 1, 1}},
       {"conv4_2", {128, 28, 28, 512, 512, 3, 1, 1}},
       {"conv5_1", {128, 14, 14, 512, 512, 3, 1, 1}}};
-  for (const auto& [name, s] : layers) {
-    std::vector<autotvm::ConfigEntity> configs = SampledConfigs(s, harness->limits(), 8);
-    configs.insert(configs.begin(), *op->FallbackConfig(Workload(s, true)));
-    const Epilogue epilogue{.bias = true, .relu = true};
-    std::vector<OpPlan> plans;
-    for (const autotvm::ConfigEntity& c : configs) {
-      absl::StatusOr<OpPlan> plan =
-          op->Specialize(Workload(s, true), c, harness->limits(), epilogue);
-      if (plan.ok()) plans.push_back(*std::move(plan));
-    }
-    ASSERT_TRUE(harness->Precompile(plans).ok());
-    const std::vector<float> x = testing::RandomQuarters(s.n * s.h * s.w * s.c, 1);
-    const std::vector<float> w = testing::RandomQuarters(s.co * s.k * s.k * s.c, 2);
-    const std::vector<float> bias = testing::RandomQuarters(s.co, 3);
-    const auto inputs = Inputs(x, w, bias, {});
-    const size_t out_bytes = static_cast<size_t>(s.n * s.oh() * s.ow() * s.co) * 2;
-    const double flops = 2.0 * s.n * s.oh() * s.ow() * s.co * s.c * s.k * s.k;
-    double best = 1e30;
-    std::string best_name;
-    for (const OpPlan& plan : plans) {
-      absl::StatusOr<double> ms = harness->MedianMs(plan, inputs, {out_bytes}, 3, 20);
-      ASSERT_TRUE(ms.ok()) << plan.kernels[0].spec.name_expression << ": " << ms.status();
-      auto out = harness->Run(plan, inputs, {out_bytes});
-      ASSERT_TRUE(out.ok()) << out.status();
-      std::mt19937 rng(5);
-      for (int i = 0; i < 32; ++i) {
-        const int64_t b = rng() % s.n, y = rng() % s.oh(), xo = rng() % s.ow(), co = rng() % s.co;
-        float want = ConvAt(s, x, w, b, y, xo, co) + bias[co];
-        want = want < 0 ? 0 : want;
-        uint16_t h;
-        std::memcpy(&h, (*out)[0].data() + (((b * s.oh() + y) * s.ow() + xo) * s.co + co) * 2, 2);
-        ASSERT_EQ(h, testing::FloatToHalf(want))
-            << name << " " << plan.kernels[0].spec.name_expression << " at " << b << "," << y << ","
-            << xo << "," << co;
-      }
-      std::printf("conv2d_wgmma %s %s: %.4f ms, %.1f TFLOP/s\n", name.c_str(),
-                  plan.kernels[0].spec.name_expression.c_str(), *ms, flops / (*ms * 1e-3) / 1e12);
-      if (*ms < best) {
-        best = *ms;
-        best_name = plan.kernels[0].spec.name_expression;
-      }
-    }
-    std::printf("conv2d_wgmma %s best: %.4f ms (%.1f TFLOP/s) %s\n", name.c_str(), best,
-                flops / (best * 1e-3) / 1e12, best_name.c_str());
+  return *kLayers;
+}
+
+// Times the fallback and 8 sampled configs on one layer with the network's epilogue (fp16: bias
+// + ReLU into fp16; int8: bias + ReLU + requantize into int8), after checking 32 random outputs
+// of each against the CPU, and prints every time and the best.
+void TimeLayer(testing::GpuHarness& harness, const std::string& name, const Shape& s, bool int8) {
+  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
+  const std::string in = int8 ? "int8" : "float16";
+  const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
+                            autotvm::Json::array({testing::Tensor({s.n, s.h, s.w, s.c}, in),
+                                                  testing::Tensor({s.co, s.k, s.k, s.c}, in),
+                                                  {1, 1},
+                                                  {s.pad, s.pad, s.pad, s.pad},
+                                                  {s.dilation, s.dilation},
+                                                  int8 ? "int32" : "float16"})};
+  const Epilogue epilogue{
+      .bias = true,
+      .relu = true,
+      .output = int8 ? Epilogue::Output::kInt8Requantize : Epilogue::Output::kAccumulator};
+  std::vector<autotvm::ConfigEntity> configs = SampledConfigs(s, harness.limits(), 8);
+  configs.insert(configs.begin(), *op->FallbackConfig(w));
+  std::vector<OpPlan> plans;
+  for (const autotvm::ConfigEntity& c : configs) {
+    absl::StatusOr<OpPlan> plan = op->Specialize(w, c, harness.limits(), epilogue);
+    if (plan.ok()) plans.push_back(*std::move(plan));
   }
+  ASSERT_TRUE(harness.Precompile(plans).ok());
+  const std::vector<float> x = int8 ? testing::RandomIntFloats(s.n * s.h * s.w * s.c, 3, 1)
+                                    : testing::RandomQuarters(s.n * s.h * s.w * s.c, 1);
+  const std::vector<float> wt = int8 ? testing::RandomIntFloats(s.co * s.k * s.k * s.c, 3, 2)
+                                     : testing::RandomQuarters(s.co * s.k * s.k * s.c, 2);
+  const std::vector<float> bias = testing::RandomQuarters(s.co, 3);
+  const std::vector<float> scale(s.co, 1.0f / 256);
+  auto pack = [&](const std::vector<float>& v) {
+    if (!int8) return testing::Bytes(testing::ToHalves(v));
+    std::vector<int8_t> q(v.begin(), v.end());
+    return testing::Bytes(q);
+  };
+  const std::vector<std::vector<uint8_t>> inputs = {pack(x), pack(wt), testing::Bytes(bias),
+                                                    testing::Bytes(scale)};
+  const size_t elements = static_cast<size_t>(s.n * s.oh() * s.ow() * s.co);
+  const size_t out_bytes = elements * (int8 ? 1 : 2);
+  const double flops = 2.0 * s.n * s.oh() * s.ow() * s.co * s.c * s.k * s.k;
+  double best = 1e30;
+  std::string best_name;
+  for (const OpPlan& plan : plans) {
+    const std::string& kernel = plan.kernels[0].spec.name_expression;
+    absl::StatusOr<double> ms = harness.MedianMs(plan, inputs, {out_bytes}, 3, 20);
+    ASSERT_TRUE(ms.ok()) << kernel << ": " << ms.status();
+    auto out = harness.Run(plan, inputs, {out_bytes});
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::mt19937 rng(5);
+    for (int i = 0; i < 32; ++i) {
+      const int64_t b = rng() % s.n, y = rng() % s.oh(), xo = rng() % s.ow(), co = rng() % s.co;
+      const size_t at = static_cast<size_t>(((b * s.oh() + y) * s.ow() + xo) * s.co + co);
+      const float acc = ConvAt(s, x, wt, b, y, xo, co);
+      if (int8) {
+        float v = acc * scale[co] + bias[co];
+        v = v < 0 ? 0 : v;
+        ASSERT_EQ(static_cast<int8_t>((*out)[0][at]), std::clamp(std::nearbyint(v), -128.f, 127.f))
+            << name << " " << kernel << " at " << at;
+      } else {
+        float v = acc + bias[co];
+        v = v < 0 ? 0 : v;
+        uint16_t h;
+        std::memcpy(&h, (*out)[0].data() + at * 2, 2);
+        ASSERT_EQ(h, testing::FloatToHalf(v)) << name << " " << kernel << " at " << at;
+      }
+    }
+    std::printf("conv2d_wgmma %s %s %s: %.4f ms, %.1f T(FL)OP/s\n", int8 ? "int8" : "fp16",
+                name.c_str(), kernel.c_str(), *ms, flops / (*ms * 1e-3) / 1e12);
+    if (*ms < best) {
+      best = *ms;
+      best_name = kernel;
+    }
+  }
+  std::printf("conv2d_wgmma %s %s best: %.4f ms (%.1f T(FL)OP/s) %s\n", int8 ? "int8" : "fp16",
+              name.c_str(), best, flops / (best * 1e-3) / 1e12, best_name.c_str());
+}
+
+// Not pass/fail speed bounds: per-layer times for docs/benchmarks.md (compare with cuDNN fp16 in
+// shared/bench), each config checked on 32 random outputs so a fast wrong kernel cannot report a
+// number.
+TEST(Conv2dWgmmaGpu, VggLayerThroughputFp16) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  for (const auto& [name, s] : VggLayers()) TimeLayer(*harness, name, s, /*int8=*/false);
+}
+
+TEST(Conv2dWgmmaGpu, VggLayerThroughputInt8) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  for (const auto& [name, s] : VggLayers()) TimeLayer(*harness, name, s, /*int8=*/true);
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   ASSERT_EQ(plan->kernels.size(), 1u);
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
-  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 3, 0>");
+  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 3, 0>");
   EXPECT_TRUE(k.spec.arch_specific);
   EXPECT_EQ(k.shape.grid[0], 2u * 3 * 2);  // images x ceil(20 / 8) x ceil(20 / 16)
   EXPECT_EQ(k.shape.grid[1], 2u);          // ceil(136 / 128)
@@ -123,7 +123,8 @@ TEST(Conv2dWgmma, WorkloadRules) {
   EXPECT_THAT(std::string(Op().CanImplement(
                                   ConvWorkload(1, 16, 16, 64, 64, 3, 1, 1, 1, "float32", "float32"))
                               .message()),
-              HasSubstr("only float16 data and kernel"));
+              HasSubstr("only float16 x float16 -> float32 or float16, and int8 x int8 -> int32 "
+                        "(got float32 x float32 -> float32)"));
   EXPECT_TRUE(Op().CanImplement(ConvWorkload(1, 16, 16, 8, 8, 1, 0)).ok());          // 1x1, no pad
   EXPECT_TRUE(Op().CanImplement(ConvWorkload(1, 16, 16, 64, 64, 3, 2, 1, 2)).ok());  // dilated
   const autotvm::Workload w = ConvWorkload(1, 16, 16, 64, 64, 3, 1, 1, 1, "float16");
@@ -132,7 +133,41 @@ TEST(Conv2dWgmma, WorkloadRules) {
                    .ok());  // a scaled float32 epilogue into fp16
   EXPECT_FALSE(Op().Specialize(ConvWorkload(1, 16, 16, 64, 64, 3), Tile(8, 16, 64, 2, 2), kHopper,
                                Epilogue{.output = Epilogue::Output::kInt8Requantize})
-                   .ok());
+                   .ok());  // requantizing needs int8 operands
+}
+
+// int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the
+// epilogues an int32 accumulator allows.
+TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
+  const autotvm::Workload w = ConvWorkload(2, 20, 20, 144, 136, 3, 1, 1, 1, "int32", /*in=*/"int8");
+  const Epilogue requantize{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, requantize);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 1, 11, 0>");
+  // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
+  EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 4 * 16 + 1024);
+  EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
+            "i8 [144, 20, 20, 2] box [128, 16, 8, 1] swizzle 128B");
+  EXPECT_EQ(plan->tensor_maps[0].desc.strides_bytes[0], 144u);
+  EXPECT_EQ(TensorMapText(plan->tensor_maps[1].desc),
+            "i8 [144, 9, 136] box [128, 1, 128] swizzle 128B");
+  for (const PlannedTensorMap& m : plan->tensor_maps) {
+    EXPECT_TRUE(CheckTensorMap(m.desc, 0x10000).ok()) << TensorMapText(m.desc);
+  }
+  EXPECT_TRUE(Op().FallbackConfig(w).ok());
+  // An int32 output cannot take the float bias; float32 and int32 outputs are fine.
+  absl::Status s =
+      Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, Epilogue{.bias = true}).status();
+  EXPECT_THAT(std::string(s.message()), HasSubstr("an int32 output takes no float bias"));
+  EXPECT_TRUE(Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, Epilogue{.relu = true}).ok());
+  EXPECT_TRUE(Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper,
+                              Epilogue{.bias = true, .output = Epilogue::Output::kFloat32})
+                  .ok());
+  // 16-byte pixel strides: C % 16 for int8 (8 was enough for fp16).
+  absl::Status c8 = Op().CanImplement(ConvWorkload(1, 8, 8, 8, 64, 3, 1, 1, 1, "int32", "int8"));
+  EXPECT_THAT(std::string(c8.message()), HasSubstr("C = 8 is not a multiple of 16"));
 }
 
 TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
@@ -179,7 +214,7 @@ TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
 }
 
 // A fixed-seed sample of valid configs compiles for sm_90a (asked for plain sm_90) and really
-// uses wgmma and 4-D TMA loads.
+// uses wgmma and 4-D TMA loads, in fp16 and (the same tile) int8.
 TEST(Conv2dWgmmaSpace, SampledValidConfigsCompileWithWgmma) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
@@ -198,6 +233,16 @@ TEST(Conv2dWgmmaSpace, SampledValidConfigsCompileWithWgmma) {
     EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "wgmma.mma_async.sync.aligned.m64n"));
     EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "cp.async.bulk.tensor.4d"));
     EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "cp.async.bulk.tensor.3d"));
+    // The int8 form of the same config: IGMMA (wgmma .s8, k32).
+    absl::StatusOr<OpPlan> int8_plan = Op().Specialize(
+        ConvWorkload(128, 56, 56, 256, 256, 3, 1, 1, 1, "int32", "int8"), *space->Get(index),
+        kHopper, Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize});
+    ASSERT_TRUE(int8_plan.ok()) << int8_plan.status();
+    absl::StatusOr<CompiledKernel> int8_kernel =
+        compiler.Compile(int8_plan->kernels[0].spec, GpuArch{9, 0, false});
+    ASSERT_TRUE(int8_kernel.ok()) << int8_kernel.status();
+    EXPECT_TRUE(absl::StrContains(int8_kernel->program.ptx, ".s32.s8.s8"))
+        << int8_plan->kernels[0].spec.name_expression;
     std::printf("compiled %s (%.2f s)\n", spec.name_expression.c_str(), kernel->compile_seconds);
     ++compiled;
   }

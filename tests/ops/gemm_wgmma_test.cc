@@ -64,7 +64,7 @@ TEST(DenseWgmma, GoodConfigSpecializes) {
   ASSERT_EQ(plan->kernels.size(), 1u);
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "gemm_wgmma.cu");
-  EXPECT_EQ(k.spec.name_expression, "tunejit::gemm_wgmma<128, 256, 64, 3, 2, 3, 1>");
+  EXPECT_EQ(k.spec.name_expression, "tunejit::gemm_wgmma<128, 256, 64, 3, 2, 0, 3, 1>");
   EXPECT_EQ(k.shape.grid[0], 8u);  // ceil(1000 / 128)
   EXPECT_EQ(k.shape.grid[1], 2u);  // ceil(300 / 256)
   EXPECT_EQ(k.shape.block[0], 384u);
@@ -90,6 +90,45 @@ TEST(DenseWgmma, GoodConfigSpecializes) {
     EXPECT_TRUE(CheckTensorMap(m.desc, 0x10000).ok()) << TensorMapText(m.desc);
   }
   EXPECT_TRUE(plan->notes.empty());
+}
+
+// int8 x int8 -> int32 (IGMMA): K in rows of 128 int8, int8 TMA maps, requantize epilogue.
+TEST(DenseWgmma, Int8PlansIgmma) {
+  const autotvm::Workload w = WgmmaWorkload(1000, 300, 4096, "int32", "int8");
+  const Epilogue requantize{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(128, 128, 256, 3, 2), kHopper, requantize);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->kernels[0].spec.name_expression,
+            "tunejit::gemm_wgmma<128, 128, 256, 3, 2, 1, 11, 0>");
+  EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 3u * (128 + 128) * 256 + 3 * 16 + 1024);
+  EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
+            "i8 [4096, 1000] box [128, 128] swizzle 128B");
+  EXPECT_EQ(plan->tensor_maps[0].desc.strides_bytes[0], 4096u);
+  EXPECT_THAT(
+      std::string(SpecializeStatus(Tile(128, 128, 64, 3, 2), kHopper, w, requantize).message()),
+      HasSubstr("tile_k = 64 is not a multiple of 128 (one 128-byte swizzled row of int8)"));
+  EXPECT_THAT(
+      std::string(SpecializeStatus(Tile(128, 128, 128, 3, 2), kHopper, w, Epilogue{.bias = true})
+                      .message()),
+      HasSubstr("an int32 output takes no float bias"));
+  EXPECT_THAT(std::string(Op().CanImplement(WgmmaWorkload(64, 64, 24, "int32", "int8")).message()),
+              HasSubstr("K = 24 is not a multiple of 16"));
+  absl::StatusOr<autotvm::ConfigEntity> fallback = Op().FallbackConfig(w);
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  EXPECT_TRUE(Op().Specialize(w, *fallback, kHopper, requantize).ok()) << fallback->ToString();
+  absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
+  ASSERT_TRUE(target.ok());
+  absl::StatusOr<autotvm::ConfigSpace> space = autotvm::BuildConfigSpace(w, *target);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_TRUE(space->IndexOf(Tile(128, 128, 256, 3, 2)).ok());  // int8's tile_k: 128 or 256
+  EXPECT_FALSE(space->IndexOf(Tile(128, 128, 64, 3, 2)).ok());
+  KernelCompiler compiler(nullptr);
+  absl::StatusOr<CompiledKernel> kernel =
+      compiler.Compile(plan->kernels[0].spec, GpuArch{9, 0, false});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(
+      absl::StrContains(kernel->program.ptx, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"));
 }
 
 TEST(DenseWgmma, FallbackIsValid) {

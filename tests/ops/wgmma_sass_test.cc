@@ -1,8 +1,8 @@
 // The SASS of the Hopper templates, as NVRTC builds them for the fallback configs: tensor-core
-// HGMMA instructions, TMA loads (UTMALDG, 2-D for the GEMM, 3-D and 4-D for the convolution) and
-// the setmaxnreg register split (USETMAXREG). PTX only says what we asked for; the SASS is what
-// runs. Disassembles with nvdisasm (CUDA's, not in Debian's toolkit: PyPI's nvidia-cuda-nvdisasm);
-// skips when none is found ($TUNEJIT_NVDISASM, else `nvdisasm` on PATH).
+// HGMMA (fp16) and IGMMA (int8) instructions, TMA loads (UTMALDG, 2-D for the GEMM, 3-D and 4-D for
+// the convolution) and the setmaxnreg register split (USETMAXREG). PTX only says what we asked for;
+// the SASS is what runs. Disassembles with nvdisasm (CUDA's, not in Debian's toolkit: PyPI's
+// nvidia-cuda-nvdisasm); skips when none is found ($TUNEJIT_NVDISASM, else `nvdisasm` on PATH).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -48,11 +48,12 @@ std::map<std::string, int> SassOpcodes(const std::string& cubin, const std::stri
 }
 
 std::map<std::string, int> FallbackSass(const OpTemplate& op, const autotvm::Workload& w,
-                                        const std::string& tool) {
+                                        const std::string& tool,
+                                        const Epilogue& epilogue = {.bias = true, .relu = true}) {
   absl::StatusOr<autotvm::ConfigEntity> config = op.FallbackConfig(w);
   EXPECT_TRUE(config.ok()) << config.status();
-  absl::StatusOr<OpPlan> plan = op.Specialize(w, *config, DeviceLimits::ForArch({9, 0, false}),
-                                              Epilogue{.bias = true, .relu = true});
+  absl::StatusOr<OpPlan> plan =
+      op.Specialize(w, *config, DeviceLimits::ForArch({9, 0, false}), epilogue);
   EXPECT_TRUE(plan.ok()) << plan.status();
   if (!plan.ok()) return {};
   KernelCompiler compiler(nullptr);
@@ -73,10 +74,10 @@ int CountPrefix(const std::map<std::string, int>& counts, const std::string& pre
 TEST(WgmmaSass, GemmRunsHgmmaAnd2dTma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
-  const autotvm::Workload w{"dense_wgmma.cuda",
-                            autotvm::Json::array({testing::Tensor({4096, 4096}, "float16"),
-                                                  testing::Tensor({4096, 4096}, "float16"),
-                                                  nullptr, "float16"})};
+  const autotvm::Workload w{
+      "dense_wgmma.cuda",
+      autotvm::Json::array({testing::Tensor({4096, 4096}, "float16"),
+                            testing::Tensor({4096, 4096}, "float16"), nullptr, "float16"})};
   const std::map<std::string, int> sass = FallbackSass(*FindOpTemplate(w.task_name), w, tool);
   for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
   EXPECT_GT(CountPrefix(sass, "HGMMA.64x128x16.F32"), 0);  // the fallback's tile_n = 128
@@ -87,17 +88,38 @@ TEST(WgmmaSass, GemmRunsHgmmaAnd2dTma) {
 TEST(WgmmaSass, ConvRunsHgmmaAnd3dAnd4dTma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
-  const autotvm::Workload w{
-      autotvm::kConv2dNhwcWgmma,
-      autotvm::Json::array({testing::Tensor({128, 56, 56, 256}, "float16"),
-                            testing::Tensor({256, 3, 3, 256}, "float16"), {1, 1}, {1, 1, 1, 1},
-                            {1, 1}, "float16"})};
+  const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
+                            autotvm::Json::array({testing::Tensor({128, 56, 56, 256}, "float16"),
+                                                  testing::Tensor({256, 3, 3, 256}, "float16"),
+                                                  {1, 1},
+                                                  {1, 1, 1, 1},
+                                                  {1, 1},
+                                                  "float16"})};
   const std::map<std::string, int> sass = FallbackSass(*FindOpTemplate(w.task_name), w, tool);
   for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
   EXPECT_GT(CountPrefix(sass, "HGMMA.64x128x16.F32"), 0);
   EXPECT_GT(CountPrefix(sass, "UTMALDG.4D"), 0);
   EXPECT_GT(CountPrefix(sass, "UTMALDG.3D"), 0);
-  EXPECT_EQ(CountPrefix(sass, "IGMMA"), 0);  // fp16 only: no int8 tensor-core path yet
+  EXPECT_EQ(CountPrefix(sass, "IGMMA"), 0);
+}
+
+TEST(WgmmaSass, Int8ConvRunsIgmma) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
+                            autotvm::Json::array({testing::Tensor({128, 56, 56, 256}, "int8"),
+                                                  testing::Tensor({256, 3, 3, 256}, "int8"),
+                                                  {1, 1},
+                                                  {1, 1, 1, 1},
+                                                  {1, 1},
+                                                  "int32"})};
+  const std::map<std::string, int> sass = FallbackSass(
+      *FindOpTemplate(w.task_name), w, tool,
+      Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize});
+  for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+  EXPECT_GT(CountPrefix(sass, "IGMMA.64x128x32"), 0);
+  EXPECT_EQ(CountPrefix(sass, "HGMMA"), 0);
+  EXPECT_GT(CountPrefix(sass, "UTMALDG.4D"), 0);
 }
 
 }  // namespace
