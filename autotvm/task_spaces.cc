@@ -110,8 +110,8 @@ absl::StatusOr<ConfigSpace> DenseWgmmaSpace(bool int8) {
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_m", {64, 128, 256}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_n", {64, 128, 192, 256}));
   // One or two 128-byte rows of K per stage: 64 / 128 fp16, 128 / 256 int8.
-  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_k", int8 ? std::vector<int64_t>{128, 256}
-                                                     : std::vector<int64_t>{64, 128}));
+  TUNEJIT_RETURN_IF_ERROR(
+      s.AddOther("tile_k", int8 ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{64, 128}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("stages", {2, 3, 4, 5, 6}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("consumer_wg", {1, 2}));
   return s;

@@ -223,7 +223,8 @@ absl::Status MapBatchNormalization(Importer& im, const NodeProto& n) {
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> var, ChannelParam(im, n, 4, "var", c));
 
   std::vector<float> w = UnpackFloats(im.WeightBytes(rec.weight));
-  std::vector<float> b = rec.bias >= 0 ? UnpackFloats(im.WeightBytes(rec.bias)) : std::vector<float>(c);
+  std::vector<float> b =
+      rec.bias >= 0 ? UnpackFloats(im.WeightBytes(rec.bias)) : std::vector<float>(c);
   const size_t per_channel = w.size() / static_cast<size_t>(c);
   for (int64_t k = 0; k < c; ++k) {
     const double scale = gamma[k] / std::sqrt(static_cast<double>(var[k]) + eps);

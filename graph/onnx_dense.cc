@@ -78,7 +78,8 @@ absl::Status EmitDense(Importer& im, const NodeProto& n, const DenseSpec& spec) 
                                              im.OutName(n, has_bias ? ".dense" : "")));
   if (has_bias) {
     TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> bias, GemmBias(im, n, n_out, spec.beta));
-    const int bias_id = im.AddWeight(n.input(spec.bias_input), DType::kF32, {n_out}, PackBytes(bias));
+    const int bias_id =
+        im.AddWeight(n.input(spec.bias_input), DType::kF32, {n_out}, PackBytes(bias));
     TUNEJIT_ASSIGN_OR_RETURN(
         y, im.AddNode(n, OpKind::kBiasAdd, {y, bias_id}, {}, im.OutName(n), ".bias_add"));
   }

@@ -64,10 +64,10 @@ template <int TH, int TW, int BN, int STAGES, int CONS_WG, int kInt8, int kEpi, 
 __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
-                 const float* __restrict__ bias, const float* __restrict__ scale, void* out,
-                 int c, int co, int oh, int ow, int kw, int taps, int pad_top, int pad_left,
-                 int dil_h, int dil_w, int tiles_h, int tiles_w) {
-  const ConvWgmmaGeometry g{c,        co,    oh,    ow,      kw,     taps,
+                 const float* __restrict__ bias, const float* __restrict__ scale, void* out, int c,
+                 int co, int oh, int ow, int kw, int taps, int pad_top, int pad_left, int dil_h,
+                 int dil_w, int tiles_h, int tiles_w) {
+  const ConvWgmmaGeometry g{c,       co,       oh,    ow,    kw,      taps,
                             pad_top, pad_left, dil_h, dil_w, tiles_h, tiles_w};
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
   constexpr int BM = TH * TW;

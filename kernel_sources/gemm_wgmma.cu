@@ -80,10 +80,10 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
       int, int, int)
-TUNEJIT_GEMM_WGMMA(128, 128, 64, 4, 2, 0, 0, 0);   // the fallback config, fp32 out
-TUNEJIT_GEMM_WGMMA(128, 256, 64, 3, 2, 0, 3, 1);   // bias + relu, fp16 out
-TUNEJIT_GEMM_WGMMA(64, 192, 128, 2, 1, 0, 7, 0);   // one consumer, scaled fp32 out
-TUNEJIT_GEMM_WGMMA(256, 64, 64, 4, 2, 0, 1, 1);    // two m64 subtiles per consumer
-TUNEJIT_GEMM_WGMMA(128, 128, 128, 4, 2, 1, 0, 0);  // int8, int32 out
-TUNEJIT_GEMM_WGMMA(128, 128, 256, 3, 2, 1, 11, 0); // int8, bias + relu + requantize to int8
-#endif                                             // TUNEJIT_NVCC_CHECK
+TUNEJIT_GEMM_WGMMA(128, 128, 64, 4, 2, 0, 0, 0);    // the fallback config, fp32 out
+TUNEJIT_GEMM_WGMMA(128, 256, 64, 3, 2, 0, 3, 1);    // bias + relu, fp16 out
+TUNEJIT_GEMM_WGMMA(64, 192, 128, 2, 1, 0, 7, 0);    // one consumer, scaled fp32 out
+TUNEJIT_GEMM_WGMMA(256, 64, 64, 4, 2, 0, 1, 1);     // two m64 subtiles per consumer
+TUNEJIT_GEMM_WGMMA(128, 128, 128, 4, 2, 1, 0, 0);   // int8, int32 out
+TUNEJIT_GEMM_WGMMA(128, 128, 256, 3, 2, 1, 11, 0);  // int8, bias + relu + requantize to int8
+#endif                                              // TUNEJIT_NVCC_CHECK

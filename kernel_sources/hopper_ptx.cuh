@@ -139,8 +139,7 @@ __device__ __forceinline__ void TmaLoad4d(void* dst, const TmaDescriptor* map, u
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(SharedAddress(dst)),
-      "l"(reinterpret_cast<u64>(map)), "r"(SharedAddress(bar)), "r"(c0), "r"(c1), "r"(c2),
-      "r"(c3)
+      "l"(reinterpret_cast<u64>(map)), "r"(SharedAddress(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 }
 

@@ -14,8 +14,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "autotvm/config_space.h"
-#include "autotvm/target.h"
 #include "gtest/gtest.h"
 #include "ops/templates.h"
 #include "tests/ops/ops_test_util.h"
@@ -149,23 +147,8 @@ void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vect
 
 std::vector<autotvm::ConfigEntity> SampledConfigs(const Shape& s, const DeviceLimits& limits,
                                                   int count) {
-  absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
-  absl::StatusOr<autotvm::ConfigSpace> space =
-      autotvm::BuildConfigSpace(Workload(s, false), *target);
-  EXPECT_TRUE(space.ok()) << space.status();
-  if (!space.ok()) return {};
-  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
-  std::mt19937_64 rng(20261201);
-  std::vector<int64_t> seen;
-  std::vector<autotvm::ConfigEntity> out;
-  for (int tries = 0; static_cast<int>(out.size()) < count && tries < 5000; ++tries) {
-    const int64_t index = space->RandomIndex(rng);
-    if (std::find(seen.begin(), seen.end(), index) != seen.end()) continue;
-    seen.push_back(index);
-    autotvm::ConfigEntity c = *space->Get(index);
-    if (op->Specialize(Workload(s, false), c, limits, {}).ok()) out.push_back(c);
-  }
-  return out;
+  return testing::SampledValidConfigs(*FindOpTemplate(autotvm::kConv2dNhwcWgmma),
+                                      Workload(s, false), limits, count);
 }
 
 TEST(Conv2dWgmmaGpu, FallbackMatchesOnEdgeShapes) {

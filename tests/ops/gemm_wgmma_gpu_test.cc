@@ -16,9 +16,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "autotvm/config_space.h"
-#include "autotvm/target.h"
-#include "common/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/templates.h"
 #include "tests/ops/ops_test_util.h"
@@ -120,28 +117,10 @@ void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vect
   }
 }
 
-absl::StatusOr<autotvm::ConfigSpace> Space() {
-  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Target target, autotvm::ParseTarget("cuda"));
-  return autotvm::BuildConfigSpace(Workload(4096, 4096, 4096, false), target);
-}
-
 // `count` distinct valid configs of the space, drawn with a fixed seed.
 std::vector<autotvm::ConfigEntity> SampledConfigs(const DeviceLimits& limits, int count) {
-  absl::StatusOr<autotvm::ConfigSpace> space = Space();
-  EXPECT_TRUE(space.ok()) << space.status();
-  if (!space.ok()) return {};
-  const OpTemplate* op = FindOpTemplate(kTask);
-  std::mt19937_64 rng(20261201);
-  std::vector<autotvm::ConfigEntity> out;
-  std::vector<int64_t> seen;
-  for (int tries = 0; static_cast<int>(out.size()) < count && tries < 5000; ++tries) {
-    const int64_t index = space->RandomIndex(rng);
-    if (std::find(seen.begin(), seen.end(), index) != seen.end()) continue;
-    seen.push_back(index);
-    autotvm::ConfigEntity c = *space->Get(index);
-    if (op->Specialize(Workload(4096, 4096, 4096, false), c, limits, {}).ok()) out.push_back(c);
-  }
-  return out;
+  return testing::SampledValidConfigs(*FindOpTemplate(kTask), Workload(4096, 4096, 4096, false),
+                                      limits, count);
 }
 
 TEST(DenseWgmmaGpu, FallbackMatchesOnShapesWithTails) {

@@ -20,6 +20,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "autotvm/config_entity.h"
+#include "autotvm/config_space.h"
+#include "autotvm/target.h"
 #include "autotvm/workload.h"
 #include "gtest/gtest.h"
 #include "jit/device.h"
@@ -311,6 +313,31 @@ class GpuHarness {
   std::unique_ptr<KernelCompiler> compiler_;
   GpuArch arch_;
 };
+
+// Up to `count` distinct configs of `w`'s knob space (target "cuda") that `op` accepts on `limits`,
+// drawn with a fixed seed: the same sample on every run.
+inline std::vector<autotvm::ConfigEntity> SampledValidConfigs(const OpTemplate& op,
+                                                              const autotvm::Workload& w,
+                                                              const DeviceLimits& limits,
+                                                              int count) {
+  absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
+  EXPECT_TRUE(target.ok()) << target.status();
+  if (!target.ok()) return {};
+  absl::StatusOr<autotvm::ConfigSpace> space = autotvm::BuildConfigSpace(w, *target);
+  EXPECT_TRUE(space.ok()) << space.status();
+  if (!space.ok()) return {};
+  std::mt19937_64 rng(20261201);
+  std::vector<int64_t> seen;
+  std::vector<autotvm::ConfigEntity> out;
+  for (int tries = 0; static_cast<int>(out.size()) < count && tries < 5000; ++tries) {
+    const int64_t index = space->RandomIndex(rng);
+    if (std::find(seen.begin(), seen.end(), index) != seen.end()) continue;
+    seen.push_back(index);
+    autotvm::ConfigEntity c = *space->Get(index);
+    if (op.Specialize(w, c, limits, {}).ok()) out.push_back(c);
+  }
+  return out;
+}
 
 // A harness, or nullptr after a test failure saying why (call after TUNEJIT_REQUIRE_GPU()).
 inline std::unique_ptr<GpuHarness> MakeHarness() {
