@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -20,6 +21,11 @@ std::string Where(const LoadedRecord& r) {
 
 bool HasKey(const Target& t, const std::string& key) {
   return std::find(t.keys.begin(), t.keys.end(), key) != t.keys.end();
+}
+
+// Elements in 16 bytes of the tensor-core templates' data: 8 halves, 16 int8; 0 for other types.
+int64_t WgmmaAlignment(const std::string& dtype) {
+  return dtype == "float16" ? 8 : (dtype == "int8" ? 16 : 0);
 }
 
 }  // namespace
@@ -130,6 +136,21 @@ std::vector<Implementation> DenseImplementations(const DenseParams& p) {
   std::vector<Implementation> out = {{MakeDenseWorkload("dense_small_batch.cuda", p), 10}};
   if (p.m >= 32) out.push_back({MakeDenseWorkload("dense_large_batch.cuda", p), 15});
   return out;
+}
+
+std::vector<Implementation> Conv2dWgmmaImplementations(const Conv2dParams& p) {
+  const int64_t align = WgmmaAlignment(p.data_dtype);
+  if (align == 0 || p.kernel_dtype != p.data_dtype || p.groups != 1 || p.stride_h != 1 ||
+      p.stride_w != 1 || p.ci % align != 0) {
+    return {};
+  }
+  return {{MakeConv2dWorkload(kConv2dNhwcWgmma, p), 10}};
+}
+
+std::vector<Implementation> DenseWgmmaImplementations(const DenseParams& p) {
+  const int64_t align = WgmmaAlignment(p.data_dtype);
+  if (align == 0 || p.k % align != 0) return {};
+  return {{MakeDenseWorkload("dense_wgmma.cuda", p), 10}};
 }
 
 OpChoice ChooseImplementation(const HistoryBest& best, const Target& target,

@@ -76,6 +76,13 @@ std::vector<Implementation> Conv2dImplementations(const Conv2dParams& params);
 // dense_small_batch.cuda (10), and dense_large_batch.cuda (15) when M >= 32.
 std::vector<Implementation> DenseImplementations(const DenseParams& params);
 
+// tunejit's Hopper tensor-core templates (not Relay's; issue 7), for float16 or int8 params:
+// conv2d_nhwc_wgmma.cuda when groups == 1, stride 1 and C is a whole 16 bytes (8 halves, 16 int8:
+// TMA's pixel stride); the workload NHWC / OHWI. Empty when the template cannot express it.
+std::vector<Implementation> Conv2dWgmmaImplementations(const Conv2dParams& params);
+// dense_wgmma.cuda when K is a whole 16 bytes (TMA's row stride); empty otherwise.
+std::vector<Implementation> DenseWgmmaImplementations(const DenseParams& params);
+
 struct OpChoice {
   int chosen = -1;        // index into the implementations; -1 only if none were given
   bool fallback = false;  // no implementation had a record: highest priority, no config

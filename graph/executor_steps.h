@@ -92,7 +92,8 @@ struct StepProgram {
 };
 
 // InvalidArgument when the graph does not validate; Unimplemented for ops the executor cannot run
-// (graph-level quantize/dequantize/requantize, non-float graphs), naming the node.
+// (graph-level quantize/dequantize/requantize, non-float graphs), naming the node, and for
+// Precision::kFp16 (tune-only so far).
 absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision);
 
 // int8 activation scales given by the caller (ExecutorOptions::activation_scales: graph tensor

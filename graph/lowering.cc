@@ -22,6 +22,17 @@ autotvm::Conv2dParams ConvParams(const Graph& graph, const Node& node, Precision
   return p;
 }
 
+// Precision::kFp16: the tensor-core implementations of the node with float16 data and a float32
+// output, or none (the node stays float32).
+std::vector<autotvm::Implementation> Fp16Conv(autotvm::Conv2dParams p) {
+  p.data_dtype = p.kernel_dtype = "float16";
+  return autotvm::Conv2dWgmmaImplementations(p);
+}
+std::vector<autotvm::Implementation> Fp16Dense(autotvm::DenseParams p) {
+  p.data_dtype = "float16";
+  return autotvm::DenseWgmmaImplementations(p);
+}
+
 absl::Status RequireFloat(const Graph& graph, int index, const Node& node) {
   for (int input : {node.inputs[0], node.inputs[1]}) {
     if (graph.tensor(input).dtype != DType::kF32) {
@@ -61,14 +72,23 @@ autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node) {
 }
 
 std::string_view PrecisionName(Precision precision) {
-  return precision == Precision::kInt8 ? "int8" : "fp32";
+  switch (precision) {
+    case Precision::kInt8:
+      return "int8";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kFp32:
+      break;
+  }
+  return "fp32";
 }
 
 absl::StatusOr<Precision> ParsePrecision(std::string_view text) {
   if (text == "fp32") return Precision::kFp32;
   if (text == "int8") return Precision::kInt8;
+  if (text == "fp16") return Precision::kFp16;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown precision '", std::string(text), "' (expected fp32 or int8)"));
+      absl::StrCat("unknown precision '", std::string(text), "' (expected fp32, int8 or fp16)"));
 }
 
 absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision precision) {
@@ -85,13 +105,15 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
     if (node.op == OpKind::kConv2d) {
       autotvm::Conv2dParams p = ConvParams(graph, node, precision);
       task.int8 = p.data_dtype == "int8";
-      task.implementations = autotvm::Conv2dImplementations(p);
+      if (precision == Precision::kFp16) task.implementations = Fp16Conv(p);
+      if (task.implementations.empty()) task.implementations = autotvm::Conv2dImplementations(p);
     } else {
       autotvm::DenseParams p;
       p.m = graph.tensor(node.inputs[0]).shape[0];
       p.k = graph.tensor(node.inputs[0]).shape[1];
       p.n = graph.tensor(node.inputs[1]).shape[0];
-      task.implementations = autotvm::DenseImplementations(p);
+      if (precision == Precision::kFp16) task.implementations = Fp16Dense(p);
+      if (task.implementations.empty()) task.implementations = autotvm::DenseImplementations(p);
     }
     if (task.implementations.empty()) {
       return absl::UnimplementedError(

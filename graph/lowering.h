@@ -9,6 +9,12 @@
 // input and output channel counts are multiples of 4 runs int8 x int8 -> int32 (the first conv,
 // with 3 input channels, stays float32); dense layers stay float32.
 //
+// Precision::kFp16 is the Hopper tensor-core path (issue 7): a conv2d_nhwc_wgmma.cuda can express
+// (autotvm::Conv2dWgmmaImplementations) and every dense with K a multiple of 8 run float16 x
+// float16 -> float32 on wgmma; the rest (VGG-16's 3-channel first conv) stays float32. Its
+// workloads are the tuner's (float32 output, compared with the reference); the executor does not
+// run this precision yet.
+//
 //   TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> tasks, ExtractTasks(graph, Precision::kInt8));
 //   for (const NodeTask& t : tasks) for (const auto& impl : t.implementations) ...
 #ifndef TUNEJIT_GRAPH_LOWERING_H_
@@ -25,12 +31,12 @@
 
 namespace tunejit {
 
-enum class Precision { kFp32, kInt8 };
+enum class Precision { kFp32, kInt8, kFp16 };
 // A conv node's shape, strides, padding and groups as AutoTVM's parameters, float32 dtypes.
 autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node);
 
-std::string_view PrecisionName(Precision precision);  // "fp32", "int8"
-// "fp32" / "int8" (case-sensitive); InvalidArgument naming the accepted values otherwise.
+std::string_view PrecisionName(Precision precision);  // "fp32", "int8", "fp16"
+// "fp32" / "int8" / "fp16" (case-sensitive); InvalidArgument naming the accepted values otherwise.
 absl::StatusOr<Precision> ParsePrecision(std::string_view text);
 
 struct NodeTask {

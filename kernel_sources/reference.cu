@@ -2,9 +2,11 @@
 // Naive GPU reference kernels for the tuner's correctness check on shapes too big for the CPU
 // reference: one thread per output (grid-stride), accumulating in double (float inputs) or int64
 // (int8 inputs), then the same fused epilogue as the tuned kernels (common.cuh). Every shape is a
-// runtime argument, so one compiled kernel per (dtype, epilogue) serves all workloads.
+// runtime argument, so one compiled kernel per (dtype, epilogue, layout) serves all workloads.
+// fp16 data (the tensor-core templates') is read as its 16 bits (tunejit::f16): NVRTC here has no
+// cuda_fp16.h, and the reference only needs the exact conversion to float.
 //
-//   KernelSpec{"reference.cu", "tunejit::conv2d_nchw_reference<float, 0>"}
+//   KernelSpec{"reference.cu", "tunejit::conv2d_reference<float, 0, false>"}
 #include "common.cuh"
 
 namespace tunejit {
@@ -21,15 +23,34 @@ struct ReferenceAcc<s8> {
   typedef s64 Wide;
   typedef int Narrow;
 };
+struct f16 {
+  unsigned short bits;
+};
+template <>
+struct ReferenceAcc<f16> {
+  typedef double Wide;  // a product of two halves is exact in double, and so is a sum of a few
+  typedef float Narrow;
+};
 
-// NCHW / OIHW convolution with groups (depthwise: groups == ci, weight [co, 1, kh, kw]).
-template <typename T, int kEpi>
-__global__ void conv2d_nchw_reference(const T* __restrict__ data, const T* __restrict__ weight,
-                                      const float* __restrict__ bias,
-                                      const float* __restrict__ scale, void* out, int n, int ci,
-                                      int h, int w, int co, int oh, int ow, int kh, int kw, int sh,
-                                      int sw, int pad_top, int pad_left, int dh, int dw,
-                                      int groups) {
+template <typename T>
+__device__ __forceinline__ typename ReferenceAcc<T>::Wide Widen(T v) {
+  return static_cast<typename ReferenceAcc<T>::Wide>(v);
+}
+template <>
+__device__ __forceinline__ double Widen<f16>(f16 v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+  return f;
+}
+
+// Convolution with groups, NCHW data / OIHW weight (depthwise: groups == ci, weight
+// [co, 1, kh, kw]), or with kNhwc NHWC data / OHWI weight (the output is NHWC too).
+template <typename T, int kEpi, bool kNhwc>
+__global__ void conv2d_reference(const T* __restrict__ data, const T* __restrict__ weight,
+                                 const float* __restrict__ bias, const float* __restrict__ scale,
+                                 void* out, int n, int ci, int h, int w, int co, int oh, int ow,
+                                 int kh, int kw, int sh, int sw, int pad_top, int pad_left, int dh,
+                                 int dw, int groups) {
   typedef typename ReferenceAcc<T>::Wide Wide;
   typedef typename ReferenceAcc<T>::Narrow Narrow;
   const s64 total = static_cast<s64>(n) * co * oh * ow;
@@ -37,10 +58,18 @@ __global__ void conv2d_nchw_reference(const T* __restrict__ data, const T* __res
   const int co_per_group = co / groups;
   for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<s64>(gridDim.x) * blockDim.x) {
-    const int x = static_cast<int>(i % ow);
-    const int y = static_cast<int>((i / ow) % oh);
-    const int f = static_cast<int>((i / (static_cast<s64>(ow) * oh)) % co);
-    const int b = static_cast<int>(i / (static_cast<s64>(ow) * oh * co));
+    int b, f, y, x;
+    if (kNhwc) {
+      f = static_cast<int>(i % co);
+      x = static_cast<int>((i / co) % ow);
+      y = static_cast<int>((i / (static_cast<s64>(co) * ow)) % oh);
+      b = static_cast<int>(i / (static_cast<s64>(co) * ow * oh));
+    } else {
+      x = static_cast<int>(i % ow);
+      y = static_cast<int>((i / ow) % oh);
+      f = static_cast<int>((i / (static_cast<s64>(ow) * oh)) % co);
+      b = static_cast<int>(i / (static_cast<s64>(ow) * oh * co));
+    }
     const int g = f / co_per_group;
     Wide acc = 0;
     for (int c = 0; c < ci_per_group; ++c) {
@@ -51,9 +80,11 @@ __global__ void conv2d_nchw_reference(const T* __restrict__ data, const T* __res
         for (int kx = 0; kx < kw; ++kx) {
           const int ix = x * sw + kx * dw - pad_left;
           if (ix < 0 || ix >= w) continue;
-          const T a = data[((static_cast<s64>(b) * ci + gc) * h + iy) * w + ix];
-          const T k = weight[((static_cast<s64>(f) * ci_per_group + c) * kh + ky) * kw + kx];
-          acc += static_cast<Wide>(a) * static_cast<Wide>(k);
+          const s64 at = kNhwc ? ((static_cast<s64>(b) * h + iy) * w + ix) * ci + gc
+                               : ((static_cast<s64>(b) * ci + gc) * h + iy) * w + ix;
+          const s64 wt = kNhwc ? ((static_cast<s64>(f) * kh + ky) * kw + kx) * ci_per_group + c
+                               : ((static_cast<s64>(f) * ci_per_group + c) * kh + ky) * kw + kx;
+          acc += Widen(data[at]) * Widen(weight[wt]);
         }
       }
     }
@@ -75,8 +106,7 @@ __global__ void dense_reference(const T* __restrict__ a, const T* __restrict__ w
     const s64 row = i / n;
     Wide acc = 0;
     for (int kk = 0; kk < k; ++kk) {
-      acc +=
-          static_cast<Wide>(a[row * k + kk]) * static_cast<Wide>(wt[static_cast<s64>(j) * k + kk]);
+      acc += Widen(a[row * k + kk]) * Widen(wt[static_cast<s64>(j) * k + kk]);
     }
     EpilogueOp<kEpi, Narrow>::Store(out, i, static_cast<Narrow>(acc), j, bias, scale);
   }
@@ -85,15 +115,19 @@ __global__ void dense_reference(const T* __restrict__ a, const T* __restrict__ w
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-template __global__ void tunejit::conv2d_nchw_reference<float, 0>(const float*, const float*,
-                                                                  const float*, const float*, void*,
-                                                                  int, int, int, int, int, int, int,
-                                                                  int, int, int, int, int, int, int,
-                                                                  int, int);
-template __global__ void tunejit::conv2d_nchw_reference<signed char, 0>(
-    const signed char*, const signed char*, const float*, const float*, void*, int, int, int, int,
-    int, int, int, int, int, int, int, int, int, int, int, int);
+#define TUNEJIT_CONV_REFERENCE(T, EPI, NHWC)                                                    \
+  template __global__ void tunejit::conv2d_reference<T, EPI, NHWC>(                             \
+      const T*, const T*, const float*, const float*, void*, int, int, int, int, int, int, int, \
+      int, int, int, int, int, int, int, int, int)
+TUNEJIT_CONV_REFERENCE(float, 0, false);
+TUNEJIT_CONV_REFERENCE(signed char, 0, false);
+TUNEJIT_CONV_REFERENCE(tunejit::f16, 0, true);
+TUNEJIT_CONV_REFERENCE(signed char, 0, true);
 template __global__ void tunejit::dense_reference<float, 7>(const float*, const float*,
                                                             const float*, const float*, void*, int,
                                                             int, int);
+template __global__ void tunejit::dense_reference<tunejit::f16, 0>(const tunejit::f16*,
+                                                                   const tunejit::f16*,
+                                                                   const float*, const float*,
+                                                                   void*, int, int, int);
 #endif  // TUNEJIT_NVCC_CHECK

@@ -16,6 +16,7 @@ constexpr int kBlock = 128;
 absl::StatusOr<const char*> ReferenceType(absl::string_view op, const std::string& dtype,
                                           const Epilogue& epilogue) {
   if (dtype == "float32") return "float";
+  if (dtype == "float16") return "tunejit::f16";  // the tensor-core templates' data
   if (dtype == "int8") {
     if (epilogue.bias && epilogue.output == Epilogue::Output::kAccumulator) {
       return absl::InvalidArgumentError(
@@ -48,10 +49,11 @@ absl::StatusOr<OpPlan> ReferenceConv2dPlan(const autotvm::Conv2dParams& p,
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "input elements", p.n * p.ci * p.h * p.w).status());
   PlannedKernel kernel;
   kernel.label = "conv2d_reference";
-  kernel.spec = KernelSpec{
-      "reference.cu",
-      absl::StrCat("tunejit::conv2d_nchw_reference<", t, ", ", EpilogueCode(epilogue), ">"),
-      {}};
+  kernel.spec =
+      KernelSpec{"reference.cu",
+                 absl::StrCat("tunejit::conv2d_reference<", t, ", ", EpilogueCode(epilogue), ", ",
+                              p.layout == "NHWC" ? "true" : "false", ">"),
+                 {}};
   kernel.shape = GridStride(total);
   kernel.args = EpilogueTensorArgs(epilogue);
   for (int64_t v : {p.n, p.ci, p.h, p.w, p.co, p.OutH(), p.OutW(), p.kh, p.kw, int64_t{p.stride_h},

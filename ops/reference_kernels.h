@@ -16,11 +16,13 @@
 namespace tunejit {
 
 // NCHW conv with groups; weight [co, ci/groups, kh, kw] (depthwise [C, multiplier, kh, kw] is the
-// same memory with co = C * multiplier, groups = C). data_dtype "float32" or "int8".
+// same memory with co = C * multiplier, groups = C); with params.layout "NHWC" (the tensor-core
+// template's), NHWC data and output, weight [co, kh, kw, ci/groups]. data_dtype "float32",
+// "float16" or "int8".
 absl::StatusOr<OpPlan> ReferenceConv2dPlan(const autotvm::Conv2dParams& params,
                                            const Epilogue& epilogue);
 
-// [M, K] x [N, K]^T; data_dtype "float32" or "int8".
+// [M, K] x [N, K]^T; data_dtype "float32", "float16" or "int8".
 absl::StatusOr<OpPlan> ReferenceDensePlan(const autotvm::DenseParams& params,
                                           const Epilogue& epilogue);
 

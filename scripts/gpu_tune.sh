@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Tuning on the GPU machine (over a gpu-bundle, like scripts/gpu_suite.sh), in one call:
-#   TESTS="bin ..."   GPU test binaries to run first
+#   TESTS="bin ..."   GPU test binaries to run first (TEST_LIMIT=S each, default 200; a failure
+#                     stops the call unless KEEP_GOING=1)
+#   TESTS_LAST="bin ..." the same, after everything else (when the tuning must not be cut short)
 #   RUN_SEED=1        `tunejit run` int8 with the shipped seed log
 #   PEERS=1           ../shared/bench's PyTorch VGG-16 (copied to .gpu/peers) in the same call
 #   COMPARE="t,..." COMPARE_TRIALS=N   random vs model-guided search on those tasks, N trials in
 #                     all (split by FLOPs); COMPARE_FLAGS adds flags (e.g. --trial-batch 8),
 #                     COMPARE_LIMIT caps each of the two runs (seconds, default 620)
+#   RUN_LOGS="a.log b.log"  `tunejit run` int8 with each of those logs too (same call, same GPU)
 #   BUDGET=5m         VGG-16 batch 128 int8 tuned from nothing (or RESUME=FILE: continue that log
 #                     up to BUDGET in all), then `tunejit run` with the resulting log
+#   FP16_BUDGET=4m    VGG-16 batch 128 --precision fp16 (the Hopper tensor-core tasks) tuned from
+#                     nothing: per-layer times in its summary table (the executor cannot run it yet)
 #   KILL_AT=S         kill -9 the tuner S seconds in, resume, and check nothing was lost or repeated
 # Everything lands in $OUT/results.tgz.
 set -uo pipefail
@@ -18,23 +23,33 @@ run_int8() {  # run_int8 NAME LOG
   step "$1" 240 "$bin/tunejit" run --precision int8 --log "$2" --json "$out/$1.json" \
     --plot "$out/$1.svg"
 }
-tune() {  # tune NAME LIMIT EXTRA_FLAGS...
+tune() {  # tune NAME LIMIT EXTRA_FLAGS... (a later --precision wins)
   local name=$1 limit=$2; shift 2
   step "$name" "$limit" "$bin/tunejit" tune --model vgg16 --batch 128 --precision int8 "$@"
 }
 
-for t in ${TESTS:-}; do
-  step "$t" 200 "$bin/$t" --gtest_brief=1
-  # A failing test makes the measurements below meaningless: save the device time.
-  grep -q "^=== $t exit 0 " "$out/summary.txt" || { echo "stopping: $t failed"; exit 1; }
-done
+run_tests() {  # run_tests BIN...
+  for t in "$@"; do
+    step "$t" "${TEST_LIMIT:-200}" "$bin/$t" --gtest_brief=1
+    # A failing test makes the measurements below meaningless: save the device time.
+    grep -q "^=== $t exit 0 " "$out/summary.txt" || [ -n "${KEEP_GOING:-}" ] ||
+      { echo "stopping: $t failed"; exit 1; }
+  done
+}
+
+run_tests ${TESTS:-}
 [ -n "${RUN_SEED:-}" ] && run_int8 run-seed "$seed"
+for l in ${RUN_LOGS:-}; do run_int8 "run-$(basename "$l" .log)" "$l"; done
 [ -n "${PEERS:-}" ] && OUT=$out step peer-pytorch 200 python3 .gpu/peers/pytorch_vgg16.py
 if [ -n "${COMPARE:-}" ]; then
   for s in random xgb; do
     tune "compare-$s" "${COMPARE_LIMIT:-620}" --tasks "$COMPARE" --trials "${COMPARE_TRIALS:-64}" \
       --search "$s" --log "$out/compare-$s.log" ${COMPARE_FLAGS:-}
   done
+fi
+if [ -n "${FP16_BUDGET:-}" ]; then
+  tune tune-fp16 "${TUNE_LIMIT:-620}" --precision fp16 --budget "$FP16_BUDGET" \
+    --log "$out/vgg16-fp16-tuned.log"
 fi
 if [ -n "${BUDGET:-}" ]; then
   [ -n "${RESUME:-}" ] && cp "$RESUME" "$tlog"
@@ -51,4 +66,5 @@ if [ -n "${BUDGET:-}" ]; then
   fi
   run_int8 run-tuned "$tlog"
 fi
+run_tests ${TESTS_LAST:-}
 cat "$out/summary.txt"

@@ -6,10 +6,12 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/half.h"
 #include "common/random.h"
 #include "common/status_macros.h"
 #include "ops/elementwise.h"
@@ -26,43 +28,69 @@ double SecondsSince(Clock::time_point start) {
 }
 
 // The task's tensors and its reference plan (default epilogue: accumulator output, so int8 ops
-// write int32 and float ops float32).
+// write int32 and float ops float32; the compare kernel reads those two).
 struct TaskTensors {
   size_t data_bytes = 0, weight_bytes = 0, out_bytes = 0;
+  std::string data_dtype;  // "float32", "float16" (the tensor-core templates) or "int8"
   bool int8 = false;
   OpPlan reference;
 };
 
-size_t DtypeBytes(const std::string& dtype) { return dtype == "int8" ? 1 : 4; }
+size_t DtypeBytes(const std::string& dtype) {
+  return dtype == "int8" ? 1 : (dtype == "float16" ? 2 : 4);
+}
+
+absl::Status RequireWideOutput(const autotvm::Workload& w, const std::string& out_dtype) {
+  if (out_dtype == "float32" || out_dtype == "int32") return absl::OkStatus();
+  return absl::UnimplementedError(
+      absl::StrCat(w.task_name, ": the tuner compares float32 or int32 outputs, not ", out_dtype,
+                   " (tune the workload with out_dtype float32; the executor's narrower output "
+                   "uses the same kernel)"));
+}
 
 absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
   TaskTensors t;
   if (absl::StatusOr<autotvm::Conv2dParams> c = autotvm::ParseConv2dWorkload(w); c.ok()) {
-    t.int8 = c->data_dtype == "int8";
+    TUNEJIT_RETURN_IF_ERROR(RequireWideOutput(w, c->out_dtype));
+    t.data_dtype = c->data_dtype;
     t.data_bytes = c->n * c->ci * c->h * c->w * DtypeBytes(c->data_dtype);
     t.weight_bytes = c->co * (c->ci / c->groups) * c->kh * c->kw * DtypeBytes(c->kernel_dtype);
     t.out_bytes = c->n * c->co * c->OutH() * c->OutW() * 4;
     TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceConv2dPlan(*c, Epilogue{}));
-    return t;
+  } else {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams d, autotvm::ParseDenseWorkload(w));
+    TUNEJIT_RETURN_IF_ERROR(RequireWideOutput(w, d.out_dtype));
+    t.data_dtype = d.data_dtype;
+    t.data_bytes = d.m * d.k * DtypeBytes(d.data_dtype);
+    t.weight_bytes = d.n * d.k * DtypeBytes(d.data_dtype);
+    t.out_bytes = d.m * d.n * 4;
+    TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceDensePlan(d, Epilogue{}));
   }
-  TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams d, autotvm::ParseDenseWorkload(w));
-  t.int8 = d.data_dtype == "int8";
-  t.data_bytes = d.m * d.k * DtypeBytes(d.data_dtype);
-  t.weight_bytes = d.n * d.k * DtypeBytes(d.data_dtype);
-  t.out_bytes = d.m * d.n * 4;
-  TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceDensePlan(d, Epilogue{}));
+  t.int8 = t.data_dtype == "int8";
   return t;
 }
 
-// int8 in [-127, 127]; float32 uniform in [-1, 1). splitmix64, 8 int8 or 2 floats per draw:
-// VGG-16's first int8 input is 411 MB, which std::uniform_int_distribution took seconds over.
-std::vector<uint8_t> RandomBytes(size_t bytes, bool int8, SplitMix64& rng) {
+// int8 in [-127, 127]; float32 uniform in [-1, 1) (24-bit grid); float16 uniform in [-1, 1) on
+// the 2^-10 grid (every such value is a half). splitmix64, 8 int8, 2 floats or 4 halves per
+// draw: VGG-16's first int8 input is 411 MB, which std::uniform_int_distribution took seconds
+// over.
+std::vector<uint8_t> RandomBytes(size_t bytes, const std::string& dtype, SplitMix64& rng) {
   std::vector<uint8_t> host(bytes);
-  if (int8) {
+  if (dtype == "int8") {
     for (size_t i = 0; i < bytes; i += 8) {
       uint64_t r = rng.Next();
       for (size_t j = i; j < std::min(bytes, i + 8); ++j, r >>= 8) {
         host[j] = static_cast<uint8_t>(static_cast<int8_t>(static_cast<int>(r & 0xFF) % 255 - 127));
+      }
+    }
+    return host;
+  }
+  if (dtype == "float16") {
+    for (size_t i = 0; i + 2 <= bytes; i += 8) {
+      uint64_t r = rng.Next();
+      for (size_t j = i; j + 2 <= std::min(bytes, i + 8); j += 2, r >>= 16) {
+        const uint16_t h = FloatToHalf(static_cast<float>(r & 0x7FF) * 0x1.0p-10f - 1.0f);
+        std::memcpy(&host[j], &h, 2);
       }
     }
     return host;
@@ -225,16 +253,18 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   s->options = options;
   s->limits = DeviceLimits::FromProperties(device.properties());
   s->arch = device.properties().arch;
-  s->tolerance = task.workload.task_name.find("winograd") != std::string::npos
-                     ? options.winograd_tolerance
-                     : options.fp32_tolerance;
   TUNEJIT_ASSIGN_OR_RETURN(TaskTensors t, TensorsOf(task.workload));
+  s->tolerance =
+      task.workload.task_name.find("winograd") != std::string::npos
+          ? options.winograd_tolerance
+          : (t.data_dtype == "float16" ? options.fp16_tolerance : options.fp32_tolerance);
   s->int_output = t.int8;
   TUNEJIT_ASSIGN_OR_RETURN(Stream stream, Stream::Create(device));
   s->stream.emplace(std::move(stream));
   SplitMix64 rng(options.input_seed);
-  TUNEJIT_ASSIGN_OR_RETURN(s->data, Upload(device, RandomBytes(t.data_bytes, t.int8, rng)));
-  TUNEJIT_ASSIGN_OR_RETURN(s->weight, Upload(device, RandomBytes(t.weight_bytes, t.int8, rng)));
+  TUNEJIT_ASSIGN_OR_RETURN(s->data, Upload(device, RandomBytes(t.data_bytes, t.data_dtype, rng)));
+  TUNEJIT_ASSIGN_OR_RETURN(s->weight,
+                           Upload(device, RandomBytes(t.weight_bytes, t.data_dtype, rng)));
   TUNEJIT_ASSIGN_OR_RETURN(s->out, DeviceBuffer::Allocate(device, t.out_bytes));
   const int64_t l2 = std::max(device.properties().l2_bytes, 1 << 20);
   if (options.flush_l2) {

@@ -30,9 +30,10 @@ class ResumeLog {
   // Distinct measured config indices of the workload.
   const absl::flat_hash_set<int64_t>& Measured(const std::string& key) const;
   int64_t Trials(const std::string& key) const { return Measured(key).size(); }
-  // Wall time already spent on the workload: per record, the time since the workload's previous
-  // record (which includes compiling and checking, not only the all_cost it records) when that
-  // is under a minute (longer means another run), and at least the record's all_cost.
+  // Wall time already spent on the workload: per record, the time since the log's previous
+  // record of any workload (compiling, checking and switching tasks, not only the all_cost it
+  // records) when that is under a minute (longer means another run), and at least the record's
+  // all_cost. Summed over a run's workloads, that is the run's wall time.
   double Seconds(const std::string& key) const;
   // The workload's records (first record of each index), in log order.
   const std::vector<autotvm::Record>& Records(const std::string& key) const;
@@ -52,7 +53,6 @@ class ResumeLog {
     absl::flat_hash_set<int64_t> measured;
     std::vector<autotvm::Record> records;
     double seconds = 0;
-    double last_timestamp = 0;
   };
   absl::flat_hash_map<std::string, PerWorkload> by_key_;
   std::vector<std::string> key_order_;

@@ -168,5 +168,60 @@ TEST(ChooseImplementationTest, NoRecordFallsBackToHighestPriority) {
   EXPECT_EQ(Conv2dImplementations(conv).size(), 1u);
 }
 
+// tunejit's tensor-core implementations: only where the template can run (fp16 / int8 data, C a
+// whole 16 bytes, groups 1, stride 1), with NHWC / OHWI workloads.
+TEST(WgmmaImplementationsTest, ConvNeedsAlignedChannelsStrideOneAndNoGroups) {
+  Conv2dParams p;
+  p.n = 2, p.ci = 64, p.h = 14, p.w = 14, p.co = 72, p.kh = 3, p.kw = 3;
+  p.data_dtype = p.kernel_dtype = "float16";
+  std::vector<Implementation> impls = Conv2dWgmmaImplementations(p);
+  ASSERT_EQ(impls.size(), 1u);
+  EXPECT_EQ(impls[0].workload.task_name, kConv2dNhwcWgmma);
+  EXPECT_EQ(impls[0].workload.args[0][1], Json::array({2, 14, 14, 64}));  // NHWC
+  EXPECT_EQ(impls[0].workload.args[1][1], Json::array({72, 3, 3, 64}));   // OHWI
+  EXPECT_EQ(impls[0].workload.args.back(), "float32");
+  absl::StatusOr<Conv2dParams> back = ParseConv2dWorkload(impls[0].workload);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->layout, "NHWC");
+  EXPECT_EQ(back->ci, 64);
+  EXPECT_EQ(back->co, 72);
+
+  Conv2dParams q = p;
+  q.ci = 12;  // 24 bytes: not a whole 16
+  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
+  q = p;
+  q.ci = 3;  // VGG-16's first conv
+  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
+  q = p;
+  q.stride_h = q.stride_w = 2;
+  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
+  q = p;
+  q.groups = 2;
+  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
+  q = p;
+  q.data_dtype = q.kernel_dtype = "float32";
+  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
+  q = p;
+  q.data_dtype = q.kernel_dtype = "int8";
+  q.out_dtype = "int32";
+  q.ci = 72;  // a whole 16 bytes of halves, not of int8
+  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
+  q.ci = 64;
+  ASSERT_EQ(Conv2dWgmmaImplementations(q).size(), 1u);
+}
+
+TEST(WgmmaImplementationsTest, DenseNeedsKAWhole16Bytes) {
+  DenseParams d{128, 1000, 4096};
+  d.data_dtype = "float16";
+  std::vector<Implementation> impls = DenseWgmmaImplementations(d);
+  ASSERT_EQ(impls.size(), 1u);
+  EXPECT_EQ(impls[0].workload.task_name, "dense_wgmma.cuda");
+  d.k = 4100;
+  EXPECT_TRUE(DenseWgmmaImplementations(d).empty());
+  d.k = 4096;
+  d.data_dtype = "float32";
+  EXPECT_TRUE(DenseWgmmaImplementations(d).empty());
+}
+
 }  // namespace
 }  // namespace tunejit::autotvm

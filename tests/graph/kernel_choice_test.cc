@@ -6,6 +6,7 @@
 #include "autotvm/record.h"
 #include "gmock/gmock.h"
 #include "graph/executor_internal.h"
+#include "graph/vgg16.h"
 #include "gtest/gtest.h"
 #include "tests/graph/executor_test_util.h"
 
@@ -155,6 +156,36 @@ TEST(KernelChoiceTest, Int8StepsPlanQuantizeAndInt8Pool) {
   EXPECT_EQ(l[4].dtype, "float32");
   // The conv's int8 plan packs its weights once (kPrepare) and runs the rest every time.
   EXPECT_GE(l[1].kernels, 1);
+}
+
+// --precision fp16 (tune only so far): VGG-16's convs after the first and its dense layers are the
+// Hopper tensor-core tasks (fp16 in, float32 out), each one the template can implement and plan
+// with its fallback config; the 3-channel first conv stays float32; the executor says it cannot
+// run this precision yet.
+TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplatesTheExecutorCannotRunYet) {
+  Vgg16Options options;
+  options.batch = 128;
+  absl::StatusOr<Graph> g = BuildVgg16(options);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::vector<NodeTask> tasks = Tasks(*g, Precision::kFp16);
+  ASSERT_EQ(tasks.size(), 16u);
+  EXPECT_EQ(tasks[0].implementations[0].workload.task_name, "conv2d_nchw.cuda");
+  for (size_t i = 1; i < tasks.size(); ++i) {
+    ASSERT_EQ(tasks[i].implementations.size(), 1u) << tasks[i].name;
+    const autotvm::Workload& w = tasks[i].implementations[0].workload;
+    EXPECT_EQ(w.task_name, i < 13 ? "conv2d_nhwc_wgmma.cuda" : "dense_wgmma.cuda") << tasks[i].name;
+    EXPECT_EQ(w.args[0][2], "float16") << tasks[i].name;
+    EXPECT_EQ(w.args.back(), "float32") << tasks[i].name;
+    const OpTemplate* op = FindOpTemplate(w.task_name);
+    ASSERT_NE(op, nullptr);
+    EXPECT_TRUE(op->CanImplement(w).ok()) << tasks[i].name << ": " << op->CanImplement(w);
+    EXPECT_TRUE(op->Specialize(w, Fallback(w), Limits(), Epilogue{}).ok()) << tasks[i].name;
+  }
+  EXPECT_EQ(ParsePrecision("fp16").value(), Precision::kFp16);
+  EXPECT_EQ(PrecisionName(Precision::kFp16), "fp16");
+  absl::StatusOr<StepProgram> program = LowerToSteps(*g, Precision::kFp16);
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(program.status().message(), HasSubstr("tunejit tune --precision fp16"));
 }
 
 }  // namespace

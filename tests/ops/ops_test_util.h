@@ -23,6 +23,7 @@
 #include "autotvm/config_space.h"
 #include "autotvm/target.h"
 #include "autotvm/workload.h"
+#include "common/half.h"
 #include "gtest/gtest.h"
 #include "jit/device.h"
 #include "jit/kernel_compiler.h"
@@ -134,33 +135,9 @@ inline std::vector<int64_t> RandomSplit(int64_t length, int parts, std::mt19937&
   return candidates[rng() % candidates.size()];
 }
 
-// IEEE binary16 from float, round to nearest even (overflow to infinity), and back: host-side
-// fp16 tensors for the tensor-core tests.
-inline uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  x &= 0x7fffffffu;
-  if (x >= 0x7f800000u) return sign | 0x7c00u | (x > 0x7f800000u ? 0x200u : 0u);  // inf, NaN
-  if (x < 0x38800000u) {  // below 2^-14: a subnormal half, in units of 2^-24 (exact scaling)
-    float v;
-    std::memcpy(&v, &x, 4);
-    return sign | static_cast<uint16_t>(std::nearbyint(v * 16777216.0f));
-  }
-  uint32_t h = ((((x >> 23) - 127 + 15) << 10) | ((x & 0x7fffffu) >> 13));
-  const uint32_t rest = x & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry may round up to inf
-  return sign | static_cast<uint16_t>(std::min<uint32_t>(h, 0x7c00u));
-}
-
-inline float HalfToFloat(uint16_t h) {
-  const int exponent = (h >> 10) & 0x1f;
-  const float mantissa = static_cast<float>(h & 0x3ffu);
-  float v = exponent == 0    ? std::ldexp(mantissa, -24)
-            : exponent == 31 ? (mantissa != 0 ? NAN : INFINITY)
-                             : std::ldexp(mantissa + 1024.0f, exponent - 25);
-  return (h & 0x8000u) ? -v : v;
-}
+// Host-side fp16 (common/half.h) for the tensor-core tests.
+using ::tunejit::FloatToHalf;
+using ::tunejit::HalfToFloat;
 
 inline std::vector<uint16_t> ToHalves(const std::vector<float>& v) {
   std::vector<uint16_t> out(v.size());

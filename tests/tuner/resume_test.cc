@@ -82,6 +82,22 @@ TEST(ResumeLog, SecondsFollowTheRecordsTimestamps) {
   EXPECT_DOUBLE_EQ(log->Seconds(KeyOf(Line(1))), 1.5 + 4 + 4 + 1.5);
 }
 
+// A run moves from task to task: the time from one task's last record to the next task's first
+// (setting it up, compiling its first batch) is spent by the run and counts, on the task that
+// follows; the sum over the tasks is the run's wall time.
+TEST(ResumeLog, SecondsIncludeTheSwitchBetweenWorkloads) {
+  const double t0 = 1700000000.25;
+  const std::string text = Line(1, 64, 1.5, 0, t0) + "\n" + Line(2, 64, 1.5, 0, t0 + 2) + "\n" +
+                           Line(1, 128, 1.5, 0, t0 + 12) + "\n" + Line(2, 128, 1.5, 0, t0 + 14) +
+                           "\n" + Line(3, 64, 1.5, 0, t0 + 20) + "\n";
+  absl::StatusOr<ResumeLog> log = ParseResumeLog(text, "t.log");
+  ASSERT_TRUE(log.ok()) << log.status();
+  const double a = log->Seconds(KeyOf(Line(1))), b = log->Seconds(KeyOf(Line(1, 128)));
+  EXPECT_DOUBLE_EQ(a, 1.5 + 2 + 6);
+  EXPECT_DOUBLE_EQ(b, 10 + 2);
+  EXPECT_DOUBLE_EQ(a + b, 1.5 + 20);  // the first record's all_cost, then the run's span
+}
+
 TEST(ResumeLog, TornLastLineIsReportedAndCut) {
   const std::string whole = Line(1) + "\n" + Line(2) + "\n";
   const std::string torn = Line(3).substr(0, 57);

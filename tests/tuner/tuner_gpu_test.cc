@@ -1,12 +1,15 @@
-// The in-process tuner on a real GPU: tune a small dense_large_batch and a small conv2d_nchw task
-// with random search; every error-free record's config, re-run independently (other inputs, the
-// CPU reference), must be correct; a planted wrong answer must be recorded as error 5.
+// The in-process tuner on a real GPU: tune small dense_large_batch and conv2d_nchw tasks, and on
+// Hopper the fp16 tensor-core ones (dense_wgmma, conv2d_nhwc_wgmma: NHWC), with random search;
+// every error-free record's config, re-run independently (other inputs, the CPU reference), must
+// be correct; a planted wrong answer must be recorded as error 5.
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "autotvm/dispatch.h"
 #include "autotvm/log_file.h"
 #include "cache/kernel_cache.h"
 #include "gtest/gtest.h"
@@ -23,17 +26,51 @@ namespace {
 using testing::Bytes;
 using testing::FromBytes;
 
-// The CPU reference output (default epilogue) of a float conv or dense workload.
+// [N, A, B, C] <-> [N, C, A, B] (NHWC <-> NCHW, OHWI <-> OIHW): the CPU reference is NCHW.
+std::vector<float> ChannelsFirst(const std::vector<float>& v, int64_t n, int64_t a, int64_t b,
+                                 int64_t c) {
+  std::vector<float> out(v.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t y = 0; y < a * b; ++y)
+      for (int64_t k = 0; k < c; ++k) out[(i * c + k) * a * b + y] = v[(i * a * b + y) * c + k];
+  return out;
+}
+std::vector<float> ChannelsLast(const std::vector<float>& v, int64_t n, int64_t c, int64_t a,
+                                int64_t b) {
+  std::vector<float> out(v.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t y = 0; y < a * b; ++y) out[(i * a * b + y) * c + k] = v[(i * c + k) * a * b + y];
+  return out;
+}
+
+// The CPU reference output (default epilogue) of a float conv (NCHW or the wgmma template's NHWC)
+// or dense workload.
 std::vector<float> CpuReference(const autotvm::Workload& w, const std::vector<float>& data,
                                 const std::vector<float>& weight) {
   if (absl::StatusOr<autotvm::Conv2dParams> c = autotvm::ParseConv2dWorkload(w); c.ok()) {
-    return cpuref::EpilogueFloat(cpuref::Conv2dFloat(*c, data, weight), c->co,
-                                 c->OutH() * c->OutW(), Epilogue{}, {}, {});
+    if (c->layout != "NHWC") {
+      return cpuref::EpilogueFloat(cpuref::Conv2dFloat(*c, data, weight), c->co,
+                                   c->OutH() * c->OutW(), Epilogue{}, {}, {});
+    }
+    const std::vector<float> out = cpuref::EpilogueFloat(
+        cpuref::Conv2dFloat(*c, ChannelsFirst(data, c->n, c->h, c->w, c->ci),
+                            ChannelsFirst(weight, c->co, c->kh, c->kw, c->ci)),
+        c->co, c->OutH() * c->OutW(), Epilogue{}, {}, {});
+    return ChannelsLast(out, c->n, c->co, c->OutH(), c->OutW());
   }
   absl::StatusOr<autotvm::DenseParams> d = autotvm::ParseDenseWorkload(w);
   EXPECT_TRUE(d.ok());
   return cpuref::EpilogueFloat(cpuref::DenseFloat(d->m, d->n, d->k, data, weight), d->n, 1,
                                Epilogue{}, {}, {});
+}
+
+bool HalfData(const autotvm::Workload& w) { return w.args[0][2] == "float16"; }
+
+// Inputs for a re-run: fp16 data takes multiples of 1/4 (exact as halves, and the fp32 sums of
+// their products are exact too), float32 data any floats.
+std::vector<uint8_t> InputBytes(const std::vector<float>& v, bool half) {
+  return half ? Bytes(testing::ToHalves(v)) : Bytes(v);
 }
 
 struct TensorSizes {
@@ -76,10 +113,13 @@ class TunerGpuTest : public ::testing::Test {
     absl::StatusOr<OpPlan> plan = op->Specialize(task.workload, config, harness_->limits(), {});
     ASSERT_TRUE(plan.ok()) << plan.status();
     TensorSizes n = SizesOf(task.workload);
-    std::vector<float> data = testing::RandomFloats(n.data, 11);
-    std::vector<float> weight = testing::RandomFloats(n.weight, 12);
+    const bool half = HalfData(task.workload);
+    std::vector<float> data =
+        half ? testing::RandomQuarters(n.data, 11) : testing::RandomFloats(n.data, 11);
+    std::vector<float> weight =
+        half ? testing::RandomQuarters(n.weight, 12) : testing::RandomFloats(n.weight, 12);
     absl::StatusOr<std::vector<std::vector<uint8_t>>> out =
-        harness_->Run(*plan, {Bytes(data), Bytes(weight)}, {n.out * 4});
+        harness_->Run(*plan, {InputBytes(data, half), InputBytes(weight, half)}, {n.out * 4});
     ASSERT_TRUE(out.ok()) << out.status();
     std::vector<float> want = CpuReference(task.workload, data, weight);
     EXPECT_LT(cpuref::RelativeError(FromBytes<float>((*out)[0]), want), 1e-5) << config.ToString();
@@ -164,6 +204,35 @@ TEST_F(TunerGpuTest, Conv2dNchw) {
   TuneAndCheck(testing::ConvWorkload("conv2d_nchw.cuda", {1, 16, 14, 14}, {32, 16, 3, 3}, {1, 1},
                                      {1, 1, 1, 1}, {1, 1}),
                "conv.log");
+}
+
+// The tensor-core tasks as `tunejit tune --precision fp16` extracts them (float16 data, float32
+// output): the tuner's random fp16 inputs, its NHWC / fp16 GPU reference and its tolerance.
+TEST_F(TunerGpuTest, DenseWgmmaFp16) {
+  TUNEJIT_REQUIRE_HOPPER(harness_);
+  autotvm::DenseParams p;
+  p.m = 128;
+  p.n = 200;
+  p.k = 1024;
+  p.data_dtype = "float16";
+  const std::vector<autotvm::Implementation> impls = autotvm::DenseWgmmaImplementations(p);
+  ASSERT_EQ(impls.size(), 1u);
+  TuneAndCheck(impls[0].workload, "dense_wgmma.log");
+}
+
+TEST_F(TunerGpuTest, Conv2dNhwcWgmmaFp16) {
+  TUNEJIT_REQUIRE_HOPPER(harness_);
+  autotvm::Conv2dParams p;
+  p.n = 2;
+  p.ci = 64;
+  p.h = p.w = 20;
+  p.co = 136;
+  p.kh = p.kw = 3;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  p.data_dtype = p.kernel_dtype = "float16";
+  const std::vector<autotvm::Implementation> impls = autotvm::Conv2dWgmmaImplementations(p);
+  ASSERT_EQ(impls.size(), 1u);
+  TuneAndCheck(impls[0].workload, "conv_wgmma.log");
 }
 
 }  // namespace
