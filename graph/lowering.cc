@@ -22,14 +22,33 @@ autotvm::Conv2dParams ConvParams(const Graph& graph, const Node& node, Precision
   return p;
 }
 
-// Precision::kFp16: the tensor-core implementations of the node with float16 data and a float32
-// output, or none (the node stays float32).
-std::vector<autotvm::Implementation> Fp16Conv(autotvm::Conv2dParams p) {
+// Whether a conv2d or dense reads what `node` computes, directly or through other ops: then its
+// output is an fp16 activation inside the network; otherwise it leaves at the graph's edge (the
+// logits) in float32. Nodes are in topological order, so one forward pass finds them.
+bool FeedsConvOrDense(const Graph& graph, int node) {
+  std::vector<bool> reached(graph.tensors().size(), false);
+  reached[graph.nodes()[node].output] = true;
+  for (size_t i = node + 1; i < graph.nodes().size(); ++i) {
+    const Node& n = graph.nodes()[i];
+    bool reads = false;
+    for (int input : n.inputs) reads = reads || reached[input];
+    if (!reads) continue;
+    if (n.op == OpKind::kConv2d || n.op == OpKind::kDense) return true;
+    reached[n.output] = true;
+  }
+  return false;
+}
+
+// Precision::kFp16: the tensor-core implementations of the node with float16 data (and a
+// float16 output unless it is the network's last layer), or none (the node stays float32).
+std::vector<autotvm::Implementation> Fp16Conv(autotvm::Conv2dParams p, bool fp16_out) {
   p.data_dtype = p.kernel_dtype = "float16";
+  p.out_dtype = fp16_out ? "float16" : "float32";
   return autotvm::Conv2dWgmmaImplementations(p);
 }
-std::vector<autotvm::Implementation> Fp16Dense(autotvm::DenseParams p) {
+std::vector<autotvm::Implementation> Fp16Dense(autotvm::DenseParams p, bool fp16_out) {
   p.data_dtype = "float16";
+  p.out_dtype = fp16_out ? "float16" : "float32";
   return autotvm::DenseWgmmaImplementations(p);
 }
 
@@ -105,14 +124,18 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
     if (node.op == OpKind::kConv2d) {
       autotvm::Conv2dParams p = ConvParams(graph, node, precision);
       task.int8 = p.data_dtype == "int8";
-      if (precision == Precision::kFp16) task.implementations = Fp16Conv(p);
+      if (precision == Precision::kFp16) {
+        task.implementations = Fp16Conv(p, FeedsConvOrDense(graph, i));
+      }
       if (task.implementations.empty()) task.implementations = autotvm::Conv2dImplementations(p);
     } else {
       autotvm::DenseParams p;
       p.m = graph.tensor(node.inputs[0]).shape[0];
       p.k = graph.tensor(node.inputs[0]).shape[1];
       p.n = graph.tensor(node.inputs[1]).shape[0];
-      if (precision == Precision::kFp16) task.implementations = Fp16Dense(p);
+      if (precision == Precision::kFp16) {
+        task.implementations = Fp16Dense(p, FeedsConvOrDense(graph, i));
+      }
       if (task.implementations.empty()) task.implementations = autotvm::DenseImplementations(p);
     }
     if (task.implementations.empty()) {

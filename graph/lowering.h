@@ -11,9 +11,9 @@
 //
 // Precision::kFp16 is the Hopper tensor-core path (issue 7): a conv2d_nhwc_wgmma.cuda can express
 // (autotvm::Conv2dWgmmaImplementations) and every dense with K a multiple of 8 run float16 x
-// float16 -> float32 on wgmma; the rest (VGG-16's 3-channel first conv) stays float32. Its
-// workloads are the tuner's (float32 output, compared with the reference); the executor does not
-// run this precision yet.
+// float16 on wgmma with float32 accumulation, writing float16 activations (float32 for a layer
+// no conv or dense reads after: the logits); the rest (VGG-16's 3-channel first conv) stays
+// float32. The tuner tunes these workloads; the executor does not run this precision yet.
 //
 //   TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> tasks, ExtractTasks(graph, Precision::kInt8));
 //   for (const NodeTask& t : tasks) for (const auto& impl : t.implementations) ...

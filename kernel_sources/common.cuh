@@ -20,6 +20,17 @@ typedef signed char s8;
 typedef int s32;
 typedef long long s64;
 
+// An fp16 value as its 16 bits (NVRTC here has no cuda_fp16.h): the tensor-core templates' data,
+// read by the reference and compare kernels through the exact conversion to float.
+struct f16 {
+  unsigned short bits;
+};
+__device__ __forceinline__ float F16ToFloat(f16 v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+  return f;
+}
+
 constexpr int kEpiBias = 1;
 constexpr int kEpiRelu = 2;
 constexpr int kEpiOutAccumulator = 0;

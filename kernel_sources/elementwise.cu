@@ -201,16 +201,26 @@ __global__ void requantize(const int* __restrict__ x, const float* __restrict__ 
 // Compares an output with its reference without bringing either to the host (the tuner checks
 // every candidate; VGG-16's first int32 outputs are 1.6 GB). sums[0] += sum (got - want)^2,
 // sums[1] += sum want^2, sums[2] += count of elements that are NaN in either or (int) differ.
-// The caller zeroes sums. Warp sums in double, then one atomic per warp and quantity.
+// The caller zeroes sums. Warp sums in double, then one atomic per warp and quantity. An fp16
+// output (TGot f16) is compared with the reference's float32 accumulator output.
 template <typename T>
+__device__ __forceinline__ double CompareValue(T v) {
+  return static_cast<double>(v);
+}
+template <>
+__device__ __forceinline__ double CompareValue<f16>(f16 v) {
+  return F16ToFloat(v);
+}
+
+template <typename TGot, typename TWant>
 __global__ void __launch_bounds__(256)
-    compare_to_reference(const T* __restrict__ got, const T* __restrict__ want,
+    compare_to_reference(const TGot* __restrict__ got, const TWant* __restrict__ want,
                          double* __restrict__ sums, s64 total) {
   double diff = 0.0, norm = 0.0, bad = 0.0;
   TUNEJIT_GRID_STRIDE(i, total) {
-    const double g = static_cast<double>(got[i]);
-    const double w = static_cast<double>(want[i]);
-    if (g != g || w != w || (!IsFloatAcc<T>::value && got[i] != want[i])) bad += 1.0;
+    const double g = CompareValue(got[i]);
+    const double w = CompareValue(want[i]);
+    if (g != g || w != w || (!IsFloatAcc<TWant>::value && g != w)) bad += 1.0;
     if (g == g && w == w) {
       diff += (g - w) * (g - w);
       norm += w * w;
@@ -263,10 +273,13 @@ template __global__ void tunejit::avg_pool2d<1>(const float*, float*, int, int, 
                                                 int, int, int, int, int);
 template __global__ void tunejit::softmax_rows<256>(const float*, float*, int, int);
 template __global__ void tunejit::abs_max<256>(const float*, float*, long long);
-template __global__ void tunejit::compare_to_reference<float>(const float*, const float*, double*,
-                                                              long long);
-template __global__ void tunejit::compare_to_reference<int>(const int*, const int*, double*,
-                                                            long long);
+template __global__ void tunejit::compare_to_reference<float, float>(const float*, const float*,
+                                                                     double*, long long);
+template __global__ void tunejit::compare_to_reference<int, int>(const int*, const int*, double*,
+                                                                 long long);
+template __global__ void tunejit::compare_to_reference<tunejit::f16, float>(const tunejit::f16*,
+                                                                            const float*, double*,
+                                                                            long long);
 template __global__ void tunejit::dequantize<int>(const int*, const float*, float*, long long, int,
                                                   long long);
 template __global__ void tunejit::dequantize<signed char>(const signed char*, const float*, float*,

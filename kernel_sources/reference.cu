@@ -3,8 +3,7 @@
 // reference: one thread per output (grid-stride), accumulating in double (float inputs) or int64
 // (int8 inputs), then the same fused epilogue as the tuned kernels (common.cuh). Every shape is a
 // runtime argument, so one compiled kernel per (dtype, epilogue, layout) serves all workloads.
-// fp16 data (the tensor-core templates') is read as its 16 bits (tunejit::f16): NVRTC here has no
-// cuda_fp16.h, and the reference only needs the exact conversion to float.
+// fp16 data (the tensor-core templates') is read as its 16 bits (tunejit::f16, common.cuh).
 //
 //   KernelSpec{"reference.cu", "tunejit::conv2d_reference<float, 0, false>"}
 #include "common.cuh"
@@ -23,9 +22,6 @@ struct ReferenceAcc<s8> {
   typedef s64 Wide;
   typedef int Narrow;
 };
-struct f16 {
-  unsigned short bits;
-};
 template <>
 struct ReferenceAcc<f16> {
   typedef double Wide;  // a product of two halves is exact in double, and so is a sum of a few
@@ -38,9 +34,7 @@ __device__ __forceinline__ typename ReferenceAcc<T>::Wide Widen(T v) {
 }
 template <>
 __device__ __forceinline__ double Widen<f16>(f16 v) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
-  return f;
+  return F16ToFloat(v);
 }
 
 // Convolution with groups, NCHW data / OIHW weight (depthwise: groups == ci, weight

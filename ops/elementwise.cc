@@ -179,12 +179,19 @@ absl::StatusOr<PlannedKernel> AbsMaxKernel(int64_t total) {
                           {InputArg(0), OutputArg(0), Int64Arg(total)});
 }
 
-absl::StatusOr<PlannedKernel> CompareKernel(int64_t total, bool int32) {
+absl::StatusOr<PlannedKernel> CompareKernel(int64_t total, std::string_view out_dtype) {
   TUNEJIT_RETURN_IF_ERROR(CheckCount("compare_to_reference", "elements", total));
-  return GridStrideKernel(
-      "compare_to_reference",
-      absl::StrCat("tunejit::compare_to_reference<", int32 ? "int" : "float", ">"), total,
-      {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total)});
+  const char* types = out_dtype == "int32"     ? "int, int"
+                      : out_dtype == "float16" ? "tunejit::f16, float"
+                      : out_dtype == "float32" ? "float, float"
+                                               : nullptr;
+  if (types == nullptr) {
+    return absl::UnimplementedError(absl::StrCat("compare_to_reference: no comparison of ",
+                                                 std::string(out_dtype), " outputs"));
+  }
+  return GridStrideKernel("compare_to_reference",
+                          absl::StrCat("tunejit::compare_to_reference<", types, ">"), total,
+                          {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total)});
 }
 
 }  // namespace tunejit

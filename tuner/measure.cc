@@ -28,45 +28,47 @@ double SecondsSince(Clock::time_point start) {
 }
 
 // The task's tensors and its reference plan (default epilogue: accumulator output, so int8 ops
-// write int32 and float ops float32; the compare kernel reads those two).
+// write int32 and float ops float32). The candidate's output is the workload's out_dtype: the
+// accumulator's, or float16 (the tensor-core templates' fp16 activations), which the compare
+// kernel reads against the reference's float32.
 struct TaskTensors {
-  size_t data_bytes = 0, weight_bytes = 0, out_bytes = 0;
+  size_t data_bytes = 0, weight_bytes = 0;
+  int64_t out_elements = 0;
   std::string data_dtype;  // "float32", "float16" (the tensor-core templates) or "int8"
+  std::string out_dtype;   // "float32", "int32" or "float16"
   bool int8 = false;
   OpPlan reference;
+  size_t out_bytes() const { return out_elements * (out_dtype == "float16" ? 2 : 4); }
+  size_t reference_bytes() const { return out_elements * 4; }
 };
 
 size_t DtypeBytes(const std::string& dtype) {
   return dtype == "int8" ? 1 : (dtype == "float16" ? 2 : 4);
 }
 
-absl::Status RequireWideOutput(const autotvm::Workload& w, const std::string& out_dtype) {
-  if (out_dtype == "float32" || out_dtype == "int32") return absl::OkStatus();
-  return absl::UnimplementedError(
-      absl::StrCat(w.task_name, ": the tuner compares float32 or int32 outputs, not ", out_dtype,
-                   " (tune the workload with out_dtype float32; the executor's narrower output "
-                   "uses the same kernel)"));
-}
-
 absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
   TaskTensors t;
   if (absl::StatusOr<autotvm::Conv2dParams> c = autotvm::ParseConv2dWorkload(w); c.ok()) {
-    TUNEJIT_RETURN_IF_ERROR(RequireWideOutput(w, c->out_dtype));
     t.data_dtype = c->data_dtype;
+    t.out_dtype = c->out_dtype;
     t.data_bytes = c->n * c->ci * c->h * c->w * DtypeBytes(c->data_dtype);
     t.weight_bytes = c->co * (c->ci / c->groups) * c->kh * c->kw * DtypeBytes(c->kernel_dtype);
-    t.out_bytes = c->n * c->co * c->OutH() * c->OutW() * 4;
+    t.out_elements = c->n * c->co * c->OutH() * c->OutW();
     TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceConv2dPlan(*c, Epilogue{}));
   } else {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams d, autotvm::ParseDenseWorkload(w));
-    TUNEJIT_RETURN_IF_ERROR(RequireWideOutput(w, d.out_dtype));
     t.data_dtype = d.data_dtype;
+    t.out_dtype = d.out_dtype;
     t.data_bytes = d.m * d.k * DtypeBytes(d.data_dtype);
     t.weight_bytes = d.n * d.k * DtypeBytes(d.data_dtype);
-    t.out_bytes = d.m * d.n * 4;
+    t.out_elements = d.m * d.n;
     TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceDensePlan(d, Epilogue{}));
   }
   t.int8 = t.data_dtype == "int8";
+  if (t.out_dtype == "float16" && t.data_dtype != "float16") {
+    return absl::UnimplementedError(absl::StrCat(
+        w.task_name, ": a float16 output needs float16 data (the tensor-core templates)"));
+  }
   return t;
 }
 
@@ -148,7 +150,7 @@ struct GpuMeasurer::State {
   DeviceBuffer data, weight, out, flush;
   DeviceBuffer reference_dev, sums;   // sums: the compare kernel's output (double[3])
   std::optional<PlanRunner> compare;  // out against reference_dev
-  int64_t elements = 0;               // of the output (float or int32)
+  int64_t elements = 0;               // of the output (float32, int32 or float16)
   int calls = 0;
   double stop_above = 0;  // seconds; 0: no early stop
 
@@ -254,10 +256,11 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   s->limits = DeviceLimits::FromProperties(device.properties());
   s->arch = device.properties().arch;
   TUNEJIT_ASSIGN_OR_RETURN(TaskTensors t, TensorsOf(task.workload));
-  s->tolerance =
-      task.workload.task_name.find("winograd") != std::string::npos
-          ? options.winograd_tolerance
-          : (t.data_dtype == "float16" ? options.fp16_tolerance : options.fp32_tolerance);
+  s->tolerance = task.workload.task_name.find("winograd") != std::string::npos
+                     ? options.winograd_tolerance
+                 : t.out_dtype == "float16"  ? options.fp16_output_tolerance
+                 : t.data_dtype == "float16" ? options.fp16_tolerance
+                                             : options.fp32_tolerance;
   s->int_output = t.int8;
   TUNEJIT_ASSIGN_OR_RETURN(Stream stream, Stream::Create(device));
   s->stream.emplace(std::move(stream));
@@ -265,21 +268,21 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   TUNEJIT_ASSIGN_OR_RETURN(s->data, Upload(device, RandomBytes(t.data_bytes, t.data_dtype, rng)));
   TUNEJIT_ASSIGN_OR_RETURN(s->weight,
                            Upload(device, RandomBytes(t.weight_bytes, t.data_dtype, rng)));
-  TUNEJIT_ASSIGN_OR_RETURN(s->out, DeviceBuffer::Allocate(device, t.out_bytes));
+  TUNEJIT_ASSIGN_OR_RETURN(s->out, DeviceBuffer::Allocate(device, t.out_bytes()));
   const int64_t l2 = std::max(device.properties().l2_bytes, 1 << 20);
   if (options.flush_l2) {
     TUNEJIT_ASSIGN_OR_RETURN(s->flush, DeviceBuffer::Allocate(device, 2 * l2));
   }
   // The reference output, computed once per task and kept on the device for the comparisons.
-  TUNEJIT_ASSIGN_OR_RETURN(s->reference_dev, DeviceBuffer::Allocate(device, t.out_bytes));
+  TUNEJIT_ASSIGN_OR_RETURN(s->reference_dev, DeviceBuffer::Allocate(device, t.reference_bytes()));
   TUNEJIT_ASSIGN_OR_RETURN(PlanRunner ref,
                            PlanRunner::Create(device, compiler, t.reference, s->arch));
   TUNEJIT_RETURN_IF_ERROR(ref.Bind({s->data.ptr(), s->weight.ptr()}, {s->reference_dev.ptr()}));
   TUNEJIT_RETURN_IF_ERROR(ref.Prepare(*s->stream));
   TUNEJIT_RETURN_IF_ERROR(ref.Run(*s->stream));
   TUNEJIT_RETURN_IF_ERROR(s->stream->Synchronize());
-  const int64_t elements = static_cast<int64_t>(t.out_bytes / 4);
-  TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel compare, CompareKernel(elements, s->int_output));
+  const int64_t elements = t.out_elements;
+  TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel compare, CompareKernel(elements, t.out_dtype));
   OpPlan compare_plan;
   compare_plan.kernels.push_back(std::move(compare));
   TUNEJIT_ASSIGN_OR_RETURN(PlanRunner compare_runner,

@@ -159,9 +159,9 @@ TEST(KernelChoiceTest, Int8StepsPlanQuantizeAndInt8Pool) {
 }
 
 // --precision fp16 (tune only so far): VGG-16's convs after the first and its dense layers are the
-// Hopper tensor-core tasks (fp16 in, float32 out), each one the template can implement and plan
-// with its fallback config; the 3-channel first conv stays float32; the executor says it cannot
-// run this precision yet.
+// Hopper tensor-core tasks (fp16 in and out, but float32 logits), each one the template can
+// implement and plan with its fallback config; the 3-channel first conv stays float32; the executor
+// says it cannot run this precision yet.
 TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplatesTheExecutorCannotRunYet) {
   Vgg16Options options;
   options.batch = 128;
@@ -175,7 +175,8 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplatesTheExecutorCannotRunYet) {
     const autotvm::Workload& w = tasks[i].implementations[0].workload;
     EXPECT_EQ(w.task_name, i < 13 ? "conv2d_nhwc_wgmma.cuda" : "dense_wgmma.cuda") << tasks[i].name;
     EXPECT_EQ(w.args[0][2], "float16") << tasks[i].name;
-    EXPECT_EQ(w.args.back(), "float32") << tasks[i].name;
+    // fp16 activations inside the network; the logits (classifier.6) leave in float32.
+    EXPECT_EQ(w.args.back(), i + 1 < tasks.size() ? "float16" : "float32") << tasks[i].name;
     const OpTemplate* op = FindOpTemplate(w.task_name);
     ASSERT_NE(op, nullptr);
     EXPECT_TRUE(op->CanImplement(w).ok()) << tasks[i].name << ": " << op->CanImplement(w);

@@ -230,7 +230,7 @@ TEST_F(ElementwiseGpu, CompareToReference) {
     want[i] = d(rng);
     got[i] = want[i] + 1e-3f * d(rng);
   }
-  auto kf = CompareKernel(total, /*int32=*/false);
+  auto kf = CompareKernel(total, "float32");
   ASSERT_TRUE(kf.ok()) << kf.status();
   OpPlan plan;
   plan.kernels.push_back(*kf);
@@ -248,7 +248,7 @@ TEST_F(ElementwiseGpu, CompareToReference) {
   for (int64_t i = 0; i < total; ++i) wi[i] = gi[i] = static_cast<int32_t>(rng() % 2001) - 1000;
   gi[0] += 1;
   gi[total / 2] -= 7;
-  auto ki = CompareKernel(total, /*int32=*/true);
+  auto ki = CompareKernel(total, "int32");
   ASSERT_TRUE(ki.ok());
   plan.kernels = {*ki};
   sums = harness_->Run(plan, {Bytes(gi), Bytes(wi)}, {3 * sizeof(double)}, 0);
@@ -256,6 +256,26 @@ TEST_F(ElementwiseGpu, CompareToReference) {
   s = FromBytes<double>((*sums)[0]);
   EXPECT_EQ(s[2], 2);       // two elements differ
   EXPECT_EQ(s[0], 1 + 49);  // squared differences
+
+  // An fp16 output against the float32 reference: the halves' exact values are compared.
+  std::vector<uint16_t> gh(total);
+  std::vector<double> gh_values(total);
+  for (int64_t i = 0; i < total; ++i) {
+    gh[i] = FloatToHalf(want[i]);
+    gh_values[i] = HalfToFloat(gh[i]);
+  }
+  auto kh = CompareKernel(total, "float16");
+  ASSERT_TRUE(kh.ok()) << kh.status();
+  plan.kernels = {*kh};
+  sums = harness_->Run(plan, {Bytes(gh), Bytes(want)}, {3 * sizeof(double)}, 0);
+  ASSERT_TRUE(sums.ok()) << sums.status();
+  s = FromBytes<double>((*sums)[0]);
+  double diff = 0;
+  for (int64_t i = 0; i < total; ++i) diff += (gh_values[i] - want[i]) * (gh_values[i] - want[i]);
+  EXPECT_NEAR(s[0], diff, 1e-9 * diff);
+  EXPECT_GT(s[0], 0);  // fp16 rounding is not free
+  EXPECT_EQ(s[2], 0);
+  EXPECT_FALSE(CompareKernel(total, "bfloat16").ok());
 }
 
 }  // namespace
