@@ -40,7 +40,7 @@ bool FeedsConvOrDense(const Graph& graph, int node) {
 }
 
 // Precision::kFp16: the tensor-core implementations of the node with float16 data (and a
-// float16 output unless it is the network's last layer), or none (the node stays float32).
+// float16 output when a later conv or dense reads it), or none (the node stays float32).
 std::vector<autotvm::Implementation> Fp16Conv(autotvm::Conv2dParams p, bool fp16_out) {
   p.data_dtype = p.kernel_dtype = "float16";
   p.out_dtype = fp16_out ? "float16" : "float32";
