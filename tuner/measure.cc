@@ -36,8 +36,8 @@ struct TaskTensors {
   int64_t out_elements = 0;
   std::string data_dtype;  // "float32", "float16" (the tensor-core templates) or "int8"
   std::string out_dtype;   // "float32", "int32" or "float16"
-  bool int8 = false;
   OpPlan reference;
+  bool int8() const { return data_dtype == "int8"; }
   size_t out_bytes() const { return out_elements * (out_dtype == "float16" ? 2 : 4); }
   size_t reference_bytes() const { return out_elements * 4; }
 };
@@ -64,7 +64,6 @@ absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
     t.out_elements = d.m * d.n;
     TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceDensePlan(d, Epilogue{}));
   }
-  t.int8 = t.data_dtype == "int8";
   if (t.out_dtype == "float16" && t.data_dtype != "float16") {
     return absl::UnimplementedError(absl::StrCat(
         w.task_name, ": a float16 output needs float16 data (the tensor-core templates)"));
@@ -261,7 +260,7 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
                  : t.out_dtype == "float16"  ? options.fp16_output_tolerance
                  : t.data_dtype == "float16" ? options.fp16_tolerance
                                              : options.fp32_tolerance;
-  s->int_output = t.int8;
+  s->int_output = t.int8();
   TUNEJIT_ASSIGN_OR_RETURN(Stream stream, Stream::Create(device));
   s->stream.emplace(std::move(stream));
   SplitMix64 rng(options.input_seed);
@@ -281,8 +280,7 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   TUNEJIT_RETURN_IF_ERROR(ref.Prepare(*s->stream));
   TUNEJIT_RETURN_IF_ERROR(ref.Run(*s->stream));
   TUNEJIT_RETURN_IF_ERROR(s->stream->Synchronize());
-  const int64_t elements = t.out_elements;
-  TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel compare, CompareKernel(elements, t.out_dtype));
+  TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel compare, CompareKernel(t.out_elements, t.out_dtype));
   OpPlan compare_plan;
   compare_plan.kernels.push_back(std::move(compare));
   TUNEJIT_ASSIGN_OR_RETURN(PlanRunner compare_runner,
@@ -291,7 +289,7 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   TUNEJIT_RETURN_IF_ERROR(
       compare_runner.Bind({s->out.ptr(), s->reference_dev.ptr()}, {s->sums.ptr()}));
   s->compare.emplace(std::move(compare_runner));
-  s->elements = elements;
+  s->elements = t.out_elements;
   return std::unique_ptr<GpuMeasurer>(new GpuMeasurer(std::move(s)));
 }
 
