@@ -217,7 +217,7 @@ void RegisterFlags(FlagParser& p, TuneFlags& f) {
            "per-candidate deadline before the worker is killed (20)");
   p.Int("trial-batch", &f.trial_batch, "N",
         "candidates proposed (and compiled in parallel) per batch (default: cores, 8 to 32)");
-  p.Int("jobs", &f.jobs, "N", "NVRTC precompile threads (default: all cores)");
+  p.Int("jobs", &f.jobs, "N", "NVRTC compile threads (default: all cores)");
   p.String("target", &f.target, "T", "target string of the records (cuda -model=unknown)");
   p.String("cache-dir", &f.cache_dir, "DIR", "kernel cache directory");
   p.Bool("no-cache", &f.no_cache, "compile without the kernel cache");
@@ -310,7 +310,7 @@ TuneModelOptions MakeOptions(const TuneFlags& f, double timeout, const KernelCac
   o.worker.measure_timeout_seconds = timeout;
   o.workers_per_gpu = static_cast<int>(f.workers_per_gpu);
   o.max_gpus = static_cast<int>(f.gpus);
-  o.precompile_threads = static_cast<int>(f.jobs);
+  o.compile_threads = static_cast<int>(f.jobs);
   o.progress = stderr;
   return o;
 }

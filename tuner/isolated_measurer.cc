@@ -145,19 +145,15 @@ Measurement IsolatedMeasurer::Measure(const autotvm::ConfigEntity& config) {
   return m;
 }
 
-void IsolatedMeasurer::Precompile(const std::vector<autotvm::ConfigEntity>& configs) {
-  if (options_.compiler == nullptr) return;
+std::function<void()> IsolatedMeasurer::CompileJob(const autotvm::ConfigEntity& config) {
   const OpTemplate* op = FindOpTemplate(task_.workload.task_name);
-  if (op == nullptr) return;
-  OpPlan all;
-  for (const autotvm::ConfigEntity& config : configs) {
-    absl::StatusOr<OpPlan> plan = op->Specialize(task_.workload, config, options_.limits, {});
-    if (!plan.ok()) continue;
-    for (PlannedKernel& k : plan->kernels) all.kernels.push_back(std::move(k));
-  }
-  if (all.kernels.empty()) return;
+  if (options_.compiler == nullptr || op == nullptr) return {};
   // Failures are the worker's to report (it compiles again and gets the same NVRTC error).
-  (void)CompilePlan(*options_.compiler, all, options_.limits.arch, options_.precompile_threads);
+  return [op, compiler = options_.compiler, limits = options_.limits, workload = task_.workload,
+          config] {
+    absl::StatusOr<OpPlan> plan = op->Specialize(workload, config, limits, {});
+    if (plan.ok()) (void)CompilePlan(*compiler, *plan, limits.arch, 1);
+  };
 }
 
 }  // namespace tunejit

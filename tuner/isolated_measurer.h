@@ -11,8 +11,8 @@
 //                    no answer by deadline  -> SIGKILL, error 7 RUN_TIMEOUT, fresh worker next time
 //                    garbage answer         -> error 8 UNKNOWN_ERROR, fresh worker next time
 //   IsolatedMeasurer  the Measurer of one task on a WorkerClient: Measure goes to the worker,
-//                  Precompile runs NVRTC here on all cores into the shared kernel cache, so the
-//                  worker mostly loads cache hits.
+//                  CompileJob runs NVRTC here (on the tuner's CompilePool) into the shared kernel
+//                  cache, so the worker mostly loads cache hits.
 //
 //   WorkerClient worker({.argv = {"/proc/self/exe", "tune-worker", "--gpu", "0"}});
 //   TUNEJIT_ASSIGN_OR_RETURN(WorkerHello hello, worker.Start());
@@ -85,9 +85,8 @@ class WorkerClient {
 };
 
 struct IsolatedMeasureOptions {
-  const KernelCompiler* compiler = nullptr;  // for Precompile; null: no precompiling
+  const KernelCompiler* compiler = nullptr;  // for CompileJob; null: no compiling here
   DeviceLimits limits;                       // the worker's (WorkerHello::limits)
-  int precompile_threads = 0;                // 0: one per core
   TestFaults* faults = nullptr;              // planted faults (tests), may be null
 };
 
@@ -96,7 +95,7 @@ class IsolatedMeasurer : public Measurer {
   IsolatedMeasurer(WorkerClient& worker, const Task& task, IsolatedMeasureOptions options)
       : worker_(worker), task_(task), options_(options) {}
   Measurement Measure(const autotvm::ConfigEntity& config) override;
-  void Precompile(const std::vector<autotvm::ConfigEntity>& configs) override;
+  std::function<void()> CompileJob(const autotvm::ConfigEntity& config) override;
   absl::Status Health() override { return worker_.Health(); }
   void SetStopAbove(double seconds) override { stop_above_ = seconds; }
 

@@ -224,7 +224,8 @@ absl::StatusOr<double> GpuMeasurer::State::TimeMedianSeconds(PlanRunner& runner)
     TUNEJIT_RETURN_IF_ERROR(end.Synchronize());
     TUNEJIT_ASSIGN_OR_RETURN(float t, Event::ElapsedMs(start, end));
     ms.push_back(t);
-    if (ms.size() == 1 && StopsEarly(t * 1e-3)) break;  // cannot win: one run tells enough
+    // Cannot win: one run tells enough.
+    if (ms.size() == 1 && StopsEarly(t * 1e-3 / options.timed_stop_fraction)) break;
     if (static_cast<int>(ms.size()) < options.min_repeats) continue;
     const double median = Median(ms);
     stable = previous > 0 && std::abs(median - previous) <= options.stable_tolerance * median
@@ -297,18 +298,14 @@ void GpuMeasurer::SetStopAbove(double seconds) {
   state_->stop_above = std::isfinite(seconds) && seconds > 0 ? seconds : 0;
 }
 
-void GpuMeasurer::Precompile(const std::vector<autotvm::ConfigEntity>& configs) {
-  // Reads only what Create set (op, workload, limits, arch, compiler): safe beside Measure.
+std::function<void()> GpuMeasurer::CompileJob(const autotvm::ConfigEntity& config) {
   const State& s = *state_;
-  OpPlan all;
-  for (const autotvm::ConfigEntity& config : configs) {
-    absl::StatusOr<OpPlan> plan = s.op->Specialize(s.workload, config, s.limits, Epilogue{});
-    if (!plan.ok()) continue;
-    for (PlannedKernel& k : plan->kernels) all.kernels.push_back(std::move(k));
-  }
-  if (all.kernels.empty()) return;
-  // Every kernel is attempted even when one fails; the successes land in the cache.
-  (void)CompilePlan(*s.compiler, all, s.arch, s.options.precompile_threads);
+  return [op = s.op, workload = s.workload, limits = s.limits, arch = s.arch, compiler = s.compiler,
+          config] {
+    absl::StatusOr<OpPlan> plan = op->Specialize(workload, config, limits, Epilogue{});
+    // Every kernel is attempted even when one fails; the successes land in the cache.
+    if (plan.ok()) (void)CompilePlan(*compiler, *plan, arch, 1);
+  };
 }
 
 Measurement GpuMeasurer::Measure(const autotvm::ConfigEntity& config) {

@@ -10,8 +10,9 @@
 // `max_repeats` runs or after `max_timing_seconds`; the L2 is flushed (a 2x-L2 buffer memset)
 // before each timed run so every run reads its inputs from HBM, as a layer in a network does.
 // costs = [median seconds], all_cost = wall seconds of the whole measurement.
-// Early stop (SetStopAbove): a candidate whose checking run, or first timed run, already takes
-// longer than the bound cannot win; its cost is that one run's time and it is not timed further.
+// Early stop (SetStopAbove): a candidate whose checking run takes longer than the bound, or whose
+// first timed run takes longer than `timed_stop_fraction` of it, cannot win; its cost is that one
+// run's time and it is not timed further.
 // In a random or early model-guided batch most candidates are 2-20x slower than the task's best
 // and timing them fully took 93% of a 5-minute VGG-16 tuning run's measuring time.
 //
@@ -29,6 +30,7 @@
 #define TUNEJIT_TUNER_MEASURE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,10 +63,14 @@ class Measurer {
  public:
   virtual ~Measurer() = default;
   virtual Measurement Measure(const autotvm::ConfigEntity& config) = 0;
-  // Compiles the kernels of configs about to be measured (into the kernel cache), so Measure only
-  // loads them. TuneTask calls it on another thread while Measure runs: implementations must not
-  // touch what Measure mutates. Failures are ignored here; Measure reports them. Default: nothing.
-  virtual void Precompile(const std::vector<autotvm::ConfigEntity>& configs) { (void)configs; }
+  // A job that compiles the kernels of `config` into the kernel cache, so Measure only loads
+  // them. TuneTask runs it on a CompilePool thread while Measure runs, and the job may outlive
+  // the measurer: it owns copies of what it reads (the compiler excepted, which outlives the
+  // pool). Failures are ignored there; Measure reports them. Empty (the default): nothing to do.
+  virtual std::function<void()> CompileJob(const autotvm::ConfigEntity& config) {
+    (void)config;
+    return {};
+  }
   // Not OK once the measurer can no longer measure at all (e.g. its worker process cannot be
   // started again); TuneTask then stops with this status. Default: always OK.
   virtual absl::Status Health() { return absl::OkStatus(); }
@@ -79,6 +85,11 @@ struct MeasureOptions {
   int min_repeats = 5;
   int max_repeats = 20;  // fewer runs per candidate leave more of a time budget for candidates
   double max_timing_seconds = 1.0;
+  // Early stop: the first timed run stops the candidate at this fraction of the bound (1.3x the
+  // best for the tuner's 2x). The checking run needs the whole bound as slack (a first launch
+  // with cold caches); a timed run after warm-up is accurate to ~1%, and a candidate 30% behind
+  // the best needs no exact time to teach the search it is slower.
+  double timed_stop_fraction = 0.65;
   double stable_tolerance = 0.01;  // stop when the median moved less than this over 3 runs
   bool flush_l2 = true;
   // Relative error allowed for float outputs (||out - ref|| / ||ref||); int outputs are exact.
@@ -89,8 +100,7 @@ struct MeasureOptions {
   double fp16_tolerance = 1e-4;
   // A float16 output rounds each value by up to 2^-11 relative (~2.8e-4 rms).
   double fp16_output_tolerance = 1e-3;
-  int compile_threads = 0;     // CompilePlan threads in Measure (0: one per kernel)
-  int precompile_threads = 0;  // threads of Precompile (0: one per core)
+  int compile_threads = 0;  // CompilePlan threads in Measure (0: one per kernel)
   // Testing hook: the `corrupt_call`-th Measure call (0-based) has its output altered before the
   // check, so it must come out as WRONG_ANSWER. -1: never.
   int corrupt_call = -1;
@@ -109,8 +119,8 @@ class GpuMeasurer : public Measurer {
 
   Measurement Measure(const autotvm::ConfigEntity& config) override;
   void SetStopAbove(double seconds) override;
-  // Specializes each config and compiles all their kernels on `precompile_threads` threads.
-  void Precompile(const std::vector<autotvm::ConfigEntity>& configs) override;
+  // Specializes the config and compiles its kernels, one after the other (the pool runs many).
+  std::function<void()> CompileJob(const autotvm::ConfigEntity& config) override;
 
  private:
   struct State;

@@ -55,6 +55,9 @@ class ModelGuidedSearch : public SearchStrategy {
   // are normalized per workload, so only relative speed transfers. Valid records count towards
   // min_train: with enough history the model is fitted here, before the first batch.
   void AddTransferHistory(absl::Span<const autotvm::Record> records, bool same_workload);
+  void AddTransfer(absl::Span<const autotvm::Record> records) override {
+    AddTransferHistory(records, false);
+  }
   // Configs the template would reject (autotvm: INSTANTIATION_ERROR) never enter the plan: in the
   // big spaces of the int8 templates only 1-3% of configs are valid, and measuring the others
   // teaches the model nothing about speed. Random picks skip them too (within a bounded number of

@@ -34,6 +34,9 @@ class SearchStrategy {
   }
   // Whether NextBatch can still return something.
   virtual bool HasNext() const = 0;
+  // Measurements of other workloads of the same task name (tasks tuned earlier in the run):
+  // training data for a strategy with a cost model. Default: ignored.
+  virtual void AddTransfer(absl::Span<const autotvm::Record> records) { (void)records; }
 };
 
 class RandomSearch : public SearchStrategy {

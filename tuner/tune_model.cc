@@ -59,6 +59,9 @@ class SkipSearch : public SearchStrategy {
     inner_->Update(indices, results);
   }
   bool HasNext() const override { return inner_->HasNext(); }
+  void AddTransfer(absl::Span<const autotvm::Record> records) override {
+    inner_->AddTransfer(records);
+  }
 
  private:
   static constexpr int kMaxDrawsPerPick = 5000;
@@ -102,6 +105,9 @@ class PrefetchSearch : public SearchStrategy {
     inner_->Update(indices, results);
   }
   bool HasNext() const override { return !ahead_.empty() || inner_->HasNext(); }
+  void AddTransfer(absl::Span<const autotvm::Record> records) override {
+    inner_->AddTransfer(records);
+  }
 
  private:
   std::unique_ptr<SearchStrategy> inner_;
@@ -148,6 +154,7 @@ struct Slice {
 struct RunState {
   const std::vector<ModelTask>* tasks = nullptr;
   const TuneModelOptions* options = nullptr;
+  CompilePool* pool = nullptr;
   int slots = 1;
   // The pass under way: task indices in dispatch order, and for kRest each position's weight and
   // the weight of the positions from it on.
@@ -167,7 +174,34 @@ struct RunState {
   // Best seconds per node label over all its tasks (for early stop); updated by every slot.
   absl::Mutex best_mu;
   absl::flat_hash_map<std::string, double> node_best ABSL_GUARDED_BY(best_mu);
+  // This run's records, for transfer between the workloads of one task name; per task, how many
+  // of them it has been offered.
+  absl::Mutex records_mu;
+  std::vector<autotvm::Record> records ABSL_GUARDED_BY(records_mu);
+  std::vector<size_t> offered;
 };
+
+// Gives task i's search the records of its task name's other workloads measured in this run
+// since it was last offered any: the tasks tuned before it teach its cost model which configs
+// are fast before it has measured many of its own.
+void OfferTransfer(RunState& run, size_t i) {
+  const autotvm::Workload& workload = (*run.tasks)[i].task.workload;
+  const std::string key = workload.Key();
+  std::vector<autotvm::Record> fresh;
+  {
+    absl::MutexLock lock(&run.records_mu);
+    for (size_t r = run.offered[i]; r < run.records.size(); ++r) {
+      const autotvm::Record& record = run.records[r];
+      if (record.workload.task_name == workload.task_name && record.workload.Key() != key) {
+        fresh.push_back(record);
+      }
+    }
+    run.offered[i] = run.records.size();
+  }
+  if (fresh.empty()) return;
+  run.outcomes[i].transferred += static_cast<int64_t>(fresh.size());
+  run.searches[i]->AddTransfer(fresh);
+}
 
 void NoteNodeBest(RunState& run, const std::string& label, double seconds) {
   if (!(seconds > 0)) return;
@@ -320,12 +354,11 @@ void TuneOne(RunState& run, size_t k, WorkerClient& worker, const WorkerHello& h
   AccountEarlier(run, i);
   const Slice slice = SliceFor(run, k);
   if (slice.n_trials <= 0 || !EnsureSearch(run, i, hello)) return;
+  OfferTransfer(run, i);  // what the task before it measured (the rest came with its prefetch)
   IsolatedMeasurer measurer(worker, mt.task,
-                            {.compiler = o.compiler,
-                             .limits = hello.limits,
-                             .precompile_threads = o.precompile_threads,
-                             .faults = o.faults});
+                            {.compiler = o.compiler, .limits = hello.limits, .faults = o.faults});
   TuneOptions t;
+  t.compile_pool = run.pool;
   t.n_trials = slice.n_trials;
   t.max_seconds = slice.max_seconds;
   t.batch_size = o.batch_size;
@@ -340,6 +373,10 @@ void TuneOne(RunState& run, size_t k, WorkerClient& worker, const WorkerHello& h
   const int64_t total_before = out.trials_total;
   const Clock::time_point start = Clock::now();
   t.on_record = [&](const autotvm::Record& r, const Measurement& m) {
+    {
+      absl::MutexLock lock(&run.records_mu);
+      run.records.push_back(r);
+    }
     Account(mt.task, r, out);
     NoteNodeBest(run, mt.label, out.best_cost);
     if (!r.ok()) ++out.result.errors;  // live count for progress lines (TuneTask's at the end)
@@ -371,48 +408,41 @@ void TuneOne(RunState& run, size_t k, WorkerClient& worker, const WorkerHello& h
   PrintProgress(run, i, out, start, true);
 }
 
-// Draws the first batch of the task at position k and compiles it (survey pass only, where every
-// task starts with a batch to compile): run while the slot measures the task before it.
-std::future<void> PrefetchFirstBatch(RunState& run, size_t k, WorkerClient& worker,
-                                     const WorkerHello& hello) {
-  if (run.pass != Pass::kSurvey || k >= run.order.size() || run.options->compiler == nullptr) {
-    return {};
-  }
+// Prepares the task at position k while the slot measures the task before it: offers it the
+// run's new records of its task name's other workloads (fitting a cost model takes a while:
+// async), draws its first batch and queues that batch's compiles.
+std::future<void> QueueFirstBatch(RunState& run, size_t k, WorkerClient& worker,
+                                  const WorkerHello& hello) {
+  if (k >= run.order.size()) return {};
   return std::async(std::launch::async, [&run, i = run.order[k], &worker, &hello] {
     AccountEarlier(run, i);
     if (!EnsureSearch(run, i, hello)) return;
+    OfferTransfer(run, i);
     const TuneModelOptions& o = *run.options;
+    if (o.compiler == nullptr) return;
     const Task& task = (*run.tasks)[i].task;
-    std::vector<autotvm::ConfigEntity> configs;
-    for (int64_t index : run.searches[i]->Prefetch(SurveyTrials(o.batch_size))) {
-      absl::StatusOr<autotvm::ConfigEntity> config = task.space.Get(index);
-      if (config.ok()) configs.push_back(*std::move(config));
-    }
-    IsolatedMeasurer(worker, task,
-                     {.compiler = o.compiler,
-                      .limits = hello.limits,
-                      .precompile_threads = o.precompile_threads,
-                      .faults = o.faults})
-        .Precompile(configs);
+    const int n = run.pass == Pass::kSurvey ? SurveyTrials(o.batch_size) : o.batch_size;
+    IsolatedMeasurer measurer(worker, task,
+                              {.compiler = o.compiler, .limits = hello.limits, .faults = o.faults});
+    QueueCompiles(task, measurer, *run.pool, run.searches[i]->Prefetch(n));
   });
 }
 
 // One slot's share of a pass: positions from the shared counter until none is left.
 void RunPass(RunState& run, WorkerClient& worker, const WorkerHello& hello, int slot) {
-  constexpr size_t kNone = std::numeric_limits<size_t>::max();
   size_t k = run.next.fetch_add(1);
   while (k < run.order.size() && !run.abort.load()) {
-    // In the survey the slot reserves its next task now, to compile that task's first batch
-    // while this one is measured.
-    const size_t ahead = run.pass == Pass::kSurvey ? run.next.fetch_add(1) : kNone;
-    std::future<void> prefetch = PrefetchFirstBatch(run, ahead, worker, hello);
+    // The slot reserves its next task now, to compile that task's first batch while this one is
+    // measured.
+    const size_t ahead = run.next.fetch_add(1);
+    std::future<void> prefetch = QueueFirstBatch(run, ahead, worker, hello);
     const size_t i = run.order[k];
     TuneOne(run, k, worker, hello, slot);
     if (prefetch.valid()) prefetch.wait();
     const absl::Status& s = run.outcomes[i].status;
     if (!s.ok() && worker.Health().ok()) run.abort = true;  // a log write failed: stop all
     if (!worker.Health().ok()) break;                       // this slot is finished
-    k = ahead != kNone ? ahead : run.next.fetch_add(1);
+    k = ahead;
   }
 }
 
@@ -560,15 +590,20 @@ absl::StatusOr<TuneModelReport> TuneModel(const std::vector<ModelTask>& tasks,
   report.slots = report.gpus * std::max(1, options.workers_per_gpu);
   for (int s = 1; s < report.slots; ++s) workers.push_back(slot_worker(s % report.gpus));
 
+  // Declared before the run state: queued compiles refer to nothing in it, but the pool's end
+  // (waiting for the running compiles) must come after the last slot stops using it.
+  CompilePool pool(options.compile_threads);
   RunState run;
   run.tasks = &tasks;
   run.options = &options;
+  run.pool = &pool;
   run.slots = report.slots;
   run.outcomes.resize(tasks.size());
   run.searches.resize(tasks.size());
   run.allotted.assign(tasks.size(), 0);
   run.taken.assign(tasks.size(), 0);
   run.accounted.assign(tasks.size(), 0);
+  run.offered.assign(tasks.size(), 0);
   if (options.total_seconds > 0) {
     RunTimeBudget(run, workers);
   } else {

@@ -8,12 +8,16 @@
 //
 // Budgets: each ModelTask's trials, and/or one time budget for the whole run
 // (total_seconds), spent in two passes. The survey measures one batch of every task (biggest
-// first; the slot compiles the next task's batch while it measures the current one), since only
+// first), since only
 // measurements tell which tasks matter: FLOPs do not (the dense layers are few FLOPs but slow)
 // and neither do alternatives for one node (winograd or NCHWc). The rest of the time goes by
 // GainWeights (tuner/budget.h) over the survey's best times, each task's share computed as it
 // starts, so nothing runs past the deadline but a survey batch. Resumed, the budget is what
 // the log has not spent (ResumeLog::Seconds) and tasks with records skip the survey.
+//
+// Compiling: one CompilePool for the run (tuner/compile_pool.h). In every pass a slot reserves
+// the task after the one it tunes and queues that task's first batch, so a task switch does not
+// wait for NVRTC.
 //
 //   TuneModelOptions options;  options.log_path = "vgg16.log";
 //   options.worker.argv = {"/proc/self/exe", "tune-worker"};   // "--gpu N" is appended per slot
@@ -52,8 +56,8 @@ struct TuneModelOptions {
   WorkerOptions worker;  // "--gpu N" is appended to argv per slot
   int workers_per_gpu = 1;
   int max_gpus = 0;                          // 0: every GPU the first worker reports
-  const KernelCompiler* compiler = nullptr;  // parent-side NVRTC precompiling; null: none
-  int precompile_threads = 0;
+  const KernelCompiler* compiler = nullptr;  // parent-side NVRTC compiling; null: none
+  int compile_threads = 0;                   // of the run's CompilePool; 0: one per core
   TestFaults* faults = nullptr;
   const ResumeLog* resume = nullptr;
   // Seconds for the whole run in two passes (above); 0: each ModelTask's own budget. Per-task
@@ -68,6 +72,7 @@ struct TuneModelOptions {
 
 struct TaskOutcome {
   int64_t resumed = 0;       // distinct indices already in the log
+  int64_t transferred = 0;   // records of other workloads of its task name offered to its search
   TuneResult result;         // this run's trials only
   int64_t trials_total = 0;  // resumed + this run
   double best_cost = 0;      // seconds, over resumed and new records; 0: none valid

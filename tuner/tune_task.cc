@@ -4,8 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "autotvm/log_file.h"
 #include "common/status_macros.h"
 
@@ -25,19 +28,31 @@ void PrintProgress(const Task& task, const TuneResult& r, std::FILE* out) {
   std::fflush(out);
 }
 
-// Compiles `batch` on another thread (an invalid future when there is nothing to do).
-std::future<void> StartPrecompile(const Task& task, Measurer& measurer,
-                                  const std::vector<int64_t>& batch, bool enabled) {
-  if (!enabled || batch.empty()) return {};
-  std::vector<autotvm::ConfigEntity> configs;
-  for (int64_t index : batch) {
-    // A bad index is reported when the batch is measured.
-    if (absl::StatusOr<autotvm::ConfigEntity> c = task.space.Get(index); c.ok()) {
-      configs.push_back(*std::move(c));
-    }
+// A candidate on its way to be measured.
+struct Candidate {
+  int64_t index = -1;
+  std::shared_future<void> compiled;  // invalid: nothing to wait for
+  bool Ready() const {
+    return !compiled.valid() ||
+           compiled.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
   }
-  return std::async(std::launch::async,
-                    [&measurer, configs = std::move(configs)] { measurer.Precompile(configs); });
+};
+
+std::vector<Candidate> Queue(const Task& task, Measurer& measurer, CompilePool* pool,
+                             const std::vector<int64_t>& indices) {
+  std::vector<Candidate> out(indices.size());
+  std::vector<std::shared_future<void>> compiled;
+  if (pool != nullptr) compiled = QueueCompiles(task, measurer, *pool, indices);
+  for (size_t i = 0; i < indices.size(); ++i) {
+    out[i].index = indices[i];
+    if (pool != nullptr) out[i].compiled = compiled[i];
+  }
+  return out;
+}
+
+bool AnyReady(const std::vector<Candidate>& candidates) {
+  return std::any_of(candidates.begin(), candidates.end(),
+                     [](const Candidate& c) { return c.Ready(); });
 }
 
 // The early-stop bound for the next candidate (TuneOptions::stop_factor); 0: none.
@@ -77,62 +92,88 @@ absl::StatusOr<autotvm::MeasureResult> MeasureOne(const Task& task, Measurer& me
 
 }  // namespace
 
+std::vector<std::shared_future<void>> QueueCompiles(const Task& task, Measurer& measurer,
+                                                    CompilePool& pool,
+                                                    const std::vector<int64_t>& indices) {
+  std::vector<std::shared_future<void>> out(indices.size());
+  const std::string workload = task.workload.Key();
+  for (size_t i = 0; i < indices.size(); ++i) {
+    // A bad index is reported when it is measured.
+    absl::StatusOr<autotvm::ConfigEntity> config = task.space.Get(indices[i]);
+    if (!config.ok()) continue;
+    std::function<void()> job = measurer.CompileJob(*config);
+    if (job) out[i] = pool.Submit(absl::StrCat(workload, "#", indices[i]), std::move(job));
+  }
+  return out;
+}
+
 absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, Measurer& measurer,
                                     const TuneOptions& options) {
   TuneResult r;
   const auto start = std::chrono::steady_clock::now();
   const int batch_size = std::max(1, options.batch_size);
   const int min_trials = options.min_trials < 0 ? batch_size : options.min_trials;
+  std::optional<CompilePool> own_pool;
+  CompilePool* pool = nullptr;
+  if (options.pipeline_compile) {
+    pool = options.compile_pool;
+    if (pool == nullptr) pool = &own_pool.emplace(0);
+  }
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   auto out_of_time = [&] {
     return options.max_seconds > 0 && r.trials >= min_trials && elapsed() >= options.max_seconds;
   };
-  // A batch compiled ahead that the time left cannot measure would only delay the end (its
-  // compile is waited for): judged by the last batch's duration.
+  // A batch compiled ahead that the time left cannot measure would only take compile threads
+  // from the tasks after this one: judged by the last batch's duration.
   double last_batch_seconds = 0;
   auto worth_pipelining = [&] {
     return options.pipeline_compile && !(options.max_seconds > 0 && last_batch_seconds > 0 &&
                                          elapsed() + last_batch_seconds >= options.max_seconds);
   };
-  // Indices of the next batch, at most `budget` of them.
+  // The next batch, at most `budget` candidates, with its compiles queued.
   auto next_batch = [&](int budget) {
-    return budget > 0 && strategy.HasNext() ? strategy.NextBatch(std::min(batch_size, budget))
-                                            : std::vector<int64_t>();
+    std::vector<int64_t> indices;
+    if (budget > 0 && strategy.HasNext()) {
+      indices = strategy.NextBatch(std::min(batch_size, budget));
+    }
+    return Queue(task, measurer, pool, indices);
   };
-  std::vector<int64_t> batch = next_batch(options.n_trials);
-  std::future<void> compiling = StartPrecompile(task, measurer, batch, options.pipeline_compile);
+  std::vector<Candidate> batch = next_batch(options.n_trials);
   while (!batch.empty()) {
     const double batch_start = elapsed();
-    if (compiling.valid()) compiling.wait();
-    std::vector<int64_t> next;
-    std::future<void> next_compiling;
+    std::vector<Candidate> next;
     const bool pipelined = worth_pipelining();
     if (pipelined) {
       next = next_batch(options.n_trials - r.trials - static_cast<int>(batch.size()));
-      next_compiling = StartPrecompile(task, measurer, next, true);
     }
+    std::vector<int64_t> measured;
     std::vector<autotvm::MeasureResult> results;
-    for (int64_t index : batch) {
-      if (out_of_time()) break;
+    while (!batch.empty() && !out_of_time()) {
+      auto ready =
+          std::find_if(batch.begin(), batch.end(), [](const Candidate& c) { return c.Ready(); });
+      if (ready == batch.end()) {
+        if (AnyReady(next)) break;  // the stragglers go on with the next batch
+        batch.front().compiled.wait_for(std::chrono::milliseconds(5));
+        continue;
+      }
       TUNEJIT_ASSIGN_OR_RETURN(autotvm::MeasureResult result,
-                               MeasureOne(task, measurer, index, options, r));
+                               MeasureOne(task, measurer, ready->index, options, r));
+      measured.push_back(ready->index);
       results.push_back(std::move(result));
+      batch.erase(ready);
     }
-    strategy.Update(absl::MakeConstSpan(batch).first(results.size()), results);
-    PrintProgress(task, r, options.progress);
-    if (out_of_time()) {
-      if (next_compiling.valid()) next_compiling.wait();  // it reads `measurer`
-      break;
+    if (!measured.empty()) {
+      strategy.Update(measured, results);
+      PrintProgress(task, r, options.progress);
     }
+    if (out_of_time()) break;
     last_batch_seconds = elapsed() - batch_start;
     if (!pipelined) {
-      next = next_batch(options.n_trials - r.trials);
-      next_compiling = StartPrecompile(task, measurer, next, options.pipeline_compile);
+      next = next_batch(options.n_trials - r.trials - static_cast<int>(batch.size()));
     }
-    batch = std::move(next);
-    compiling = std::move(next_compiling);
+    batch.insert(batch.end(), next.begin(), next.end());
   }
   return r;
 }

@@ -2,10 +2,13 @@
 // The tuning loop of one task: ask the strategy for a batch of config indices, measure each,
 // append each record to the log (TVM's 0.2 format, one whole line per append) as soon as it is
 // measured, report the batch back to the strategy, track the best, print a progress line per batch.
-// Batches are measured one config after the other; meanwhile another thread compiles the next batch
-// (Measurer::Precompile), so NVRTC time hides behind GPU time. With pipelining the strategy is
-// asked for batch k+1 before it sees the results of batch k (no effect on random/grid search; a
-// model-based strategy may prefer pipeline_compile = false).
+// Every candidate is compiled by its own job (Measurer::CompileJob) on a CompilePool, and batch
+// k+1's jobs are queued while batch k is measured, so NVRTC time hides behind GPU time. A
+// candidate is measured once its job is done, in whatever order the jobs finish; when none of
+// batch k is ready but some of batch k+1 is, batch k's stragglers (slow compiles) move into batch
+// k+1 and are reported with it. With pipelining the strategy is asked for batch k+1 before it
+// sees the results of batch k (no effect on random/grid search; a model-based strategy may prefer
+// pipeline_compile = false).
 //
 //   RandomSearch search(task.space.size(), 1);
 //   TuneOptions options;  options.n_trials = 200;  options.log_path = "tune.log";
@@ -22,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "autotvm/record.h"
+#include "tuner/compile_pool.h"
 #include "tuner/measure.h"
 #include "tuner/search.h"
 #include "tuner/task.h"
@@ -34,7 +38,10 @@ struct TuneOptions {
   std::string log_path;           // "" writes no log
   std::FILE* progress = nullptr;  // one line per batch when set (e.g. stderr)
   std::string tvm_version = "0.7.dev1";
-  bool pipeline_compile = true;  // Precompile batch k+1 while batch k is measured
+  bool pipeline_compile = true;  // compile batch k+1 while batch k is measured
+  // Where the compile jobs run (shared by the tasks of a run); null: a pool of one thread per
+  // core for this call. Without pipelining nothing is compiled ahead: Measure compiles.
+  CompilePool* compile_pool = nullptr;
   // Wall-clock budget: no candidate is started after this many seconds (0: no limit). A batch
   // cut short reports only its measured part to the strategy.
   double max_seconds = 0;
@@ -60,6 +67,13 @@ struct TuneResult {
   double best_cost = std::numeric_limits<double>::infinity();  // seconds (mean of costs)
   double best_gflops = 0;
 };
+
+// Queues the compile jobs of `indices` on `pool` (keyed by workload and index, so indices queued
+// before share their job) and returns each one's future, in order; an invalid future where the
+// measurer has nothing to compile or the index is outside the space.
+std::vector<std::shared_future<void>> QueueCompiles(const Task& task, Measurer& measurer,
+                                                    CompilePool& pool,
+                                                    const std::vector<int64_t>& indices);
 
 // Runs until n_trials configs are measured, max_seconds have passed or the strategy is exhausted.
 // Returns an error only when the log cannot be written, a proposed index is outside the space (a

@@ -69,9 +69,8 @@ TEST(TuneIsolationGpu, PlantedFaultAndHangAreRecordedAndTuningGoesOn) {
   TestFaults faults;
   faults.fault_trial = 2;
   faults.hang_trial = 5;
-  IsolatedMeasurer measurer(
-      worker, *task,
-      {.compiler = &compiler, .limits = hello->limits, .precompile_threads = 0, .faults = &faults});
+  IsolatedMeasurer measurer(worker, *task,
+                            {.compiler = &compiler, .limits = hello->limits, .faults = &faults});
   // Only configs the template accepts, so the candidates after the planted faults do measure.
   absl::StatusOr<std::unique_ptr<SearchStrategy>> search =
       MakeSearch("random", *task, 7, {}, {}, TemplateValidity(*task, hello->limits));

@@ -119,6 +119,22 @@ TEST(TuneModel, SlotsShareTheQueueAndTheLog) {
   EXPECT_EQ(index.gpus, (std::set<int>{0, 1}));
 }
 
+// Tasks of one task name learn from each other within a run: each task's search is offered the
+// records its predecessors measured (one slot, so the order is fixed), the first none.
+TEST(TuneModel, LaterTasksAreOfferedTheEarlierTasksRecords) {
+  const std::vector<ModelTask> tasks = DenseTasks(3, 6);
+  const std::string log = TempPath("tune_model_transfer.log");
+  TuneModelOptions o = FakeOptions(log, {});
+  o.search = "xgb";
+  absl::StatusOr<TuneModelReport> report = TuneModel(tasks, o);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->tasks.size(), 3u);
+  EXPECT_EQ(report->tasks[0].transferred, 0);
+  EXPECT_EQ(report->tasks[1].transferred, 6);
+  EXPECT_EQ(report->tasks[2].transferred, 12);
+  ExpectEachOnce(IndexLog(log), tasks, 6);
+}
+
 TEST(TuneModel, ResumeSkipsLoggedIndicesAndCountsThem) {
   const std::string log = TempPath("tune_model_resume.log");
   const std::vector<ModelTask> first = DenseTasks(3, 6);

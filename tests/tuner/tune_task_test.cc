@@ -2,8 +2,11 @@
 // autotvm record parser) and the best tracking, without a GPU.
 #include "tuner/tune_task.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -61,12 +64,17 @@ class FakeMeasurer : public Measurer {
   // The bound in force for each Measure call (SetStopAbove comes first).
   void SetStopAbove(double seconds) override { stop_above = seconds; }
   double stop_above = -1;
-  // Runs on TuneTask's compile thread.
-  void Precompile(const std::vector<autotvm::ConfigEntity>& configs) override {
-    if (precompile_delay > absl::ZeroDuration()) absl::SleepFor(precompile_delay);
-    absl::MutexLock lock(&mu);
-    ++precompile_calls;
-    for (const autotvm::ConfigEntity& c : configs) precompiled.insert(*space_->IndexOf(c));
+  // The job runs on a CompilePool thread; it marks the index compiled when it ends.
+  std::function<void()> CompileJob(const autotvm::ConfigEntity& config) override {
+    const int64_t index = *space_->IndexOf(config);
+    return [this, index] {
+      absl::Duration delay = compile_delay;
+      if (auto it = slow_compiles.find(index); it != slow_compiles.end()) delay = it->second;
+      if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
+      absl::MutexLock lock(&mu);
+      ++compile_jobs;
+      precompiled.insert(index);
+    };
   }
   bool WasPrecompiled(int64_t index) {
     absl::MutexLock lock(&mu);
@@ -77,9 +85,10 @@ class FakeMeasurer : public Measurer {
   std::vector<double> bounds;  // stop_above per Measure call
   absl::Mutex mu;
   std::set<int64_t> precompiled;  // guarded by mu
-  int precompile_calls = 0;       // guarded by mu
+  int compile_jobs = 0;           // finished, guarded by mu
   bool require_precompiled = false;
-  absl::Duration precompile_delay;  // a slow compiler
+  absl::Duration compile_delay;                     // a slow compiler
+  std::map<int64_t, absl::Duration> slow_compiles;  // set before tuning: per-index delays
 
  private:
   const autotvm::ConfigSpace* space_;
@@ -190,16 +199,66 @@ TEST(TuneTask, PrecompilesEachBatchBeforeMeasuringIt) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->trials, 17);
   absl::MutexLock lock(&measurer.mu);
-  EXPECT_EQ(measurer.precompile_calls, 5);  // 4 + 4 + 4 + 4 + 1
+  EXPECT_EQ(measurer.compile_jobs, 17);
   EXPECT_EQ(measurer.precompiled,
             std::set<int64_t>(measurer.measured.begin(), measurer.measured.end()));
+}
+
+// One candidate of the first batch compiles for 1.5 s; the rest of its batch and the next
+// batches are measured meanwhile, and it is measured once compiled, reported to the search
+// with a later batch.
+TEST(TuneTask, SlowCompileDoesNotHoldUpTheOthers) {
+  const Task task = DenseTask();
+  FakeMeasurer measurer(&task.space);
+  measurer.require_precompiled = true;
+  measurer.compile_delay = absl::Milliseconds(20);
+  RecordingSearch search(task.space.size(), 11);
+  const std::vector<int64_t> first = RandomSearch(task.space.size(), 11).NextBatch(4);
+  const int64_t slow = first[1];
+  measurer.slow_compiles[slow] = absl::Milliseconds(1500);
+  CompilePool pool(8);
+  TuneOptions options;
+  options.n_trials = 16;
+  options.batch_size = 4;
+  options.compile_pool = &pool;
+  absl::StatusOr<TuneResult> result = TuneTask(task, search, measurer, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->trials, 16);
+  ASSERT_EQ(measurer.measured.size(), 16u);
+  // The other fifteen compile in about 0.1 s: the slow one, second in its batch, came last.
+  EXPECT_EQ(measurer.measured.back(), slow);
+  EXPECT_TRUE(search.updates.contains(slow));
+  EXPECT_EQ(search.updates.size(), 16u);
+}
+
+// A candidate whose compile outlasts the time budget is left out; the loop does not wait for it.
+TEST(TuneTask, TimeBudgetDoesNotWaitForAStraggler) {
+  const Task task = DenseTask();
+  FakeMeasurer measurer(&task.space);
+  const std::vector<int64_t> first = RandomSearch(task.space.size(), 11).NextBatch(4);
+  measurer.slow_compiles[first[2]] = absl::Seconds(3);
+  RandomSearch search(task.space.size(), 11);
+  CompilePool pool(8);
+  TuneOptions options;
+  options.n_trials = 1000;
+  options.batch_size = 4;
+  options.max_seconds = 0.5;
+  options.compile_pool = &pool;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<TuneResult> result = TuneTask(task, search, measurer, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_LT(seconds, 1.5);
+  EXPECT_GT(result->trials, 8);
+  EXPECT_EQ(std::count(measurer.measured.begin(), measurer.measured.end(), first[2]), 0);
 }
 
 // Trials measured when the 0.1 s time budget runs out while the first batch (4) compiles.
 int TrialsWhenTimeRunsOutCompiling(int min_trials) {
   const Task task = DenseTask();
   FakeMeasurer measurer(&task.space);
-  measurer.precompile_delay = absl::Milliseconds(300);
+  measurer.compile_delay = absl::Milliseconds(300);
   RandomSearch search(task.space.size(), 11);
   TuneOptions options;
   options.n_trials = 100;
@@ -273,7 +332,7 @@ TEST(TuneTask, NoPrecompileWithoutPipelining) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->trials, 9);
   absl::MutexLock lock(&measurer.mu);
-  EXPECT_EQ(measurer.precompile_calls, 0);
+  EXPECT_EQ(measurer.compile_jobs, 0);
 }
 
 TEST(TuneTask, AppendsToExistingLog) {

@@ -195,6 +195,14 @@ class TunerGpuTest : public ::testing::Test {
     EXPECT_GT(cut.result.costs[0], 0);
     EXPECT_LT(cut.result.costs[0], 0.1);
     EXPECT_LT(cut.result.all_cost, good.result.all_cost);
+    // A bound the candidate meets when checked but not in its first timed run (0.65 x 1.2 of its
+    // own time): timed once, at about its time.
+    (*planted)->SetStopAbove(1.2 * good.result.costs[0]);
+    Measurement once = (*planted)->Measure(result->best_config);
+    EXPECT_EQ(once.result.error_no, autotvm::kNoError) << once.message;
+    ASSERT_EQ(once.result.costs.size(), 1u);
+    EXPECT_GT(once.result.costs[0], 0);
+    EXPECT_LT(once.result.all_cost, good.result.all_cost);
     std::fprintf(stderr, "%s: %d of 20 configs valid\n", workload.task_name.c_str(), ok);
   }
 
