@@ -126,10 +126,12 @@ void ModelGuidedSearch::AddTransferHistory(absl::Span<const autotvm::Record> rec
     int group = transfer_groups_.try_emplace(key, transfer_groups_.size() + 1).first->second;
     AddSample(std::move(features), cost, group, -1);
   }
-  if (measured_ >= options_.min_train) Replan();
+  stale_ = true;
 }
 
 std::vector<int64_t> ModelGuidedSearch::NextBatch(int n) {
+  if (stale_ && measured_ >= options_.min_train) Replan();
+  stale_ = false;
   std::vector<int64_t> batch;
   std::vector<std::vector<int64_t>> picked_digits;
   std::bernoulli_distribution explore(std::clamp(options_.epsilon, 0.0, 1.0));
@@ -190,7 +192,7 @@ void ModelGuidedSearch::Update(absl::Span<const int64_t> indices,
     visited_.insert(indices[i]);
     AddSample(ConfigFeaturesOfIndex(space_, indices[i]), CostOf(results[i]), 0, indices[i]);
   }
-  if (measured_ >= options_.min_train) Replan();
+  stale_ = true;
 }
 
 bool ModelGuidedSearch::HasNext() const {

@@ -1,7 +1,8 @@
 // File: tuner/model_search.h
 // Model-guided search, as AutoTVM's XGBTuner + SimulatedAnnealingOptimizer: until enough
-// measurements exist it proposes random configs; then after every Update it retrains the cost
-// model (tuner/cost_model.h) on all measurements so far (plus any transfer history), runs
+// measurements exist it proposes random configs; then, at the first NextBatch after new data
+// (Update, transfer history), it retrains the cost model (tuner/cost_model.h) on all
+// measurements so far (plus any transfer history), runs
 // simulated annealing over the space (parallel chains of random-neighbour moves, accepting worse
 // points with a temperature that falls to 0) keeping the top `plan_size` predicted configs not yet
 // measured, and serves batches from that plan. Each batch keeps a fraction of random configs
@@ -96,6 +97,9 @@ class ModelGuidedSearch : public SearchStrategy {
   std::vector<int64_t> plan_;                              // best predicted, not yet proposed
   int measured_ = 0;
   int fits_ = 0;
+  // New data since the last plan. Refitting waits for the next NextBatch, so Update stays cheap:
+  // TuneTask reports a task's last batch as its time runs out, and nothing may need the plan.
+  bool stale_ = false;
 };
 
 }  // namespace tunejit

@@ -7,11 +7,12 @@
 // model-guided search.
 //
 // Budgets: each ModelTask's trials, and/or one time budget for the whole run
-// (total_seconds), spent in two passes. The survey measures one batch of every task (biggest
+// (total_seconds), spent in passes. The survey measures one batch of every task (biggest
 // first), since only
 // measurements tell which tasks matter: FLOPs do not (the dense layers are few FLOPs but slow)
-// and neither do alternatives for one node (winograd or NCHWc). The rest of the time goes by
-// GainWeights (tuner/budget.h) over the survey's best times, each task's share computed as it
+// and neither do alternatives for one node (winograd or NCHWc). The rest of the time goes in
+// two rounds of equal length, each by GainWeights (tuner/budget.h) over the best times so far
+// (so an alternative left behind gets nothing in the second), each task's share computed as it
 // starts, so nothing runs past the deadline but a survey batch. Resumed, the budget is what
 // the log has not spent (ResumeLog::Seconds) and tasks with records skip the survey.
 //

@@ -140,20 +140,42 @@ absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, 
     }
     return Queue(task, measurer, pool, indices);
   };
+  // The results of the last batch, not yet reported to the strategy.
+  std::vector<int64_t> measured;
+  std::vector<autotvm::MeasureResult> results;
+  auto report = [&] {
+    if (!measured.empty()) strategy.Update(measured, results);
+    measured.clear();
+    results.clear();
+  };
   std::vector<Candidate> batch = next_batch(options.n_trials);
+  // Pipelined, the strategy's work (Update: a cost model's refit and annealing, up to a second)
+  // runs on this thread beside the measuring: it reports batch k-1 and draws batch k+1 while
+  // batch k is measured. Declared after everything the job refers to: an early return waits.
+  std::future<std::vector<Candidate>> drawing;
   while (!batch.empty()) {
     const double batch_start = elapsed();
-    std::vector<Candidate> next;
     const bool pipelined = worth_pipelining();
     if (pipelined) {
-      next = next_batch(options.n_trials - r.trials - static_cast<int>(batch.size()));
+      const int budget = options.n_trials - r.trials - static_cast<int>(batch.size());
+      drawing = std::async(std::launch::async,
+                           [&, budget, done = std::move(measured), got = std::move(results)] {
+                             if (!done.empty()) strategy.Update(done, got);
+                             return next_batch(budget);
+                           });
+      measured.clear();
+      results.clear();
     }
-    std::vector<int64_t> measured;
-    std::vector<autotvm::MeasureResult> results;
+    auto next_ready = [&] {
+      return drawing.valid() &&
+             drawing.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    };
+    std::vector<Candidate> next;
     while (!batch.empty() && !out_of_time()) {
       auto ready =
           std::find_if(batch.begin(), batch.end(), [](const Candidate& c) { return c.Ready(); });
       if (ready == batch.end()) {
+        if (next.empty() && next_ready()) next = drawing.get();
         if (AnyReady(next)) break;  // the stragglers go on with the next batch
         batch.front().compiled.wait_for(std::chrono::milliseconds(5));
         continue;
@@ -164,17 +186,18 @@ absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, 
       results.push_back(std::move(result));
       batch.erase(ready);
     }
-    if (!measured.empty()) {
-      strategy.Update(measured, results);
-      PrintProgress(task, r, options.progress);
-    }
+    if (drawing.valid()) next = drawing.get();
+    if (!measured.empty()) PrintProgress(task, r, options.progress);
     if (out_of_time()) break;
     last_batch_seconds = elapsed() - batch_start;
     if (!pipelined) {
+      report();
       next = next_batch(options.n_trials - r.trials - static_cast<int>(batch.size()));
     }
     batch.insert(batch.end(), next.begin(), next.end());
   }
+  if (drawing.valid()) drawing.wait();
+  report();  // the strategy sees every measurement (a later slice of the task continues from it)
   return r;
 }
 

@@ -225,6 +225,35 @@ TEST(TuneModel, TimeBudgetSurveysEveryTaskThenSpendsTheRestWithinTheDeadline) {
   EXPECT_EQ(IndexLog(log).lines, total);
 }
 
+// After the survey, the time left goes in two rounds, each weighed by the best times so far:
+// a task whose survey batch drew only slow configs (a share under a second in the first round)
+// still gets a slice in the second, once the others' bests are known to be no better.
+TEST(TuneModel, RestOfTheTimeGoesInTwoRounds) {
+  const std::string log = TempPath("tune_model_rounds.log");
+  std::vector<ModelTask> tasks = DenseTasks(3, 0);
+  TuneModelOptions o = FakeOptions(log, {"FAKE_WORKER_WELL_BEHAVED=1", "FAKE_WORKER_DELAY_MS=10"});
+  o.total_seconds = 8.0;  // slices under a second are not started
+  std::FILE* progress = std::tmpfile();
+  ASSERT_NE(progress, nullptr);
+  o.progress = progress;
+  absl::StatusOr<TuneModelReport> report = TuneModel(tasks, o);
+  ASSERT_TRUE(report.ok()) << report.status();
+  std::rewind(progress);
+  std::map<std::string, int> slices;  // "task 2/3" -> slices after the survey
+  char line[1024];
+  while (std::fgets(line, sizeof line, progress) != nullptr) {
+    const std::string text = line;
+    const size_t at = text.find("] task ");
+    if (at == std::string::npos || text.find(" done in ") == std::string::npos) continue;
+    ++slices[text.substr(at + 2, text.find(' ', at + 7) - at - 2)];
+  }
+  std::fclose(progress);
+  ASSERT_EQ(slices.size(), 3u);  // every task tuned after the survey
+  int most = 0;
+  for (const auto& [task, n] : slices) most = std::max(most, n);
+  EXPECT_EQ(most, 2);  // and one of them in both rounds
+}
+
 // Every candidate goes to the worker with stop_factor x the best time its node has so far, over
 // all the node's tasks (the second task of "pair" starts from the first one's best).
 TEST(TuneModel, WorkersGetTheNodesEarlyStopBound) {
