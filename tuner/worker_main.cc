@@ -92,7 +92,18 @@ struct WorkerState {
   // about a second: 24 VGG-16 tasks would spend ~6% of a 5-minute budget on setting up again.
   std::list<std::pair<std::string, std::unique_ptr<GpuMeasurer>>> measurers;
   static constexpr size_t kKeptMeasurers = 32;
+  // Kept measurers may hold at most this share of the device memory: the rest is for the
+  // candidates' own buffers (a smaller GPU than the H200 fills up with VGG-16's 24 tasks).
+  static constexpr double kKeptMemoryShare = 0.6;
   GpuMeasurer& measurer() { return *measurers.front().second; }
+  // Frees the least recently used measurers, never the current one, until they fit.
+  void EvictToFit() {
+    const double limit = kKeptMemoryShare * static_cast<double>(device->properties().total_memory);
+    while (measurers.size() > kKeptMeasurers ||
+           (measurers.size() > 1 && device->MemoryInUse().value_or(0) > limit)) {
+      measurers.pop_back();
+    }
+  }
 
   absl::Status SetUp(const WorkerRequest& request, LineChannel& channel);
   WorkerReply Handle(const WorkerRequest& request, LineChannel& channel);
@@ -119,7 +130,7 @@ absl::Status WorkerState::SetUp(const WorkerRequest& request, LineChannel& chann
     }
     if (!made.ok()) return made.status();
     measurers.emplace_front(key, *std::move(made));
-    if (measurers.size() > kKeptMeasurers) measurers.pop_back();
+    EvictToFit();
   }
   WorkerReply ready;
   ready.seq = request.seq;
