@@ -149,9 +149,9 @@ absl::StatusOr<TuneResult> TuneTask(const Task& task, SearchStrategy& strategy, 
     results.clear();
   };
   std::vector<Candidate> batch = next_batch(options.n_trials);
-  // Pipelined, the strategy's work (Update: a cost model's refit and annealing, up to a second)
-  // runs on this thread beside the measuring: it reports batch k-1 and draws batch k+1 while
-  // batch k is measured. Declared after everything the job refers to: an early return waits.
+  // Pipelined, the strategy's work (reporting batch k-1 and drawing batch k+1, where a cost
+  // model refits and anneals: up to a second) runs on a second thread while batch k is measured.
+  // Declared after everything the job refers to: an early return waits for it.
   std::future<std::vector<Candidate>> drawing;
   while (!batch.empty()) {
     const double batch_start = elapsed();
