@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sanitizer and fuzz runs (CI runs this after scripts/test.sh; see README "Sanitizers and fuzzing").
 #   asan: ASan+UBSan build (build-asan/) of everything, then every CPU test (ctest -L cpu).
-#   tsan: TSan build (build-tsan/) of the cache and KernelCompiler concurrency tests only.
+#   tsan: TSan build (build-tsan/) of the cache, KernelCompiler and CompilePool concurrency tests
+#         only (the other tuner code locks absl::Mutex, which the system Abseil hides from TSan).
 #   fuzz: clang libFuzzer build (build-fuzz/), each fuzzer for FUZZ_SECONDS on a temp copy of its
 #         seed corpus (the repo's corpus is never written).
 # Any sanitizer report, failed test or fuzzer crash fails the script. Usage:
@@ -39,7 +40,7 @@ run_asan() {
 }
 
 tsan_targets=(cache_key_test kernel_cache_test cache_corruption_test cache_concurrency_test
-              cache_cli_test jit_kernel_compiler_test)
+              cache_cli_test jit_kernel_compiler_test tuner_compile_pool_test)
 run_tsan() {
   configure build-tsan -DTUNEJIT_TSAN=ON
   cmake --build build-tsan -j"$jobs" --target "${tsan_targets[@]}"

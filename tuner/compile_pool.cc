@@ -14,21 +14,26 @@ CompilePool::CompilePool(int threads) {
 CompilePool::~CompilePool() {
   std::deque<Job> dropped;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
     dropped.swap(queue_);
   }
+  wake_.notify_all();
   for (std::thread& t : threads_) t.join();
   // `dropped` goes out of scope here: its promises break, so no waiter blocks forever.
 }
 
 std::shared_future<void> CompilePool::Submit(const std::string& key, std::function<void()> job) {
-  absl::MutexLock lock(&mu_);
-  if (auto it = submitted_.find(key); it != submitted_.end()) return it->second;
-  Job& queued = queue_.emplace_back();
-  queued.run = std::move(job);
-  std::shared_future<void> done = queued.done.get_future().share();
-  submitted_.emplace(key, done);
+  std::shared_future<void> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = submitted_.find(key); it != submitted_.end()) return it->second;
+    Job& queued = queue_.emplace_back();
+    queued.run = std::move(job);
+    done = queued.done.get_future().share();
+    submitted_.emplace(key, done);
+  }
+  wake_.notify_one();
   return done;
 }
 
@@ -36,11 +41,8 @@ void CompilePool::Loop() {
   while (true) {
     Job job;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](CompilePool* p)
-               ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) { return p->stopping_ || !p->queue_.empty(); },
-          this));
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
       job = std::move(queue_.front());
       queue_.pop_front();

@@ -15,16 +15,16 @@
 #ifndef TUNEJIT_TUNER_COMPILE_POOL_H_
 #define TUNEJIT_TUNER_COMPILE_POOL_H_
 
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 
 namespace tunejit {
 
@@ -49,10 +49,14 @@ class CompilePool {
   };
   void Loop();
 
-  absl::Mutex mu_;
-  std::deque<Job> queue_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::shared_future<void>> submitted_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // std::mutex rather than absl::Mutex: the system's Abseil is not built for ThreadSanitizer,
+  // which then cannot see absl::Mutex's hand-overs (scripts/sanitize.sh runs this pool's test
+  // under TSan).
+  std::mutex mu_;
+  std::condition_variable wake_;  // a job was queued, or the pool is stopping
+  std::deque<Job> queue_;         // guarded by mu_
+  absl::flat_hash_map<std::string, std::shared_future<void>> submitted_;  // guarded by mu_
+  bool stopping_ = false;                                                 // guarded by mu_
   std::vector<std::thread> threads_;
 };
 
