@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "ops/plan_runner.h"
 
 namespace tunejit {
 namespace {
@@ -149,11 +148,8 @@ std::function<void()> IsolatedMeasurer::CompileJob(const autotvm::ConfigEntity& 
   const OpTemplate* op = FindOpTemplate(task_.workload.task_name);
   if (options_.compiler == nullptr || op == nullptr) return {};
   // Failures are the worker's to report (it compiles again and gets the same NVRTC error).
-  return [op, compiler = options_.compiler, limits = options_.limits, workload = task_.workload,
-          config] {
-    absl::StatusOr<OpPlan> plan = op->Specialize(workload, config, limits, {});
-    if (plan.ok()) (void)CompilePlan(*compiler, *plan, limits.arch, 1);
-  };
+  return MakeCompileJob(op, options_.compiler, task_.workload, options_.limits,
+                        options_.limits.arch, config);
 }
 
 }  // namespace tunejit

@@ -298,14 +298,19 @@ void GpuMeasurer::SetStopAbove(double seconds) {
   state_->stop_above = std::isfinite(seconds) && seconds > 0 ? seconds : 0;
 }
 
-std::function<void()> GpuMeasurer::CompileJob(const autotvm::ConfigEntity& config) {
-  const State& s = *state_;
-  return [op = s.op, workload = s.workload, limits = s.limits, arch = s.arch, compiler = s.compiler,
-          config] {
+std::function<void()> MakeCompileJob(const OpTemplate* op, const KernelCompiler* compiler,
+                                     autotvm::Workload workload, DeviceLimits limits, GpuArch arch,
+                                     autotvm::ConfigEntity config) {
+  return [op, compiler, workload = std::move(workload), limits, arch, config = std::move(config)] {
     absl::StatusOr<OpPlan> plan = op->Specialize(workload, config, limits, Epilogue{});
     // Every kernel is attempted even when one fails; the successes land in the cache.
     if (plan.ok()) (void)CompilePlan(*compiler, *plan, arch, 1);
   };
+}
+
+std::function<void()> GpuMeasurer::CompileJob(const autotvm::ConfigEntity& config) {
+  const State& s = *state_;
+  return MakeCompileJob(s.op, s.compiler, s.workload, s.limits, s.arch, config);
 }
 
 Measurement GpuMeasurer::Measure(const autotvm::ConfigEntity& config) {

@@ -59,6 +59,13 @@ struct Measurement {
 Measurement FailedMeasurement(int error_no, std::string message, double all_cost);
 double UnixNow();
 
+// Measurer::CompileJob for `op`: specializes `config` and compiles its kernels into `compiler`'s
+// cache, one after the other (the pool runs many jobs). Owns copies of everything but the
+// compiler; failures are left to Measure, which compiles again and reports them.
+std::function<void()> MakeCompileJob(const OpTemplate* op, const KernelCompiler* compiler,
+                                     autotvm::Workload workload, DeviceLimits limits, GpuArch arch,
+                                     autotvm::ConfigEntity config);
+
 class Measurer {
  public:
   virtual ~Measurer() = default;

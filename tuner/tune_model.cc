@@ -528,7 +528,7 @@ void RunTimeBudget(RunState& run, std::vector<std::unique_ptr<WorkerClient>>& wo
   const Clock::time_point end = run.deadline;
   for (int round = 0; round < kRestRounds && !run.abort.load(); ++round) {
     const double round_left = std::chrono::duration<double>(end - Clock::now()).count();
-    if (round_left < kMinSliceSeconds) return;
+    if (round_left < kMinSliceSeconds) break;
     run.deadline =
         Clock::now() + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(round_left / (kRestRounds - round)));
