@@ -74,7 +74,7 @@ std::vector<double> GainWeights(absl::Span<const std::string> labels,
     const double best = node_best[labels[i]];
     if (best_seconds[i] > kMaxBehindBest * best)
       continue;  // far behind: more trials rarely catch up
-    w[i] = nodes * best * best / best_seconds[i];
+    w[i] = nodes * best * std::pow(best / best_seconds[i], kBehindExponent);
   }
   return w;
 }

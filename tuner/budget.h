@@ -30,11 +30,17 @@ std::vector<int64_t> SplitBudget(absl::Span<const double> flops, int64_t total,
 // Weights for the time left after the survey: what the network spends in a task's nodes, seen from
 // the survey's best times. Tasks with the same `label` implement the same nodes (NCHWc and
 // winograd for one conv); the best of them has weight nodes * best, where nodes is the number of
-// comma-separated names in the label, and a slower alternative that much less (nodes * best^2 /
-// its own best): it still gets time, since more trials may overtake, but in proportion to how
-// close it is, and none when it is more than kMaxBehindBest times slower. A task with no valid
-// time (best <= 0 or not finite) gets 0.
-inline constexpr double kMaxBehindBest = 1.5;
+// comma-separated names in the label, and a slower alternative much less (nodes * best *
+// (best / its own best)^kBehindExponent): it still gets time, since more trials may overtake, but
+// little unless it is close, and none when it is more than kMaxBehindBest times slower. A task
+// with no valid time (best <= 0 or not finite) gets 0.
+//
+// Why so steep: in a 5-minute VGG-16 int8 run (data/vgg16-int8-h200-5min.log) no winograd
+// alternative overtook its NCHWc task. The alternatives 1.2-1.9x behind gained 0-1.4% over their
+// trials while the NCHWc tasks still gained 6-11% in the second half of theirs, yet they took 41%
+// of the trials under the old linear weight and 1.5x cut.
+inline constexpr double kMaxBehindBest = 1.25;
+inline constexpr double kBehindExponent = 3;
 std::vector<double> GainWeights(absl::Span<const std::string> labels,
                                 absl::Span<const double> best_seconds);
 

@@ -64,16 +64,19 @@ TEST(SplitBudget, EmptyOrNoBudget) {
 }
 
 TEST(GainWeights, TheBestAlternativeCarriesTheNodesTimeSlowerOnesLess) {
-  // Two alternatives for one pair of nodes (2 ms and 2.5 ms), one single node, one with no valid
+  // Two alternatives for one pair of nodes (2 ms and 2.2 ms), one single node, one with no valid
   // time, and an alternative for f.17 more than kMaxBehindBest times slower.
   std::vector<std::string> labels = {"f.12,f.14", "f.12,f.14", "f.17", "f.19", "f.17"};
-  std::vector<double> w = GainWeights(labels, {2e-3, 2.5e-3, 1e-3, 0.0, 1.6e-3});
+  std::vector<double> w = GainWeights(labels, {2e-3, 2.2e-3, 1e-3, 0.0, 1.3e-3});
   ASSERT_EQ(w.size(), 5u);
-  EXPECT_DOUBLE_EQ(w[0], 2 * 2e-3);                  // two nodes at the best time
-  EXPECT_DOUBLE_EQ(w[1], 2 * 2e-3 * 2e-3 / 2.5e-3);  // 80% as fast: 80% of the weight
+  EXPECT_DOUBLE_EQ(w[0], 2 * 2e-3);  // two nodes at the best time
+  // 10% slower: (1 / 1.1)^3 = 75% of the weight.
+  EXPECT_NEAR(w[1], 2 * 2e-3 * 0.7513, 1e-7);
   EXPECT_DOUBLE_EQ(w[2], 1e-3);
   EXPECT_EQ(w[3], 0.0);
-  EXPECT_EQ(w[4], 0.0);
+  EXPECT_EQ(w[4], 0.0);  // 1.3x behind
+  // Exactly at the cut still gets time.
+  EXPECT_GT(GainWeights({"a", "a"}, {1e-3, kMaxBehindBest * 1e-3})[1], 0.0);
   EXPECT_EQ(GainWeights({"a"}, {std::numeric_limits<double>::infinity()})[0], 0.0);
   EXPECT_EQ(GainWeights({"a"}, {std::nan("")})[0], 0.0);
 }
