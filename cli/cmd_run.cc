@@ -118,7 +118,8 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
            "safetensors weights for vgg16 (default: random, from --seed); an ONNX model "
            "carries its own");
   p.Int("batch", &f->batch, "N", "batch size (default: vgg16 128, ONNX the file's)");
-  p.String("precision", &f->precision_text, "P", "fp32 or int8 (default int8)");
+  p.String("precision", &f->precision_text, "P",
+           "fp32, int8 or fp16 (Hopper tensor cores, NHWC inside) (default int8)");
   p.Int("repeats", &f->repeats, "N", "timed runs; medians are reported (default 50)");
   p.Int("device", &f->device, "N", "GPU ordinal (default 0)");
   p.String("cache-dir", &f->cache_dir, "DIR", "kernel cache directory");
@@ -144,11 +145,6 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   absl::StatusOr<Precision> precision = ParsePrecision(f->precision_text);
   if (!precision.ok()) return Usage(std::string(precision.status().message()));
   f->precision = *precision;
-  if (f->precision == Precision::kFp16) {
-    return Usage(
-        "--precision fp16 does not run yet: the executor's NHWC fp16 path is not built; "
-        "`tunejit tune --precision fp16` tunes and measures its Hopper tensor-core kernels");
-  }
   if (f->batch != kBatchUnset && (f->batch < 1 || f->batch > kMaxBatch))
     return Usage(absl::StrFormat("--batch must be in 1..%d, got %d", kMaxBatch, f->batch));
   if (f->repeats < 1) return Usage(absl::StrFormat("--repeats must be >= 1, got %d", f->repeats));
@@ -371,9 +367,9 @@ absl::Status RunOnGpu(const RunFlags& f, RunState* s) {
     s->report.accuracy.skipped = "no cuDNN baseline: " + s->report.cudnn;
     return absl::OkStatus();
   }
-  TUNEJIT_ASSIGN_OR_RETURN(s->report.accuracy,
-                           CompareLogits(logits, *ref, static_cast<int>(s->batch),
-                                         BoundsFor(f.precision == Precision::kInt8)));
+  TUNEJIT_ASSIGN_OR_RETURN(
+      s->report.accuracy,
+      CompareLogits(logits, *ref, static_cast<int>(s->batch), BoundsFor(f.precision)));
   return absl::OkStatus();
 }
 

@@ -201,7 +201,7 @@ void RegisterFlags(FlagParser& p, TuneFlags& f) {
   p.String("model", &f.model, "NAME|FILE", std::string(kModelHelp) + " (default vgg16)");
   p.Int("batch", &f.batch, "N", "batch size (default: vgg16 1, ONNX the file's)");
   p.String("precision", &f.precision, "P",
-           "fp32, int8 or fp16 (Hopper tensor cores; tune only so far) (default fp32)");
+           "fp32, int8 or fp16 (Hopper tensor cores) (default fp32)");
   p.String("budget", &f.budget, "TIME", "time budget, e.g. 90s, 5m, 1h30m");
   p.Int("trials", &f.trials, "N",
         "trial budget over all tasks (with --budget: whichever ends first)");

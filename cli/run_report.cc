@@ -26,6 +26,10 @@ constexpr double kFp32MaxRelL2 = 1e-3;
 // convs, each quantizing weights and input, add in quadrature to ~5%. 0.1 gives a 2x margin; a
 // wrong scale or a saturating requantize is off by far more.
 constexpr double kInt8MaxRelL2 = 0.1;
+// fp16 (the tensor-core path): weights and activations rounded to float16 (2^-11 relative, ~3e-4
+// rms per rounding) before fp32-accumulated layers; ~30 roundings over 15 layers add in
+// quadrature to ~2e-3. 1e-2 leaves a 5x margin; a wrong layout or tile is off by O(1).
+constexpr double kFp16MaxRelL2 = 1e-2;
 // Top-1 agreement on the decisive rows (AccuracyResult): a flip there needs an error over 4x the
 // rms error, which a correct run makes in far fewer than 1% of rows (Gaussian: ~0.2%), so 90%
 // is a loose floor that a wrong class column or a misplaced row still breaks. Over all rows the
@@ -86,6 +90,9 @@ DevicePeaks ComputePeaks(const std::string& name, int sm_count, int clock_khz, d
   // Our int8 kernels use dp4a on the CUDA cores, not tensor cores. Since Volta, dp4a issues at
   // half the FP32 FMA rate (64 per SM per clock) and does 4 MACs: 2x the FP32 FMA MAC rate.
   p.int8_ops_per_s = 2.0 * p.fp32_flops_per_s;
+  // Hopper's dense fp16 tensor-core rate: 4096 FLOP per SM per clock (H100 SXM: 989 TFLOP/s =
+  // 132 SMs x 4096 x 1830 MHz). Only sm_90 runs the fp16 path, so no other rate is needed.
+  p.fp16_flops_per_s = sm_count * 4096.0 * clock_hz;
   p.bytes_per_s = bytes_per_s;
   return p;
 }
@@ -93,9 +100,10 @@ DevicePeaks ComputePeaks(const std::string& name, int sm_count, int clock_khz, d
 std::string PeakAssumptions(const DevicePeaks& p) {
   return absl::StrFormat(
       "peaks: fp32 %.1f TFLOP/s (%d SMs x 128 FMA x 2 x %d MHz); int8 %.1f TOP/s (dp4a on CUDA "
-      "cores: 2x the fp32 FMA rate; no tensor cores); DRAM %.0f GB/s",
+      "cores: 2x the fp32 FMA rate; no tensor cores); fp16 %.1f TFLOP/s (Hopper wgmma: 4096 "
+      "FLOP per SM per clock); DRAM %.0f GB/s",
       p.fp32_flops_per_s / 1e12, p.sm_count, p.clock_khz / 1000, p.int8_ops_per_s / 1e12,
-      p.bytes_per_s / 1e9);
+      p.fp16_flops_per_s / 1e12, p.bytes_per_s / 1e9);
 }
 
 std::vector<ReportLayer> LayersFromExecutor(const std::vector<LayerInfo>& layers,
@@ -132,6 +140,7 @@ void AttachBaseline(const std::vector<BaselineLayer>& baseline, std::vector<Repo
 }
 
 double LayerPeak(const ReportLayer& layer, const DevicePeaks& peaks) {
+  if (layer.dtype == "float16") return peaks.fp16_flops_per_s;
   return IsInt8(layer) ? peaks.int8_ops_per_s : peaks.fp32_flops_per_s;
 }
 
@@ -142,8 +151,13 @@ double RooflineSeconds(const ReportLayer& layer, const DevicePeaks& peaks) {
   return std::max(compute, memory);
 }
 
-AccuracyBounds BoundsFor(bool int8) {
-  if (!int8) {
+AccuracyBounds BoundsFor(Precision precision) {
+  if (precision == Precision::kFp16) {
+    return {kFp16MaxRelL2, kMinDecisiveTop1,
+            "fp16: float16 weights and activations, fp32 accumulation (rel < 1e-2; top-1 >= 90% "
+            "where the winner is clear)"};
+  }
+  if (precision == Precision::kFp32) {
     return {kFp32MaxRelL2, kMinDecisiveTop1,
             "fp32: same math as cuDNN, summed in another order (rel < 1e-3; top-1 >= 90% where "
             "the winner is clear)"};

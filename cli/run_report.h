@@ -24,6 +24,7 @@
 #include "baseline/cudnn_network.h"
 #include "common/svg_chart.h"
 #include "graph/executor.h"
+#include "graph/lowering.h"
 #include "nlohmann/json.hpp"
 
 namespace tunejit::cli {
@@ -35,6 +36,7 @@ struct DevicePeaks {
   int clock_khz = 0;
   double fp32_flops_per_s = 0;  // sm_count x 128 FP32 lanes x 2 (FMA) x clock
   double int8_ops_per_s = 0;    // dp4a on CUDA cores; see ComputePeaks
+  double fp16_flops_per_s = 0;  // Hopper wgmma, dense fp16 with fp32 accumulation; see ComputePeaks
   double bytes_per_s = 0;       // DRAM (DeviceProperties::PeakMemoryBytesPerSecond)
 };
 DevicePeaks ComputePeaks(const std::string& name, int sm_count, int clock_khz, double bytes_per_s);
@@ -72,7 +74,7 @@ struct AccuracyBounds {
   double min_top1 = 0;    // and decisive_top1 >= this
   std::string why;        // one line: where the bounds come from
 };
-AccuracyBounds BoundsFor(bool int8);
+AccuracyBounds BoundsFor(Precision precision);
 
 struct AccuracyResult {
   bool checked = false;

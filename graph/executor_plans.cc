@@ -35,6 +35,25 @@ Pool2dParams PoolParams(const StepTensor& in, const NodeAttrs& a) {
   return p;
 }
 
+ElementType ElementOf(DType dtype) {
+  return dtype == DType::kF16  ? ElementType::kFloat16
+         : dtype == DType::kI8 ? ElementType::kInt8
+                               : ElementType::kFloat32;
+}
+
+// A convert step: [N, C, inner] between element types and layouts (graph/executor_steps.h).
+absl::StatusOr<PlannedKernel> ConvertStepKernel(const StepTensor& in, const StepTensor& out) {
+  ConvertParams p;
+  p.n = in.shape[0];
+  p.c = in.shape.size() > 1 ? in.shape[1] : 1;
+  p.hw = Inner(in.shape);
+  p.from = ElementOf(in.dtype);
+  p.to = ElementOf(out.dtype);
+  p.from_nhwc = in.nhwc;
+  p.to_nhwc = out.nhwc;
+  return ConvertKernel(p);
+}
+
 // A clip step runs a graph clip or a relu that no producer absorbed (clip to [0, inf)).
 absl::StatusOr<PlannedKernel> ClipStepKernel(const Node& node, int64_t total) {
   if (node.op == OpKind::kRelu) {
@@ -48,8 +67,8 @@ absl::StatusOr<PlannedKernel> ElementwiseKernel(const Executor::State& state, co
   const Node& node = state.graph.nodes()[step.node];
   switch (step.kind) {
     case StepKind::kMaxPool2d:
-      return MaxPool2dKernel(PoolParams(in, node.attrs),
-                             step.int8 ? ElementType::kInt8 : ElementType::kFloat32);
+      if (in.nhwc) return MaxPool2dNhwcF16Kernel(PoolParams(in, node.attrs));
+      return MaxPool2dKernel(PoolParams(in, node.attrs), ElementOf(in.dtype));
     case StepKind::kAvgPool2d:
       return AvgPool2dKernel(PoolParams(in, node.attrs));
     case StepKind::kGlobalAvgPool2d:
@@ -65,6 +84,8 @@ absl::StatusOr<PlannedKernel> ElementwiseKernel(const Executor::State& state, co
     case StepKind::kQuantize:
       return QuantizeKernel(in.NumElements(),
                             state.scales[state.program.tensors[step.output].scale_slot]);
+    case StepKind::kConvert:
+      return ConvertStepKernel(in, state.program.tensors[step.output]);
     case StepKind::kConv2d:
     case StepKind::kDense:
       break;
@@ -77,13 +98,15 @@ LayerInfo BaseInfo(const Executor::State& state, const Step& step) {
   LayerInfo info;
   info.name = step.name;
   info.op = std::string(StepKindName(step.kind));
-  info.dtype = p.tensors[step.input].dtype == DType::kI8 ? "int8" : "float32";
+  const DType in = p.tensors[step.input].dtype;
+  info.dtype = in == DType::kI8 ? "int8" : in == DType::kF16 ? "float16" : "float32";
   info.fused = step.fused;
   info.bytes_moved = p.tensors[step.input].Bytes() + p.tensors[step.output].Bytes();
   if (step.residual >= 0) info.bytes_moved += p.tensors[step.residual].Bytes();
   if (step.weight >= 0) {
     const int64_t elements = state.graph.tensor(step.weight).NumElements();
-    info.bytes_moved += elements * (step.int8 ? 1 : 4);
+    const bool fp16 = step.task >= 0 && p.tasks[step.task].fp16;
+    info.bytes_moved += elements * (step.int8 ? 1 : fp16 ? 2 : 4);
   }
   if (step.task >= 0) info.flops = p.tasks[step.task].flops;
   return info;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -12,6 +15,16 @@
 
 namespace tunejit {
 namespace {
+
+// How a step reads or writes a value: element type and, for 4-D activations, layout.
+struct Form {
+  DType dtype = DType::kF32;
+  bool nhwc = false;
+  friend bool operator==(const Form&, const Form&) = default;
+};
+constexpr Form kFloatNchw{DType::kF32, false};
+
+Form FormOf(const StepTensor& t) { return {t.dtype, t.nhwc}; }
 
 class Lowerer {
  public:
@@ -24,7 +37,6 @@ class Lowerer {
     consumers_.assign(n, {});
     p_.value_of.assign(n, -1);
     slot_of_.assign(n, -1);
-    quantized_.assign(n, -1);
     task_of_node_.assign(g_.nodes().size(), -1);
     consumed_.assign(g_.nodes().size(), false);
     for (size_t t = 0; t < p_.tasks.size(); ++t) task_of_node_[p_.tasks[t].node] = t;
@@ -39,6 +51,7 @@ class Lowerer {
     for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
       if (!consumed_[i]) TUNEJIT_RETURN_IF_ERROR(LowerNode(i));
     }
+    TUNEJIT_RETURN_IF_ERROR(OutputsAsFloatNchw());
     return std::move(p_);
   }
 
@@ -120,34 +133,63 @@ class Lowerer {
                      " only as its own quantization (--precision int8)"));
   }
 
-  // The step tensor holding graph tensor `t` for node `user`, as int8 or float32; an int8 use
-  // of a float value gets a quantize step (one per tensor, shared by its int8 consumers).
-  absl::StatusOr<int> InputValue(int t, bool int8, int user) {
+  // The step tensor holding graph tensor `t` for node `user` in `form`. An int8 use of a float32
+  // value gets a quantize step, another form a convert step; either is made once per tensor and
+  // form, shared by every consumer wanting it.
+  absl::StatusOr<int> InputValue(int t, Form form, int user) {
     const int v = p_.value_of[t];
     if (v < 0) {
       return absl::InternalError(absl::StrCat(NodeLabel(user, g_.nodes()[user]), ": input '",
                                               g_.tensor(t).name, "' has no value"));
     }
-    const bool is_int8 = p_.tensors[v].dtype == DType::kI8;
-    if (is_int8 == int8) return v;
-    if (is_int8) {
+    if (FormOf(p_.tensors[v]) == form) return v;
+    if (p_.tensors[v].dtype == DType::kI8) {
       return absl::InternalError(absl::StrCat(NodeLabel(user, g_.nodes()[user]),
                                               ": float op reads int8 tensor '", g_.tensor(t).name,
                                               "'"));
     }
-    if (quantized_[t] >= 0) return quantized_[t];
-    StepTensor q{
-        g_.tensor(t).name + ".int8", p_.tensors[v].shape, DType::kI8, t, -1, false, Slot(t)};
+    const auto key = std::make_tuple(t, form.dtype, form.nhwc);
+    if (auto it = converted_.find(key); it != converted_.end()) return it->second;
+    const bool quantize = form.dtype == DType::kI8;
+    std::string suffix = quantize ? ".int8" : form.dtype == DType::kF16 ? ".f16" : ".f32";
+    if (form.nhwc) suffix += ".nhwc";
+    StepTensor out{g_.tensor(t).name + suffix, p_.tensors[v].shape, form.dtype, t, -1, false,
+                   quantize ? Slot(t) : -1};
+    out.nhwc = form.nhwc;
     Step s;
-    s.kind = StepKind::kQuantize;
-    s.name = g_.nodes()[user].name + ".quantize";
+    s.kind = quantize ? StepKind::kQuantize : StepKind::kConvert;
+    s.name = g_.nodes()[user].name + (quantize ? ".quantize" : ".convert");
     s.node = user;
-    s.int8 = true;
+    s.int8 = quantize;
     s.input = v;
-    s.output = AddTensor(std::move(q));
-    quantized_[t] = s.output;
+    s.output = AddTensor(std::move(out));
+    converted_[key] = s.output;
     p_.steps.push_back(std::move(s));
-    return quantized_[t];
+    return converted_[key];
+  }
+  absl::StatusOr<int> InputValue(int t, bool int8, int user) {
+    return InputValue(t, int8 ? Form{DType::kI8, false} : kFloatNchw, user);
+  }
+
+  // Graph outputs are read back as float32 NCHW (Executor::Output): one in another form (an fp16
+  // layer's) gets a convert step, whose output becomes the graph tensor's value.
+  absl::Status OutputsAsFloatNchw() {
+    for (int id : g_.TensorsOfKind(TensorKind::kOutput)) {
+      const int v = p_.value_of[id];
+      if (v < 0 || FormOf(p_.tensors[v]) == kFloatNchw) continue;
+      const int producer = ProducerNode(id);
+      TUNEJIT_ASSIGN_OR_RETURN(const int out, InputValue(id, kFloatNchw, producer));
+      p_.tensors[out].external = true;
+      p_.value_of[id] = out;
+    }
+    return absl::OkStatus();
+  }
+
+  int ProducerNode(int t) const {
+    for (int i = static_cast<int>(g_.nodes().size()) - 1; i >= 0; --i) {
+      if (g_.nodes()[i].output == t) return i;
+    }
+    return 0;
   }
 
   int AddOutput(int graph_tensor, DType dtype, int scale_slot) {
@@ -183,6 +225,17 @@ class Lowerer {
       s.fused_nodes.push_back(r);
     }
     for (int f : s.fused_nodes) consumed_[f] = true;
+    const NodeTask& task = p_.tasks[s.task];
+    if (task.fp16) {
+      // Tensor cores: float16 in (NHWC for a conv); the workload's out_dtype picks the output.
+      const bool nhwc = s.kind == StepKind::kConv2d;
+      TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], Form{DType::kF16, nhwc}, i));
+      s.fused = absl::StrJoin(fused, "+");
+      s.output = AddOutput(end, task.fp16_output ? DType::kF16 : DType::kF32, -1);
+      p_.tensors[s.output].nhwc = nhwc;
+      p_.steps.push_back(std::move(s));
+      return absl::OkStatus();
+    }
     TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], s.int8, i));
     DType out_dtype = DType::kF32;
     int slot = -1;
@@ -256,37 +309,47 @@ class Lowerer {
   // The float kernels read float32 only; a graph input of another dtype has no kernel here.
   absl::Status RequireFloatValue(int node, int t) const {
     const int v = p_.value_of[t];
-    if (v < 0 || p_.tensors[v].dtype == DType::kF32 || p_.tensors[v].dtype == DType::kI8) {
-      return absl::OkStatus();  // no value: InputValue says so; int8: InputValue handles it
+    const DType d = v < 0 ? DType::kF32 : p_.tensors[v].dtype;
+    if (d == DType::kF32 || d == DType::kI8 || d == DType::kF16) {
+      return absl::OkStatus();  // no value: InputValue says so; int8 and fp16: it converts
     }
     return absl::UnimplementedError(
         absl::StrCat(NodeLabel(node, g_.nodes()[node]), ": input '", g_.tensor(t).name, "' is ",
                      std::string(DTypeName(p_.tensors[v].dtype)), "; the executor runs float32"));
   }
 
-  // max pool (float or int8, following its input; int8 keeps the input's scale: max commutes with
-  // a positive scale and with rounding); softmax, average pools and clip (float).
+  // max pool (float32 NCHW, int8 NCHW or fp16 NHWC, following its input; int8 keeps the input's
+  // scale: max commutes with a positive scale and with rounding); softmax, average pools and clip
+  // (float32 NCHW).
   absl::Status LowerSimple(int i, StepKind kind) {
     const Node& node = g_.nodes()[i];
     TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
     const int v = p_.value_of[node.inputs[0]];
-    const bool int8 = kind == StepKind::kMaxPool2d && v >= 0 && p_.tensors[v].dtype == DType::kI8;
+    Form form = kFloatNchw;
+    if (kind == StepKind::kMaxPool2d && v >= 0) {
+      const Form in = FormOf(p_.tensors[v]);
+      if (in == Form{DType::kI8, false} || in == Form{DType::kF16, true}) form = in;
+    }
     Step s;
     s.kind = kind;
     s.name = node.name;
     s.node = i;
-    s.int8 = int8;
-    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], int8, i));
-    s.output = AddOutput(node.output, int8 ? DType::kI8 : DType::kF32,
-                         int8 ? p_.tensors[s.input].scale_slot : -1);
+    s.int8 = form.dtype == DType::kI8;
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], form, i));
+    s.output = AddOutput(node.output, form.dtype, s.int8 ? p_.tensors[s.input].scale_slot : -1);
+    p_.tensors[s.output].nhwc = form.nhwc;
     p_.steps.push_back(std::move(s));
     return absl::OkStatus();
   }
 
+  // A view of its input in NCHW order (an NHWC input is converted first, keeping its type).
   absl::Status LowerFlatten(int i) {
     const Node& node = g_.nodes()[i];
-    const int v = p_.value_of[node.inputs[0]];
+    int v = p_.value_of[node.inputs[0]];
     if (v < 0) return absl::InternalError(absl::StrCat(NodeLabel(i, node), ": input has no value"));
+    if (p_.tensors[v].nhwc) {
+      TUNEJIT_ASSIGN_OR_RETURN(v, InputValue(node.inputs[0], Form{p_.tensors[v].dtype, false}, i));
+    }
     const StepTensor& in = p_.tensors[v];
     const int root = in.alias_of >= 0 ? in.alias_of : v;
     const TensorDesc& d = g_.tensor(node.output);
@@ -302,7 +365,7 @@ class Lowerer {
   std::vector<bool> want_int8_;
   std::vector<bool> consumed_;
   std::vector<int> slot_of_;
-  std::vector<int> quantized_;
+  absl::flat_hash_map<std::tuple<int, DType, bool>, int> converted_;  // InputValue's steps
 };
 
 }  // namespace
@@ -335,18 +398,13 @@ std::string_view StepKindName(StepKind kind) {
       return "global_avg_pool2d";
     case StepKind::kClip:
       return "clip";
+    case StepKind::kConvert:
+      return "convert";
   }
   return "?";
 }
 
 absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision) {
-  if (precision == Precision::kFp16) {
-    // The tensor-core kernels work (tests/ops/*wgmma_gpu_test) and tune, but the executor's NHWC
-    // fp16 path (layout conversion at the graph's edges) is not built yet.
-    return absl::UnimplementedError(
-        "executor: --precision fp16 does not run yet (it tunes: `tunejit tune --precision fp16` "
-        "measures the Hopper tensor-core kernels per layer); run fp32 or int8");
-  }
   return Lowerer(graph, precision).Run();
 }
 

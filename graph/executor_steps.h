@@ -14,6 +14,12 @@
 //    the caller gives one: MatchGivenScales). The other
 //    elementwise steps run in float32: a residual add reads float operands (the int8 convs feeding
 //    it write float32; the convs reading its output quantize it once, in a shared quantize step).
+//  * at Precision::kFp16, tensor-core convs and dense layers (NodeTask::fp16) read and write
+//    float16, convs in NHWC; max pools after them run NHWC fp16 too. Where a value is needed in
+//    another form (the float32 NCHW first conv's output entering the first fp16 conv, the NHWC
+//    activations entering a flatten, which follows NCHW order, a float32 op, a graph output) a
+//    convert step makes it once (ops/elementwise.h ConvertKernel), shared by every consumer
+//    wanting that form.
 // Step tensors are planned with lifetimes over step indices (graph/memory_plan.h PlanBuffers):
 // graph inputs and outputs stay live for the whole run (inputs are set before, outputs read
 // after).
@@ -48,6 +54,9 @@ struct StepTensor {
   int alias_of = -1;      // flatten: the step tensor whose bytes it views (a root, never an alias)
   bool external = false;  // a graph input or output: live for the whole run
   int scale_slot = -1;    // int8 tensors: index into StepProgram::scale_sources
+  // 4-D activations stored as [N, H, W, C] (the tensor-core path); `shape` stays the graph's
+  // logical NCHW shape either way.
+  bool nhwc = false;
   int64_t NumElements() const;
   int64_t Bytes() const { return NumElements() * DTypeSize(dtype); }
 };
@@ -62,7 +71,8 @@ enum class StepKind {
   kAdd,
   kAvgPool2d,
   kGlobalAvgPool2d,
-  kClip
+  kClip,
+  kConvert  // float32 <-> float16 and / or NCHW <-> NHWC
 };
 std::string_view StepKindName(StepKind kind);  // "conv2d", "dense", "max_pool2d", ...
 
@@ -92,8 +102,7 @@ struct StepProgram {
 };
 
 // InvalidArgument when the graph does not validate; Unimplemented for ops the executor cannot run
-// (graph-level quantize/dequantize/requantize, non-float graphs), naming the node, and for
-// Precision::kFp16 (tune-only so far).
+// (graph-level quantize/dequantize/requantize, non-float graphs), naming the node.
 absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision);
 
 // int8 activation scales given by the caller (ExecutorOptions::activation_scales: graph tensor

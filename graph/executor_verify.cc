@@ -1,12 +1,14 @@
 // Two GPU checks of the build phase: each chosen record's kernel against the naive reference kernel
 // on the node's real shapes (a wrong kernel is skipped for the next candidate), and the int8
 // calibration (max |x| of the tensors entering int8 convs, in the float32 network).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/half.h"
 #include "common/random.h"
 #include "common/status_macros.h"
 #include "graph/executor_internal.h"
@@ -27,6 +29,8 @@ struct VerifyShape {
   int64_t data = 0, weight = 0, out = 0, reduction = 0, channels = 0, inner = 1;
   int64_t batch = 1;  // N (conv) or M (dense); data and out divide by it
   bool int8 = false;
+  bool fp16 = false;      // float16 data and weights (the tensor-core templates)
+  bool fp16_out = false;  // a float16 output (the reference still writes float32)
 };
 
 absl::StatusOr<VerifyShape> ShapeOf(const KernelCandidate& c, bool conv) {
@@ -41,6 +45,8 @@ absl::StatusOr<VerifyShape> ShapeOf(const KernelCandidate& c, bool conv) {
     s.channels = p.co;
     s.batch = p.n;
     s.int8 = p.data_dtype == "int8";
+    s.fp16 = p.data_dtype == "float16";
+    s.fp16_out = p.out_dtype == "float16";
   } else {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(c.workload));
     s.data = p.m * p.k;
@@ -49,6 +55,8 @@ absl::StatusOr<VerifyShape> ShapeOf(const KernelCandidate& c, bool conv) {
     s.reduction = p.k;
     s.channels = p.n;
     s.batch = p.m;
+    s.fp16 = p.data_dtype == "float16";
+    s.fp16_out = p.out_dtype == "float16";
   }
   return s;
 }
@@ -66,18 +74,22 @@ absl::StatusOr<OpPlan> ReferencePlan(const KernelCandidate& c, bool conv, const 
 }
 
 // Random operands (the data for one image / row: RunPlan repeats it over the batch): int8 in [-8,
-// 8] or float in [-1, 1]; scales that keep an int8 output mostly in range (rms of the accumulator ~
-// sqrt(K) * rms_x * rms_w, brought to ~30).
+// 8] or float in [-1, 1] (float16 data and weights for the tensor-core templates); scales that keep
+// an int8 output mostly in range (rms of the accumulator ~ sqrt(K) * rms_x * rms_w, brought to
+// ~30).
 std::vector<std::vector<uint8_t>> Operands(const VerifyShape& s, const Epilogue& e) {
   std::mt19937 rng(12345);
   const float a = s.int8 ? 8.0f : 1.0f;
-  auto fill = [&](int64_t n, float lo, float hi, bool as_int8) {
+  auto fill = [&](int64_t n, float lo, float hi, bool as_int8, bool as_fp16 = false) {
     std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<uint8_t> bytes(n * (as_int8 ? 1 : 4));
+    std::vector<uint8_t> bytes(n * (as_int8 ? 1 : as_fp16 ? 2 : 4));
     for (int64_t i = 0; i < n; ++i) {
       const float v = d(rng);
       if (as_int8) {
         bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(std::lround(v)));
+      } else if (as_fp16) {
+        const uint16_t h = FloatToHalf(v);
+        std::memcpy(&bytes[i * 2], &h, 2);
       } else {
         std::memcpy(&bytes[i * 4], &v, 4);
       }
@@ -87,8 +99,8 @@ std::vector<std::vector<uint8_t>> Operands(const VerifyShape& s, const Epilogue&
   const bool to_int8 = e.output == Epilogue::Output::kInt8Requantize;
   const float rms = std::sqrt(static_cast<float>(s.reduction)) * a * a / 3.0f;
   const float scale = to_int8 ? 30.0f / rms : 1.0f;
-  std::vector<uint8_t> data = fill(s.data / s.batch, -a, a, s.int8);  // one image / row
-  return {std::move(data), fill(s.weight, -a, a, s.int8),
+  std::vector<uint8_t> data = fill(s.data / s.batch, -a, a, s.int8, s.fp16);  // one image / row
+  return {std::move(data), fill(s.weight, -a, a, s.int8, s.fp16),
           fill(s.channels, to_int8 ? -20.0f : -1.0f, to_int8 ? 20.0f : 1.0f, false),
           fill(s.channels, 0.5f * scale, 1.5f * scale, false)};
 }
@@ -145,7 +157,7 @@ std::vector<int64_t> SampledImages(int64_t batch) {
 // accumulation order moves values across a rounding boundary), int32 exactly, float with a
 // relative error below 1e-2 (winograd's transforms lose a few digits; a wrong kernel is O(1)).
 absl::Status Compare(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want,
-                     const Epilogue& e, bool int8_op) {
+                     const Epilogue& e, bool int8_op, bool got_fp16) {
   if (e.output == Epilogue::Output::kInt8Requantize) {
     int64_t off_by_one = 0;
     for (size_t i = 0; i < got.size(); ++i) {
@@ -162,9 +174,15 @@ absl::Status Compare(const std::vector<uint8_t>& got, const std::vector<uint8_t>
     if (got != want) return absl::InternalError("int32 output differs");
     return absl::OkStatus();
   }
-  std::vector<float> g(got.size() / 4), w(want.size() / 4);
-  std::memcpy(g.data(), got.data(), got.size());
+  std::vector<float> w(want.size() / 4), g(w.size());
   std::memcpy(w.data(), want.data(), want.size());
+  if (got_fp16) {  // rounding to float16 costs ~3e-4 relative, far below the bound
+    std::vector<uint16_t> h(got.size() / 2);
+    std::memcpy(h.data(), got.data(), got.size());
+    for (size_t i = 0; i < g.size() && i < h.size(); ++i) g[i] = HalfToFloat(h[i]);
+  } else {
+    std::memcpy(g.data(), got.data(), std::min(got.size(), g.size() * 4));
+  }
   const double err = cpuref::RelativeError(g, w);
   if (!(err < 1e-2)) return absl::InternalError(absl::StrFormat("relative error %.3g", err));
   return absl::OkStatus();
@@ -176,19 +194,20 @@ absl::Status VerifyOne(Executor::State& state, const KernelCompiler& compiler, c
   TUNEJIT_ASSIGN_OR_RETURN(VerifyShape s, ShapeOf(c, conv));
   TUNEJIT_ASSIGN_OR_RETURN(OpPlan ref, ReferencePlan(c, conv, step.epilogue));
   const Epilogue& e = step.epilogue;
-  const int64_t image_out_bytes =
+  const int64_t want_bytes =
       s.out / s.batch * (e.output == Epilogue::Output::kInt8Requantize ? 1 : 4);
+  const int64_t image_out_bytes = s.fp16_out ? s.out / s.batch * 2 : want_bytes;
   const std::vector<std::vector<uint8_t>> operands = Operands(s, e);
   const std::vector<int64_t> images = SampledImages(s.batch);
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<uint8_t> got, RunPlan(state, compiler, c.plan, operands,
                                                              s.batch, image_out_bytes, images));
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<uint8_t> want,
-                           RunPlan(state, compiler, ref, operands, 1, image_out_bytes, {0}));
+                           RunPlan(state, compiler, ref, operands, 1, want_bytes, {0}));
   // Every image has the first one's inputs, so every image's output must be the reference's.
   for (size_t i = 0; i < images.size(); ++i) {
     const std::vector<uint8_t> slice(got.begin() + i * image_out_bytes,
                                      got.begin() + (i + 1) * image_out_bytes);
-    absl::Status same = Compare(slice, want, e, s.int8);
+    absl::Status same = Compare(slice, want, e, s.int8, s.fp16_out);
     if (!same.ok()) {
       return absl::InternalError(absl::StrCat("image ", images[i], ": ", same.message()));
     }

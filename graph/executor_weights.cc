@@ -1,6 +1,9 @@
-// Weights to the device: float32 as given, or (int8 steps) quantized per output channel on the
-// host, with each conv/dense epilogue's bias and scale vectors (graph/quantize.h formulas).
+// Weights to the device: float32 as given, (int8 steps) quantized per output channel on the
+// host, with each conv/dense epilogue's bias and scale vectors (graph/quantize.h formulas), or
+// (fp16 tensor-core steps) rounded to float16, conv weights reordered OIHW -> OHWI.
 #include <cstring>
+
+#include "common/half.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -32,6 +35,25 @@ absl::StatusOr<DevicePtr> Upload(Executor::State& state, const std::vector<T>& v
   return Upload(state, v.data(), v.size() * sizeof(T));
 }
 
+// The tensor-core templates' weights: [CO, KH, KW, C] for a conv (from the graph's OIHW), [N, K]
+// for a dense (as given), in float16 (round to nearest even).
+std::vector<uint16_t> Fp16Weights(const std::vector<float>& w, const std::vector<int64_t>& shape) {
+  std::vector<uint16_t> out(w.size());
+  if (shape.size() != 4) {
+    for (size_t i = 0; i < w.size(); ++i) out[i] = FloatToHalf(w[i]);
+    return out;
+  }
+  const int64_t co = shape[0], ci = shape[1], taps = shape[2] * shape[3];
+  for (int64_t o = 0; o < co; ++o) {
+    for (int64_t c = 0; c < ci; ++c) {
+      for (int64_t t = 0; t < taps; ++t) {
+        out[(o * taps + t) * ci + c] = FloatToHalf(w[(o * ci + c) * taps + t]);
+      }
+    }
+  }
+  return out;
+}
+
 float ScaleOf(const Executor::State& state, int step_tensor) {
   return state.scales[state.program.tensors[step_tensor].scale_slot];
 }
@@ -45,7 +67,11 @@ absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int 
   const int64_t channels = state.graph.tensor(step.weight).shape[0];
   const bool requantize = step.epilogue.output == Epilogue::Output::kInt8Requantize;
   EpilogueScales e;
-  if (step.int8) {
+  if (state.program.tasks[step.task].fp16) {
+    TUNEJIT_ASSIGN_OR_RETURN(rt.weight,
+                             Upload(state, Fp16Weights(w, state.graph.tensor(step.weight).shape)));
+    e = EpilogueScales{{}, bias};
+  } else if (step.int8) {
     QuantizedWeights q = QuantizeWeights(w, channels);
     TUNEJIT_ASSIGN_OR_RETURN(rt.weight, Upload(state, q.values));
     const float s_in = ScaleOf(state, step.input);

@@ -125,7 +125,9 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
       autotvm::Conv2dParams p = ConvParams(graph, node, precision);
       task.int8 = p.data_dtype == "int8";
       if (precision == Precision::kFp16) {
-        task.implementations = Fp16Conv(p, FeedsConvOrDense(graph, i));
+        task.fp16_output = FeedsConvOrDense(graph, i);
+        task.implementations = Fp16Conv(p, task.fp16_output);
+        task.fp16 = !task.implementations.empty();
       }
       if (task.implementations.empty()) task.implementations = autotvm::Conv2dImplementations(p);
     } else {
@@ -134,10 +136,13 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
       p.k = graph.tensor(node.inputs[0]).shape[1];
       p.n = graph.tensor(node.inputs[1]).shape[0];
       if (precision == Precision::kFp16) {
-        task.implementations = Fp16Dense(p, FeedsConvOrDense(graph, i));
+        task.fp16_output = FeedsConvOrDense(graph, i);
+        task.implementations = Fp16Dense(p, task.fp16_output);
+        task.fp16 = !task.implementations.empty();
       }
       if (task.implementations.empty()) task.implementations = autotvm::DenseImplementations(p);
     }
+    if (!task.fp16) task.fp16_output = false;
     if (task.implementations.empty()) {
       return absl::UnimplementedError(
           absl::StrCat(NodeLabel(i, node), ": no kernel template implements it"));

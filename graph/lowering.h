@@ -13,7 +13,7 @@
 // (autotvm::Conv2dWgmmaImplementations) and every dense with K a multiple of 8 run float16 x
 // float16 on wgmma with float32 accumulation, writing float16 activations (float32 for a layer
 // no conv or dense reads after: the logits); the rest (VGG-16's 3-channel first conv) stays
-// float32. The tuner tunes these workloads; the executor does not run this precision yet.
+// float32. The executor runs them NHWC (graph/executor_steps.h).
 //
 //   TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> tasks, ExtractTasks(graph, Precision::kInt8));
 //   for (const NodeTask& t : tasks) for (const auto& impl : t.implementations) ...
@@ -43,6 +43,10 @@ struct NodeTask {
   int node = -1;      // graph node index (a conv2d or dense node)
   std::string name;   // the node's name, e.g. "features.0"
   bool int8 = false;  // runs int8 x int8 -> int32 at this precision
+  // Precision::kFp16 on tensor cores: float16 data (NHWC for a conv), fp32 accumulation, and a
+  // float16 output when `fp16_output` (a later conv or dense reads it), else float32.
+  bool fp16 = false;
+  bool fp16_output = false;
   // Every task name that can implement the node, in Relay's order; priority as Relay's plevel.
   std::vector<autotvm::Implementation> implementations;
   double flops = 0;  // 2 x MACs

@@ -1,7 +1,7 @@
 // File: kernel_sources/elementwise.cu
 // The graph's non-tuned ops (no AutoTVM knobs): standalone bias_add+relu, the residual add(+relu),
-// clip, max_pool2d (NCHW, float and int8), avg_pool2d, global average pooling, row softmax,
-// quantize / dequantize / requantize. One thread per element with a grid-stride loop (any grid size
+// clip, max_pool2d (NCHW, float and int8; NHWC fp16), avg_pool2d, global average pooling, row
+// softmax, quantize / dequantize / requantize, and the fp16 path's type and layout conversions. One thread per element with a grid-stride loop (any grid size
 // is correct), except softmax (one block of kBlock threads per row) and global average pooling (one
 // warp per plane).
 // Rounding follows the CPU reference exactly (round to nearest even, saturate; _rn intrinsics so
@@ -130,6 +130,102 @@ __global__ void max_pool2d(const T* __restrict__ x, T* __restrict__ y, int plane
       }
     }
     y[i] = best;
+  }
+}
+
+// NHWC max pooling of fp16 (the tensor-core path's activations): one thread per 8 channels (16
+// bytes) of one output pixel, so a warp reads whole 128-byte rows of channels. Padded positions
+// count as -inf. The values compare as floats (exact); the winner's bits are stored.
+__global__ void max_pool2d_nhwc_f16(const uint4* __restrict__ x, uint4* __restrict__ y, int n,
+                                    int h, int w, int c8, int oh, int ow, int kh, int kw, int sh,
+                                    int sw, int pad_top, int pad_left) {
+  const s64 total = static_cast<s64>(n) * oh * ow * c8;
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const int cv = static_cast<int>(i % c8);
+    const s64 pixel = i / c8;
+    const int ox = static_cast<int>(pixel % ow);
+    const int oy = static_cast<int>((pixel / ow) % oh);
+    const s64 image = pixel / (static_cast<s64>(ow) * oh);
+    float best[8];
+    unsigned short bits[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      best[k] = __int_as_float(0xff800000);  // -inf
+      bits[k] = 0xfc00;                     // fp16 -inf
+    }
+    for (int ky = 0; ky < kh; ++ky) {
+      const int iy = oy * sh + ky - pad_top;
+      if (iy < 0 || iy >= h) continue;
+      for (int kx = 0; kx < kw; ++kx) {
+        const int ix = ox * sw + kx - pad_left;
+        if (ix < 0 || ix >= w) continue;
+        const uint4 v = x[((image * h + iy) * w + ix) * c8 + cv];
+        const unsigned int words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const f16 e{static_cast<unsigned short>(words[k / 2] >> (16 * (k % 2)))};
+          const float f = F16ToFloat(e);
+          if (f > best[k]) {
+            best[k] = f;
+            bits[k] = e.bits;
+          }
+        }
+      }
+    }
+    uint4 out;
+    out.x = bits[0] | (static_cast<unsigned int>(bits[1]) << 16);
+    out.y = bits[2] | (static_cast<unsigned int>(bits[3]) << 16);
+    out.z = bits[4] | (static_cast<unsigned int>(bits[5]) << 16);
+    out.w = bits[6] | (static_cast<unsigned int>(bits[7]) << 16);
+    y[i] = out;
+  }
+}
+
+// The fp16 path's conversions: float32 <-> fp16 (round to nearest even, the hardware's cvt.rn),
+// by way of float.
+__device__ __forceinline__ float ToFloat(float v) { return v; }
+__device__ __forceinline__ float ToFloat(f16 v) { return F16ToFloat(v); }
+template <typename T>
+__device__ __forceinline__ T FromFloat(float v);
+template <>
+__device__ __forceinline__ float FromFloat<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ f16 FromFloat<f16>(float v) {
+  f16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(v));
+  return h;
+}
+
+// y = x in another element type, same layout.
+template <typename TIn, typename TOut>
+__global__ void convert(const TIn* __restrict__ x, TOut* __restrict__ y, s64 total) {
+  TUNEJIT_GRID_STRIDE(i, total) { y[i] = FromFloat<TOut>(ToFloat(x[i])); }
+}
+
+// Each of gridDim.y [rows, cols] matrices of x, transposed into [cols, rows] in y (and converted):
+// NCHW -> NHWC is rows = C, cols = H*W per image; NHWC -> NCHW the reverse. 32 x 32 tiles through
+// shared memory (blockDim 32 x 8), so reads and writes are both coalesced; blockIdx.x walks the
+// tiles, `col_tiles` of them per row of tiles.
+template <typename TIn, typename TOut>
+__global__ void __launch_bounds__(256)
+    transpose_convert(const TIn* __restrict__ x, TOut* __restrict__ y, int rows, int cols,
+                      int col_tiles) {
+  __shared__ float tile[32][33];  // +1: the column reads hit 32 different banks
+  const int r0 = static_cast<int>(blockIdx.x / col_tiles) * 32;
+  const int c0 = static_cast<int>(blockIdx.x % col_tiles) * 32;
+  const s64 base = static_cast<s64>(blockIdx.y) * rows * cols;
+  for (int k = threadIdx.y; k < 32; k += 8) {
+    const int r = r0 + k, c = c0 + threadIdx.x;
+    if (r < rows && c < cols) tile[k][threadIdx.x] = ToFloat(x[base + static_cast<s64>(r) * cols + c]);
+  }
+  __syncthreads();
+  for (int k = threadIdx.y; k < 32; k += 8) {
+    const int c = c0 + k, r = r0 + threadIdx.x;
+    if (r < rows && c < cols) {
+      y[base + static_cast<s64>(c) * rows + r] = FromFloat<TOut>(tile[threadIdx.x][k]);
+    }
   }
 }
 
@@ -280,6 +376,19 @@ template __global__ void tunejit::compare_to_reference<int, int>(const int*, con
 template __global__ void tunejit::compare_to_reference<tunejit::f16, float>(const tunejit::f16*,
                                                                             const float*, double*,
                                                                             long long);
+template __global__ void tunejit::convert<float, tunejit::f16>(const float*, tunejit::f16*,
+                                                              long long);
+template __global__ void tunejit::convert<tunejit::f16, float>(const tunejit::f16*, float*,
+                                                              long long);
+template __global__ void tunejit::transpose_convert<float, tunejit::f16>(const float*,
+                                                                        tunejit::f16*, int, int,
+                                                                        int);
+template __global__ void tunejit::transpose_convert<tunejit::f16, tunejit::f16>(
+    const tunejit::f16*, tunejit::f16*, int, int, int);
+template __global__ void tunejit::transpose_convert<tunejit::f16, float>(const tunejit::f16*,
+                                                                        float*, int, int, int);
+template __global__ void tunejit::transpose_convert<float, float>(const float*, float*, int, int,
+                                                                 int);
 template __global__ void tunejit::dequantize<int>(const int*, const float*, float*, long long, int,
                                                   long long);
 template __global__ void tunejit::dequantize<signed char>(const signed char*, const float*, float*,

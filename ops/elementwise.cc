@@ -41,6 +41,7 @@ absl::StatusOr<const char*> ScaledInputType(absl::string_view op, ElementType ty
     case ElementType::kInt32:
       return "int";
     case ElementType::kFloat32:
+    case ElementType::kFloat16:
       break;
   }
   return absl::InvalidArgumentError(absl::StrCat(op, ": input must be int8 or int32"));
@@ -87,12 +88,27 @@ absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_
 }
 
 absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& p, ElementType type) {
-  if (type == ElementType::kInt32) {
+  if (type != ElementType::kFloat32 && type != ElementType::kInt8) {
     return absl::InvalidArgumentError("max_pool2d: only float32 and int8");
   }
   TUNEJIT_RETURN_IF_ERROR(CheckPool("max_pool2d", p));
   const char* t = type == ElementType::kFloat32 ? "float" : "signed char";
   return PoolKernel("max_pool2d", absl::StrCat("tunejit::max_pool2d<", t, ">"), p);
+}
+
+absl::StatusOr<PlannedKernel> MaxPool2dNhwcF16Kernel(const Pool2dParams& p) {
+  constexpr char kOp[] = "max_pool2d_nhwc_f16";
+  TUNEJIT_RETURN_IF_ERROR(CheckPool(kOp, p));
+  if (p.c % 8 != 0) {
+    return absl::UnimplementedError(
+        absl::StrCat(kOp, ": C = ", p.c, " is not a multiple of 8 (16-byte channel vectors)"));
+  }
+  const int64_t c8 = p.c / 8;
+  return GridStrideKernel(
+      kOp, "tunejit::max_pool2d_nhwc_f16", p.n * p.OutH() * p.OutW() * c8,
+      {InputArg(0), OutputArg(0), Int32Arg(p.n), Int32Arg(p.h), Int32Arg(p.w), Int32Arg(c8),
+       Int32Arg(p.OutH()), Int32Arg(p.OutW()), Int32Arg(p.kh), Int32Arg(p.kw), Int32Arg(p.stride_h),
+       Int32Arg(p.stride_w), Int32Arg(p.pad_top), Int32Arg(p.pad_left)});
 }
 
 absl::StatusOr<PlannedKernel> AvgPool2dKernel(const Pool2dParams& p) {
@@ -141,6 +157,45 @@ absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols) {
   kernel.shape.grid[0] = static_cast<uint32_t>(std::min<int64_t>(rows, kMaxBlocks));
   kernel.shape.block[0] = kBlock;
   kernel.args = {InputArg(0), OutputArg(0), Int32Arg(r), Int32Arg(c)};
+  return kernel;
+}
+
+absl::StatusOr<PlannedKernel> ConvertKernel(const ConvertParams& p) {
+  constexpr char kOp[] = "convert";
+  auto type_name = [](ElementType t) -> const char* {
+    return t == ElementType::kFloat32   ? "float"
+           : t == ElementType::kFloat16 ? "tunejit::f16"
+                                        : nullptr;
+  };
+  const char* from = type_name(p.from);
+  const char* to = type_name(p.to);
+  if (from == nullptr || to == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(kOp, ": only float32 and float16"));
+  }
+  for (int64_t v : {p.n, p.c, p.hw}) TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "shape", v));
+  const int64_t total = p.n * p.c * p.hw;
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "C*H*W", p.c * p.hw).status());
+  if (p.from_nhwc == p.to_nhwc) {
+    if (p.from == p.to) {
+      return absl::InvalidArgumentError(absl::StrCat(kOp, ": same type and layout"));
+    }
+    return GridStrideKernel(kOp, absl::StrCat("tunejit::convert<", from, ", ", to, ">"), total,
+                            {InputArg(0), OutputArg(0), Int64Arg(total)});
+  }
+  // Per image a [rows, cols] matrix to transpose: NCHW is [C, HW], NHWC [HW, C].
+  const int64_t rows = p.from_nhwc ? p.hw : p.c, cols = p.from_nhwc ? p.c : p.hw;
+  const int64_t col_tiles = CeilDiv64(cols, 32), tiles = CeilDiv64(rows, 32) * col_tiles;
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "tiles per image", tiles).status());
+  if (p.n > 65535) return absl::UnimplementedError(absl::StrCat(kOp, ": batch over 65535"));
+  PlannedKernel kernel;
+  kernel.label = "transpose_convert";
+  kernel.spec = KernelSpec{
+      "elementwise.cu", absl::StrCat("tunejit::transpose_convert<", from, ", ", to, ">"), {}};
+  kernel.shape.grid[0] = static_cast<uint32_t>(tiles);
+  kernel.shape.grid[1] = static_cast<uint32_t>(p.n);
+  kernel.shape.block[0] = 32;
+  kernel.shape.block[1] = 8;
+  kernel.args = {InputArg(0), OutputArg(0), Int32Arg(rows), Int32Arg(cols), Int32Arg(col_tiles)};
   return kernel;
 }
 

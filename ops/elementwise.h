@@ -20,7 +20,7 @@
 
 namespace tunejit {
 
-enum class ElementType { kFloat32, kInt8, kInt32 };
+enum class ElementType { kFloat32, kInt8, kInt32, kFloat16 };
 
 // y = x + bias[c] (then relu). Input 0 x [N, C, inner...] float, input 1 bias [C]; output 0 y.
 absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_t inner, bool relu);
@@ -46,6 +46,10 @@ struct Pool2dParams {
 // Input 0 x, output 0 y (same type: kFloat32 or kInt8).
 absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& params, ElementType type);
 
+// NHWC fp16 max pooling (the tensor-core path, graph/executor_steps.h): the same windows as
+// MaxPool2dKernel, on [N, H, W, C] with C a multiple of 8 (16-byte loads). Input 0 x, output 0 y.
+absl::StatusOr<PlannedKernel> MaxPool2dNhwcF16Kernel(const Pool2dParams& params);
+
 // Float32 average pooling; pads must be below the window. Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> AvgPool2dKernel(const Pool2dParams& params);
 
@@ -62,6 +66,17 @@ absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi);
 
 // Softmax over each row of a float [rows, cols]. Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols);
+
+// A 4-D tensor [n, c, h*w] into another element type and/or layout: float32 <-> fp16 (round to
+// nearest even) and NCHW <-> NHWC, where the fp16 tensor-core path meets float32 NCHW ops (the
+// graph's edges, a flatten). Same type and layout is InvalidArgument (nothing to do). Input 0 x,
+// output 0 y.
+struct ConvertParams {
+  int64_t n = 1, c = 1, hw = 1;
+  ElementType from = ElementType::kFloat32, to = ElementType::kFloat16;
+  bool from_nhwc = false, to_nhwc = false;
+};
+absl::StatusOr<PlannedKernel> ConvertKernel(const ConvertParams& params);
 
 // int8 q = saturate(round_half_even(x / scale)). Input 0 float x, output 0 int8 q.
 absl::StatusOr<PlannedKernel> QuantizeKernel(int64_t total, float scale);

@@ -9,6 +9,7 @@
 //    reference kernels (ops/reference_kernels.h) run step by step on unshared buffers.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -473,6 +474,39 @@ TEST(ExecutorGpuTest, Vgg16Int8StaysCloseToFp32) {
   const std::vector<float> want = RunOnce(*fp32, input);
   const std::vector<float> got = RunOnce(*int8, input);
   EXPECT_LT(cpuref::RelativeError(got, want), 0.25);
+}
+
+// VGG-16 at fp16 (Hopper tensor cores, NHWC inside) against the float executor: float16 weights
+// and activations (~3e-4 rms per rounding, ~30 roundings) with fp32 accumulation stay ~2e-3
+// relative; 1e-2 is the same bound as `tunejit run --precision fp16`, and a wrong layout, weight
+// order or tile is off by O(1). Every layer uses its template's fallback config (no log).
+TEST(ExecutorGpuTest, Vgg16Fp16StaysCloseToFp32) {
+  TUNEJIT_REQUIRE_GPU();
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 2});
+  ASSERT_TRUE(g.ok()) << g.status();
+  const WeightSet w = RandomWeights(*g, 3);
+  absl::StatusOr<Executor> fp32 = BuildExecutor(*g, w, Precision::kFp32);
+  ASSERT_TRUE(fp32.ok()) << fp32.status();
+  absl::StatusOr<Executor> fp16 = BuildExecutor(*g, w, Precision::kFp16);
+  ASSERT_TRUE(fp16.ok()) << fp16.status();
+  const std::vector<LayerInfo>& layers = fp16->layers();
+  ASSERT_EQ(layers.size(), 23u);  // two converts: into NHWC fp16, and NCHW order for the flatten
+  EXPECT_EQ(layers[1].name, "features.2.convert");
+  EXPECT_EQ(layers[2].task_name, "conv2d_nhwc_wgmma.cuda");
+  EXPECT_EQ(layers[2].dtype, "float16");
+  EXPECT_EQ(layers.back().task_name, "dense_wgmma.cuda");
+  // Half the bytes of the float32 activations (the arena holds the largest live pair).
+  EXPECT_LT(fp16->stats().arena_bytes, fp32->stats().arena_bytes * 3 / 4);
+  const std::vector<float> input = testing::NormalFloats(2 * 3 * 224 * 224, 44);
+  const std::vector<float> want = RunOnce(*fp32, input);
+  const std::vector<float> got = RunOnce(*fp16, input);
+  ASSERT_EQ(got.size(), 2000u);
+  const double err = cpuref::RelativeError(got, want);
+  std::printf("VGG-16 fp16 vs fp32: relative L2 error %.3g\n", err);
+  EXPECT_LT(err, 1e-2);
+  EXPECT_GT(err, 0);  // float16 rounding is not free: the fp16 kernels really ran
+  const std::vector<float> replay = RunOnce(*fp16, input);
+  EXPECT_EQ(std::memcmp(replay.data(), got.data(), got.size() * 4), 0);
 }
 
 // The calibration's abs-max kernel: maxima accumulate across launches, signs are ignored.

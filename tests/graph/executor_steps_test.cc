@@ -153,6 +153,81 @@ TEST(ExecutorStepsTest, Vgg16Int8FirstConvFloatRequantizesLastConvDequantizes) {
   EXPECT_EQ(p->scale_sources.size(), 12u);
 }
 
+// --precision fp16: the tensor-core layers run NHWC float16 end to end; conversions only where
+// the float32 first conv hands over and where the flatten needs NCHW order.
+TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfBetweenTwoConverts) {
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kFp16);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->steps.size(), 23u);  // 13 convs + 5 pools + 3 dense + 2 converts
+  std::vector<std::string> converts;
+  for (const Step& s : p->steps) {
+    if (s.kind == StepKind::kConvert) converts.push_back(s.name);
+  }
+  EXPECT_THAT(converts, ElementsAre("features.2.convert", "flatten.convert"));
+  auto dtype = [&](int t) { return p->tensors[t].dtype; };
+  auto nhwc = [&](int t) { return p->tensors[t].nhwc; };
+  const Step& first = StepNamed(*p, "features.0");
+  EXPECT_FALSE(p->tasks[first.task].fp16);  // 3 channels: the float32 NCHW templates
+  EXPECT_EQ(dtype(first.output), DType::kF32);
+  EXPECT_FALSE(nhwc(first.output));
+  for (const Step& s : p->steps) {
+    if (s.name == "features.0") continue;
+    if (s.kind == StepKind::kConv2d || s.kind == StepKind::kMaxPool2d) {
+      EXPECT_EQ(dtype(s.input), DType::kF16) << s.name;
+      EXPECT_TRUE(nhwc(s.input)) << s.name;
+      EXPECT_EQ(dtype(s.output), DType::kF16) << s.name;
+      EXPECT_TRUE(nhwc(s.output)) << s.name;
+    }
+    if (s.kind == StepKind::kConv2d) {
+      EXPECT_TRUE(p->tasks[s.task].fp16) << s.name;
+      EXPECT_EQ(s.epilogue, (Epilogue{true, true, Out::kAccumulator})) << s.name;
+    }
+  }
+  // The flatten views the NCHW-ordered copy of the last pool's output; the dense layers read and
+  // write float16 rows, except the logits.
+  const Step& flatten = StepNamed(*p, "flatten.convert");
+  EXPECT_EQ(p->tensors[flatten.input].name, "features.30.out");
+  EXPECT_EQ(dtype(flatten.output), DType::kF16);
+  EXPECT_FALSE(nhwc(flatten.output));
+  const Step& fc0 = StepNamed(*p, "classifier.0");
+  EXPECT_EQ(p->tensors[fc0.input].alias_of, flatten.output);
+  EXPECT_EQ(dtype(fc0.output), DType::kF16);
+  const Step& logits = StepNamed(*p, "classifier.6");
+  EXPECT_EQ(dtype(logits.input), DType::kF16);
+  EXPECT_EQ(dtype(logits.output), DType::kF32);
+  EXPECT_TRUE(p->tensors[logits.output].external);
+  EXPECT_TRUE(p->scale_sources.empty());
+}
+
+// A float16 value wanted as float32 (a softmax, a graph output) is converted once, and the
+// converted tensor is what Executor::Output reads.
+TEST(ExecutorStepsTest, Fp16ValuesLeaveAsFloat32ThroughOneConvertEach) {
+  Graph g;
+  int x = g.AddTensor({"x", {2, 16, 8, 8}, DType::kF32, TensorKind::kInput});
+  int w1 = g.AddTensor({"w1", {16, 16, 3, 3}, DType::kF32, TensorKind::kWeight});
+  int w2 = g.AddTensor({"w2", {16, 16, 3, 3}, DType::kF32, TensorKind::kWeight});
+  NodeAttrs pad;
+  pad.pad_top = pad.pad_left = pad.pad_bottom = pad.pad_right = 1;
+  // y feeds a conv (so it is float16) and is a graph output too; the relu reads it as float32.
+  int y = *g.AddNode("conv1", OpKind::kConv2d, {x, w1}, pad, "y", TensorKind::kOutput);
+  *g.AddNode("conv2", OpKind::kConv2d, {y, w2}, pad, "z", TensorKind::kOutput);
+  *g.AddNode("relu", OpKind::kRelu, {y}, {}, "r", TensorKind::kOutput);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp16);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(Kinds(*p), ElementsAre("convert", "conv2d", "conv2d", "convert", "clip", "convert"));
+  const int y_value = p->value_of[y];
+  EXPECT_EQ(p->tensors[y_value].dtype, DType::kF32);  // the converted copy, read by Output
+  EXPECT_FALSE(p->tensors[y_value].nhwc);
+  EXPECT_TRUE(p->tensors[y_value].external);
+  EXPECT_EQ(p->steps[4].input, y_value);  // the clip shares that one conversion
+  // conv2's output feeds nothing: float32 straight from its epilogue, NHWC, converted for Output.
+  const int z_value = p->value_of[*g.FindTensor("z")];
+  EXPECT_EQ(p->tensors[z_value].dtype, DType::kF32);
+  EXPECT_FALSE(p->tensors[z_value].nhwc);
+}
+
 TEST(ExecutorStepsTest, NoFusionWhenTheIntermediateIsAGraphOutput) {
   Graph g;
   int x = g.AddTensor({"x", {1, 4, 8, 8}, DType::kF32, TensorKind::kInput});

@@ -158,11 +158,10 @@ TEST(KernelChoiceTest, Int8StepsPlanQuantizeAndInt8Pool) {
   EXPECT_GE(l[1].kernels, 1);
 }
 
-// --precision fp16 (tune only so far): VGG-16's convs after the first and its dense layers are the
-// Hopper tensor-core tasks (fp16 in and out, but float32 logits), each one the template can
-// implement and plan with its fallback config; the 3-channel first conv stays float32; the executor
-// says it cannot run this precision yet.
-TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplatesTheExecutorCannotRunYet) {
+// --precision fp16: VGG-16's convs after the first and its dense layers are the Hopper
+// tensor-core tasks (fp16 in and out, but float32 logits), each one the template can implement
+// and plan with its fallback config; the 3-channel first conv stays float32.
+TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
   Vgg16Options options;
   options.batch = 128;
   absl::StatusOr<Graph> g = BuildVgg16(options);
@@ -181,12 +180,12 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplatesTheExecutorCannotRunYet) {
     ASSERT_NE(op, nullptr);
     EXPECT_TRUE(op->CanImplement(w).ok()) << tasks[i].name << ": " << op->CanImplement(w);
     EXPECT_TRUE(op->Specialize(w, Fallback(w), Limits(), Epilogue{}).ok()) << tasks[i].name;
+    EXPECT_TRUE(tasks[i].fp16) << tasks[i].name;
+    EXPECT_EQ(tasks[i].fp16_output, i + 1 < tasks.size()) << tasks[i].name;
   }
+  EXPECT_FALSE(tasks[0].fp16);
   EXPECT_EQ(ParsePrecision("fp16").value(), Precision::kFp16);
   EXPECT_EQ(PrecisionName(Precision::kFp16), "fp16");
-  absl::StatusOr<StepProgram> program = LowerToSteps(*g, Precision::kFp16);
-  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(program.status().message(), HasSubstr("tunejit tune --precision fp16"));
 }
 
 }  // namespace

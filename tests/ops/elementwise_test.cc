@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "jit/kernel_compiler.h"
 #include "ops/cpu_reference.h"
 #include "tests/ops/ops_test_util.h"
 #include "tests/testing/gpu_test.h"
@@ -276,6 +277,150 @@ TEST_F(ElementwiseGpu, CompareToReference) {
   EXPECT_GT(s[0], 0);  // fp16 rounding is not free
   EXPECT_EQ(s[2], 0);
   EXPECT_FALSE(CompareKernel(total, "bfloat16").ok());
+}
+
+// fp16 path helpers: NCHW <-> NHWC index maps and host fp16 rounding (bit-exact with the GPU).
+int64_t NchwIndex(int64_t n, int64_t c, int64_t p, int64_t channels, int64_t hw) {
+  return (n * channels + c) * hw + p;
+}
+int64_t NhwcIndex(int64_t n, int64_t c, int64_t p, int64_t channels, int64_t hw) {
+  return (n * hw + p) * channels + c;
+}
+
+TEST(ConvertKernel, RejectsWhatItCannotConvert) {
+  const ConvertParams ok{.n = 2, .c = 3, .hw = 5};
+  EXPECT_TRUE(ConvertKernel(ok).ok());
+  ConvertParams same = ok;
+  same.to = ElementType::kFloat32;
+  EXPECT_EQ(ConvertKernel(same).status().code(), absl::StatusCode::kInvalidArgument);
+  same.to_nhwc = true;  // a transpose alone is work
+  EXPECT_TRUE(ConvertKernel(same).ok());
+  ConvertParams int8 = ok;
+  int8.from = ElementType::kInt8;
+  EXPECT_FALSE(ConvertKernel(int8).ok());
+  ConvertParams empty = ok;
+  empty.hw = 0;
+  EXPECT_FALSE(ConvertKernel(empty).ok());
+}
+
+TEST(MaxPool2dNhwcF16Kernel, NeedsWholeVectorsOfEightChannels) {
+  EXPECT_EQ(MaxPool2dNhwcF16Kernel({.n = 1, .c = 12, .h = 4, .w = 4}).status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(MaxPool2dNhwcF16Kernel({.n = 1, .c = 16, .h = 4, .w = 4}).ok());
+  EXPECT_FALSE(MaxPool2dNhwcF16Kernel({.n = 1, .c = 16, .h = 1, .w = 4}).ok());  // window too big
+}
+
+// Without a GPU: the fp16 path's kernels compile with NVRTC (every name expression the executor
+// can ask for).
+TEST(Fp16PathKernels, CompileWithNvrtc) {
+  using T = ElementType;
+  std::vector<absl::StatusOr<PlannedKernel>> kernels = {
+      MaxPool2dNhwcF16Kernel({.n = 1, .c = 16, .h = 4, .w = 4})};
+  for (bool from_nhwc : {false, true}) {
+    for (T from : {T::kFloat32, T::kFloat16}) {
+      for (T to : {T::kFloat32, T::kFloat16}) {
+        if (from == to && !from_nhwc) continue;
+        kernels.push_back(ConvertKernel(
+            {.n = 2, .c = 8, .hw = 9, .from = from, .to = to, .from_nhwc = from_nhwc}));
+      }
+    }
+  }
+  KernelCompiler compiler(nullptr);
+  for (const absl::StatusOr<PlannedKernel>& k : kernels) {
+    ASSERT_TRUE(k.ok()) << k.status();
+    absl::StatusOr<CompiledKernel> compiled = compiler.Compile(k->spec, GpuArch{9, 0, false});
+    EXPECT_TRUE(compiled.ok()) << k->spec.name_expression << ": " << compiled.status();
+  }
+}
+
+TEST_F(ElementwiseGpu, ConvertTypesAndLayouts) {
+  // Sizes off the 32 x 32 tiles in both directions.
+  const int64_t n = 3, c = 40, hw = 7 * 9, total = n * c * hw;
+  std::vector<float> x = testing::RandomFloats(total, 11);
+  for (float& v : x) v *= 100;  // past fp16's integer precision: rounding shows
+  std::vector<uint16_t> nhwc_half(total), nchw_half(total);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < hw; ++p) {
+        const uint16_t h = FloatToHalf(x[NchwIndex(i, ch, p, c, hw)]);
+        nhwc_half[NhwcIndex(i, ch, p, c, hw)] = h;
+        nchw_half[NchwIndex(i, ch, p, c, hw)] = h;
+      }
+    }
+  }
+  auto run = [&](ElementType from, bool from_nhwc, ElementType to, bool to_nhwc,
+                 const std::vector<uint8_t>& in, size_t out_bytes) {
+    auto k = ConvertKernel({.n = n,
+                            .c = c,
+                            .hw = hw,
+                            .from = from,
+                            .to = to,
+                            .from_nhwc = from_nhwc,
+                            .to_nhwc = to_nhwc});
+    EXPECT_TRUE(k.ok()) << k.status();
+    return k.ok() ? Run(*k, {in}, out_bytes) : std::vector<uint8_t>();
+  };
+  using T = ElementType;
+  // The graph's edge in: float32 NCHW -> fp16 NHWC.
+  EXPECT_EQ(FromBytes<uint16_t>(run(T::kFloat32, false, T::kFloat16, true, Bytes(x), total * 2)),
+            nhwc_half);
+  // Before a flatten: fp16 NHWC -> fp16 NCHW (a pure transpose).
+  EXPECT_EQ(
+      FromBytes<uint16_t>(run(T::kFloat16, true, T::kFloat16, false, Bytes(nhwc_half), total * 2)),
+      nchw_half);
+  // The edge out: fp16 NHWC -> float32 NCHW, exact.
+  std::vector<float> back(total);
+  for (int64_t i = 0; i < total; ++i) back[i] = HalfToFloat(nchw_half[i]);
+  EXPECT_EQ(
+      FromBytes<float>(run(T::kFloat16, true, T::kFloat32, false, Bytes(nhwc_half), total * 4)),
+      back);
+  // Same layout, type only.
+  EXPECT_EQ(FromBytes<uint16_t>(run(T::kFloat32, false, T::kFloat16, false, Bytes(x), total * 2)),
+            nchw_half);
+}
+
+TEST_F(ElementwiseGpu, MaxPoolNhwcHalfMatchesTheNchwReference) {
+  std::vector<Pool2dParams> cases = {
+      {.n = 2, .c = 16, .h = 16, .w = 16},
+      {.n = 3,
+       .c = 8,
+       .h = 15,
+       .w = 9,
+       .kh = 3,
+       .kw = 3,
+       .pad_top = 1,
+       .pad_left = 1,
+       .pad_bottom = 1,
+       .pad_right = 1},
+  };
+  for (const Pool2dParams& p : cases) {
+    const int64_t hw = p.h * p.w, ohw = p.OutH() * p.OutW();
+    std::vector<float> x = testing::RandomFloats(p.n * p.c * hw, 12);
+    std::vector<uint16_t> nhwc(x.size());
+    for (int64_t i = 0; i < p.n; ++i) {
+      for (int64_t ch = 0; ch < p.c; ++ch) {
+        for (int64_t q = 0; q < hw; ++q) {
+          float& v = x[NchwIndex(i, ch, q, p.c, hw)];
+          nhwc[NhwcIndex(i, ch, q, p.c, hw)] = FloatToHalf(v);
+          v = HalfToFloat(FloatToHalf(v));  // the reference pools the same values
+        }
+      }
+    }
+    const std::vector<float> want = cpuref::MaxPool2d(p, x);
+    auto k = MaxPool2dNhwcF16Kernel(p);
+    ASSERT_TRUE(k.ok()) << k.status();
+    const std::vector<uint16_t> got = FromBytes<uint16_t>(Run(*k, {Bytes(nhwc)}, want.size() * 2));
+    ASSERT_EQ(got.size(), want.size());
+    for (int64_t i = 0; i < p.n; ++i) {
+      for (int64_t ch = 0; ch < p.c; ++ch) {
+        for (int64_t q = 0; q < ohw; ++q) {
+          ASSERT_EQ(HalfToFloat(got[NhwcIndex(i, ch, q, p.c, ohw)]),
+                    want[NchwIndex(i, ch, q, p.c, ohw)])
+              << "image " << i << " channel " << ch << " pixel " << q;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
