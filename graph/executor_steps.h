@@ -19,7 +19,8 @@
 //    another form (the float32 NCHW first conv's output entering the first fp16 conv, the NHWC
 //    activations entering a flatten, which follows NCHW order, a float32 op, a graph output) a
 //    convert step makes it once (ops/elementwise.h ConvertKernel), shared by every consumer
-//    wanting that form.
+//    wanting that form. A conv too narrow for the tensor-core template (NodeTask::im2col, VGG-16's
+//    RGB stem) gets an im2col step before it, and runs as a 1x1 conv over the patches.
 // Step tensors are planned with lifetimes over step indices (graph/memory_plan.h PlanBuffers):
 // graph inputs and outputs stay live for the whole run (inputs are set before, outputs read
 // after).
@@ -72,7 +73,8 @@ enum class StepKind {
   kAvgPool2d,
   kGlobalAvgPool2d,
   kClip,
-  kConvert  // float32 <-> float16 and / or NCHW <-> NHWC
+  kConvert,  // float32 <-> float16 and / or NCHW <-> NHWC
+  kIm2col    // fp16 stem: float32 NCHW -> float16 NHWC patches of the conv step `node`
 };
 std::string_view StepKindName(StepKind kind);  // "conv2d", "dense", "max_pool2d", ...
 

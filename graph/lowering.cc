@@ -1,5 +1,6 @@
 #include "graph/lowering.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
 
@@ -52,6 +53,20 @@ std::vector<autotvm::Implementation> Fp16Dense(autotvm::DenseParams p, bool fp16
   return autotvm::DenseWgmmaImplementations(p);
 }
 
+// An fp16 conv too narrow for the tensor-core template, as a 1x1 conv over its im2col patches
+// (stride 1, no padding: the im2col step did both), or none when the patch is too long.
+std::vector<autotvm::Implementation> Fp16StemConv(const autotvm::Conv2dParams& p, bool fp16_out) {
+  if (p.groups != 1 || Im2colChannels(p) > kMaxIm2colChannels) return {};
+  autotvm::Conv2dParams q;
+  q.n = p.n;
+  q.ci = Im2colChannels(p);
+  q.h = p.OutH();
+  q.w = p.OutW();
+  q.co = p.co;
+  q.kh = q.kw = 1;
+  return Fp16Conv(q, fp16_out);
+}
+
 absl::Status RequireFloat(const Graph& graph, int index, const Node& node) {
   for (int input : {node.inputs[0], node.inputs[1]}) {
     if (graph.tensor(input).dtype != DType::kF32) {
@@ -88,6 +103,10 @@ autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node) {
   p.dilation_h = node.attrs.dilation_h;
   p.dilation_w = node.attrs.dilation_w;
   return p;
+}
+
+int64_t Im2colChannels(const autotvm::Conv2dParams& p) {
+  return (p.ci / std::max<int64_t>(p.groups, 1) * p.kh * p.kw + 7) / 8 * 8;
 }
 
 std::string_view PrecisionName(Precision precision) {
@@ -127,6 +146,10 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
       if (precision == Precision::kFp16) {
         task.fp16_output = FeedsConvOrDense(graph, i);
         task.implementations = Fp16Conv(p, task.fp16_output);
+        if (task.implementations.empty()) {
+          task.implementations = Fp16StemConv(p, task.fp16_output);
+          task.im2col = !task.implementations.empty();
+        }
         task.fp16 = !task.implementations.empty();
       }
       if (task.implementations.empty()) task.implementations = autotvm::Conv2dImplementations(p);

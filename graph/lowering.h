@@ -12,8 +12,10 @@
 // Precision::kFp16 is the Hopper tensor-core path (issue 7): a conv2d_nhwc_wgmma.cuda can express
 // (autotvm::Conv2dWgmmaImplementations) and every dense with K a multiple of 8 run float16 x
 // float16 on wgmma with float32 accumulation, writing float16 activations (float32 for a layer
-// no conv or dense reads after: the logits); the rest (VGG-16's 3-channel first conv) stays
-// float32. The executor runs them NHWC (graph/executor_steps.h).
+// no conv or dense reads after: the logits). A conv with too few channels for the template
+// (VGG-16's 3-channel first conv) runs as a 1x1 tensor-core conv over its im2col patches when
+// they are short (NodeTask::im2col); anything else stays float32. The executor runs them NHWC
+// (graph/executor_steps.h).
 //
 //   TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> tasks, ExtractTasks(graph, Precision::kInt8));
 //   for (const NodeTask& t : tasks) for (const auto& impl : t.implementations) ...
@@ -47,10 +49,20 @@ struct NodeTask {
   // float16 output when `fp16_output` (a later conv or dense reads it), else float32.
   bool fp16 = false;
   bool fp16_output = false;
+  // fp16: the conv has too few input channels for the template's 16-byte pixels (VGG-16's RGB
+  // stem), so it runs as a 1x1 conv over its im2col patches: the workload's C is
+  // CI * KH * KW rounded up to a multiple of 8 (Im2colChannels), H x W its output size.
+  bool im2col = false;
   // Every task name that can implement the node, in Relay's order; priority as Relay's plevel.
   std::vector<autotvm::Implementation> implementations;
   double flops = 0;  // 2 x MACs
 };
+
+// The patch length of an im2col stem conv (NodeTask::im2col): CI * KH * KW rounded up to 8.
+int64_t Im2colChannels(const autotvm::Conv2dParams& p);
+// The most patch elements the stem takes: one 128-byte k tile of float16 (beyond that the
+// padded 1x1 GEMM would waste more than the direct kernels cost).
+inline constexpr int64_t kMaxIm2colChannels = 64;
 
 // One NodeTask per conv2d / dense node, in node order. Unimplemented (naming the node) for a
 // conv2d or dense the templates cannot express (e.g. a dtype other than float32).

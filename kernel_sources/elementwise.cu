@@ -198,6 +198,41 @@ __device__ __forceinline__ f16 FromFloat<f16>(float v) {
   return h;
 }
 
+// The fp16 path's im2col stem: float32 NCHW x [N, C, H, W] -> float16 patches y [N, OH, OW, K],
+// K a multiple of 8: y[b, oy, ox, k] = x[b, c, oy * sh + r * dh - pt, ox * sw + s * dw - pl] for
+// k = (c * KH + r) * KW + s < C * KH * KW (the order of an OIHW weight's rows), 0 outside the
+// image and past C * KH * KW. A 1x1 tensor-core conv over y is then the conv (graph/lowering.h
+// NodeTask::im2col). One thread per 8 patch elements: one 16-byte store.
+__global__ void im2col_nhwc_f16(const float* __restrict__ x, uint4* __restrict__ y, int n, int c,
+                                int h, int w, int oh, int ow, int kh, int kw, int sh, int sw,
+                                int pad_top, int pad_left, int dh, int dw, int k8) {
+  const s64 total = static_cast<s64>(n) * oh * ow * k8;
+  const int patch = c * kh * kw;
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const int kv = static_cast<int>(i % k8);
+    const s64 pixel = i / k8;
+    const int ox = static_cast<int>(pixel % ow);
+    const int oy = static_cast<int>((pixel / ow) % oh);
+    const s64 image = pixel / (static_cast<s64>(ow) * oh);
+    unsigned int packed[4];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int k = kv * 8 + j;
+      float v = 0.0f;
+      if (k < patch) {
+        const int s = k % kw, r = (k / kw) % kh, ch = k / (kw * kh);
+        const int iy = oy * sh + r * dh - pad_top, ix = ox * sw + s * dw - pad_left;
+        if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+          v = __ldg(x + ((image * c + ch) * h + iy) * w + ix);
+        }
+      }
+      const unsigned int bits = FromFloat<f16>(v).bits;
+      packed[j / 2] = j % 2 == 0 ? bits : packed[j / 2] | (bits << 16);
+    }
+    y[i] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+  }
+}
+
 // y = x in another element type, same layout.
 template <typename TIn, typename TOut>
 __global__ void convert(const TIn* __restrict__ x, TOut* __restrict__ y, s64 total) {

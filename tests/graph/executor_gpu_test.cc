@@ -490,8 +490,9 @@ TEST(ExecutorGpuTest, Vgg16Fp16StaysCloseToFp32) {
   absl::StatusOr<Executor> fp16 = BuildExecutor(*g, w, Precision::kFp16);
   ASSERT_TRUE(fp16.ok()) << fp16.status();
   const std::vector<LayerInfo>& layers = fp16->layers();
-  ASSERT_EQ(layers.size(), 23u);  // two converts: into NHWC fp16, and NCHW order for the flatten
-  EXPECT_EQ(layers[1].name, "features.2.convert");
+  ASSERT_EQ(layers.size(), 23u);  // + the stem's im2col and the flatten's NCHW-order convert
+  EXPECT_EQ(layers[0].name, "features.0.im2col");
+  EXPECT_EQ(layers[1].task_name, "conv2d_nhwc_wgmma.cuda");
   EXPECT_EQ(layers[2].task_name, "conv2d_nhwc_wgmma.cuda");
   EXPECT_EQ(layers[2].dtype, "float16");
   EXPECT_EQ(layers.back().task_name, "dense_wgmma.cuda");

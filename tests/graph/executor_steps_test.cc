@@ -153,27 +153,30 @@ TEST(ExecutorStepsTest, Vgg16Int8FirstConvFloatRequantizesLastConvDequantizes) {
   EXPECT_EQ(p->scale_sources.size(), 12u);
 }
 
-// --precision fp16: the tensor-core layers run NHWC float16 end to end; conversions only where
-// the float32 first conv hands over and where the flatten needs NCHW order.
-TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfBetweenTwoConverts) {
+// --precision fp16: the tensor-core layers run NHWC float16 end to end, from the im2col stem
+// (features.0 as a 1x1 conv over its patches) to the one conversion the flatten's NCHW order needs.
+TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kFp16);
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->steps.size(), 23u);  // 13 convs + 5 pools + 3 dense + 2 converts
+  EXPECT_EQ(p->steps.size(), 23u);  // 13 convs + 5 pools + 3 dense + im2col + convert
   std::vector<std::string> converts;
   for (const Step& s : p->steps) {
     if (s.kind == StepKind::kConvert) converts.push_back(s.name);
   }
-  EXPECT_THAT(converts, ElementsAre("features.2.convert", "flatten.convert"));
+  EXPECT_THAT(converts, ElementsAre("flatten.convert"));
   auto dtype = [&](int t) { return p->tensors[t].dtype; };
   auto nhwc = [&](int t) { return p->tensors[t].nhwc; };
+  const Step& im2col = p->steps[0];
+  EXPECT_EQ(im2col.kind, StepKind::kIm2col);
+  EXPECT_EQ(im2col.name, "features.0.im2col");
+  EXPECT_EQ(p->tensors[im2col.input].name, "input");
+  EXPECT_THAT(p->tensors[im2col.output].shape, ElementsAre(1, 32, 224, 224));
   const Step& first = StepNamed(*p, "features.0");
-  EXPECT_FALSE(p->tasks[first.task].fp16);  // 3 channels: the float32 NCHW templates
-  EXPECT_EQ(dtype(first.output), DType::kF32);
-  EXPECT_FALSE(nhwc(first.output));
+  EXPECT_TRUE(p->tasks[first.task].im2col);
+  EXPECT_EQ(first.input, im2col.output);
   for (const Step& s : p->steps) {
-    if (s.name == "features.0") continue;
     if (s.kind == StepKind::kConv2d || s.kind == StepKind::kMaxPool2d) {
       EXPECT_EQ(dtype(s.input), DType::kF16) << s.name;
       EXPECT_TRUE(nhwc(s.input)) << s.name;

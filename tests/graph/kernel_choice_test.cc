@@ -160,7 +160,8 @@ TEST(KernelChoiceTest, Int8StepsPlanQuantizeAndInt8Pool) {
 
 // --precision fp16: VGG-16's convs after the first and its dense layers are the Hopper
 // tensor-core tasks (fp16 in and out, but float32 logits), each one the template can implement
-// and plan with its fallback config; the 3-channel first conv stays float32.
+// and plan with its fallback config; the 3-channel first conv is a 1x1 tensor-core conv over its
+// 27-element im2col patches, padded to 32.
 TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
   Vgg16Options options;
   options.batch = 128;
@@ -168,8 +169,16 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
   ASSERT_TRUE(g.ok()) << g.status();
   const std::vector<NodeTask> tasks = Tasks(*g, Precision::kFp16);
   ASSERT_EQ(tasks.size(), 16u);
-  EXPECT_EQ(tasks[0].implementations[0].workload.task_name, "conv2d_nchw.cuda");
-  for (size_t i = 1; i < tasks.size(); ++i) {
+  EXPECT_TRUE(tasks[0].im2col);
+  const autotvm::Workload& stem = tasks[0].implementations[0].workload;
+  absl::StatusOr<autotvm::Conv2dParams> stem_p = autotvm::ParseConv2dWorkload(stem);
+  ASSERT_TRUE(stem_p.ok()) << stem_p.status();
+  EXPECT_EQ(stem_p->ci, 32);
+  EXPECT_EQ(stem_p->h, 224);
+  EXPECT_EQ(stem_p->kh * stem_p->kw, 1);
+  EXPECT_EQ(stem_p->pad_top + stem_p->stride_h, 1);  // no padding, stride 1: im2col did both
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    EXPECT_EQ(tasks[i].im2col, i == 0) << tasks[i].name;
     ASSERT_EQ(tasks[i].implementations.size(), 1u) << tasks[i].name;
     const autotvm::Workload& w = tasks[i].implementations[0].workload;
     EXPECT_EQ(w.task_name, i < 13 ? "conv2d_nhwc_wgmma.cuda" : "dense_wgmma.cuda") << tasks[i].name;
@@ -183,7 +192,7 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
     EXPECT_TRUE(tasks[i].fp16) << tasks[i].name;
     EXPECT_EQ(tasks[i].fp16_output, i + 1 < tasks.size()) << tasks[i].name;
   }
-  EXPECT_FALSE(tasks[0].fp16);
+
   EXPECT_EQ(ParsePrecision("fp16").value(), Precision::kFp16);
   EXPECT_EQ(PrecisionName(Precision::kFp16), "fp16");
 }
