@@ -61,22 +61,27 @@ struct WgmmaStage {
   static constexpr int kBytes = (kAAtomBytes + kBAtomBytes) * kAtoms;
 };
 
+// The fp16 output's epilogue for one accumulator: bias and ReLU, then round to nearest even.
+template <int kEpi>
+__device__ __forceinline__ unsigned short WgmmaF16Value(float v, int col, const float* bias) {
+  static_assert((kEpi >> 2) == kEpiOutAccumulator, "fp16 output takes no scale");
+  if (kEpi & kEpiBias) v = __fadd_rn(v, __ldg(bias + col));
+  if (kEpi & kEpiRelu) v = v < 0.0f ? 0.0f : v;
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+
 // Stores one accumulator: through the common epilogue (float, or int32 for int8: int32 out,
-// float32, or requantized int8), or as fp16 after bias and ReLU (round to nearest even).
+// float32, or requantized int8), or as fp16 (WgmmaF16Value).
 template <int kEpi, int kOutF16, typename Acc>
 __device__ __forceinline__ void WgmmaStore(void* out, s64 index, Acc acc, int col,
                                            const float* bias, const float* scale) {
   if constexpr (kOutF16 == 0) {
     EpilogueOp<kEpi, Acc>::Store(out, index, acc, col, bias, scale);
   } else {
-    static_assert((kEpi >> 2) == kEpiOutAccumulator, "fp16 output takes no scale");
     static_assert(IsFloatAcc<Acc>::value, "fp16 output from fp16 operands only");
-    float v = acc;
-    if (kEpi & kEpiBias) v = __fadd_rn(v, __ldg(bias + col));
-    if (kEpi & kEpiRelu) v = v < 0.0f ? 0.0f : v;
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-    static_cast<unsigned short*>(out)[index] = h;
+    static_cast<unsigned short*>(out)[index] = WgmmaF16Value<kEpi>(acc, col, bias);
   }
 }
 
@@ -157,6 +162,19 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[BM / CONS_WG / 64
       if (base < 0) continue;
 #pragma unroll
       for (int i = 2 * half; i < BN / 2; i += 4) {  // i / 2 % 2 == half: i = 4q + 2 half + {0, 1}
+        if constexpr (kOutF16 != 0) {
+          // Both columns of the pair in one 4-byte store: 2-byte stores made the fp16 output
+          // slower to write than the fp32 one (docs/benchmarks.md, fifth session). The pair
+          // starts at an even column of a row of n (even) values, so it is 4-byte aligned.
+          const int col = col0 + 8 * (i / 4) + 2 * (t % 4);
+          if (n % 2 == 0 && col + 1 < n) {
+            const unsigned int lo = WgmmaF16Value<kEpi>(acc[sub][i], col, bias);
+            const unsigned int hi = WgmmaF16Value<kEpi>(acc[sub][i + 1], col + 1, bias);
+            *reinterpret_cast<unsigned int*>(static_cast<unsigned short*>(out) + base + col) =
+                lo | (hi << 16);
+            continue;
+          }
+        }
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int col = col0 + 8 * ((i + e) / 4) + 2 * (t % 4) + e;
