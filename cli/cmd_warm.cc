@@ -186,7 +186,7 @@ int RunWarmCommand(const std::vector<std::string>& args) {
   parser.String("model", &f.model, "NAME|FILE",
                 std::string(kModelHelp) + ": the kernels `tunejit run` would use for it");
   parser.Int("batch", &f.batch, "N", "with --model: batch (default: vgg16 128, ONNX the file's)");
-  parser.String("precision", &f.precision, "P", "with --model: fp32 or int8 (default int8)");
+  parser.String("precision", &f.precision, "P", "with --model: fp32, int8 or fp16 (default int8)");
   parser.String("cache-dir", &f.cache_dir, "DIR", "kernel cache directory");
   parser.Bool("no-cache", &f.no_cache, "compile without reading or writing the cache");
   parser.Bool("strict", &f.strict, "fail on the first bad log line");

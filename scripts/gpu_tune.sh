@@ -11,16 +11,17 @@
 #   RUN_LOGS="a.log b.log"  `tunejit run` int8 with each of those logs too (same call, same GPU)
 #   BUDGET=5m         VGG-16 batch 128 int8 tuned from nothing (or RESUME=FILE: continue that log
 #                     up to BUDGET in all), then `tunejit run` with the resulting log
+#   RUN_FP16=1        `tunejit run --precision fp16` with no fp16 records (every layer's fallback)
 #   FP16_BUDGET=4m    VGG-16 batch 128 --precision fp16 (the Hopper tensor-core tasks) tuned from
-#                     nothing: per-layer times in its summary table (the executor cannot run it yet)
+#                     nothing, then `tunejit run --precision fp16` with that log
 #   KILL_AT=S         kill -9 the tuner S seconds in, resume, and check nothing was lost or repeated
 # Everything lands in $OUT/results.tgz.
 set -uo pipefail
 . "$(dirname "$0")/gpu_common.sh"
 seed=data/seed-vgg16-v100.log
 tlog=$out/vgg16-int8-tuned.log
-run_int8() {  # run_int8 NAME LOG
-  step "$1" 240 "$bin/tunejit" run --precision int8 --log "$2" --json "$out/$1.json" \
+run_net() {  # run_net NAME LOG [PRECISION]
+  step "$1" 240 "$bin/tunejit" run --precision "${3:-int8}" --log "$2" --json "$out/$1.json" \
     --plot "$out/$1.svg"
 }
 tune() {  # tune NAME LIMIT EXTRA_FLAGS... (a later --precision wins)
@@ -38,8 +39,9 @@ run_tests() {  # run_tests BIN...
 }
 
 run_tests ${TESTS:-}
-[ -n "${RUN_SEED:-}" ] && run_int8 run-seed "$seed"
-for l in ${RUN_LOGS:-}; do run_int8 "run-$(basename "$l" .log)" "$l"; done
+[ -n "${RUN_SEED:-}" ] && run_net run-seed "$seed"
+for l in ${RUN_LOGS:-}; do run_net "run-$(basename "$l" .log)" "$l"; done
+[ -n "${RUN_FP16:-}" ] && run_net run-fp16-fallback "$seed" fp16
 [ -n "${PEERS:-}" ] && OUT=$out step peer-pytorch 200 python3 .gpu/peers/pytorch_vgg16.py
 if [ -n "${COMPARE:-}" ]; then
   for s in random xgb; do
@@ -50,6 +52,7 @@ fi
 if [ -n "${FP16_BUDGET:-}" ]; then
   tune tune-fp16 "${TUNE_LIMIT:-620}" --precision fp16 --budget "$FP16_BUDGET" \
     --log "$out/vgg16-fp16-tuned.log"
+  run_net run-fp16-tuned "$out/vgg16-fp16-tuned.log" fp16
 fi
 if [ -n "${BUDGET:-}" ]; then
   [ -n "${RESUME:-}" ] && cp "$RESUME" "$tlog"
@@ -64,7 +67,7 @@ if [ -n "${BUDGET:-}" ]; then
   else
     tune tune "${TUNE_LIMIT:-620}" "${flags[@]}"
   fi
-  run_int8 run-tuned "$tlog"
+  run_net run-tuned "$tlog"
 fi
 run_tests ${TESTS_LAST:-}
 cat "$out/summary.txt"
