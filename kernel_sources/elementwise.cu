@@ -15,6 +15,11 @@ namespace tunejit {
 #define TUNEJIT_GRID_STRIDE(i, total)                                                \
   for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < (total); \
        i += static_cast<s64>(gridDim.x) * blockDim.x)
+// The same over a 32-bit range (total < 2^31), for kernels whose index math must stay 32-bit
+// (64-bit division is emulated); the last step stops at `total` instead of overflowing.
+#define TUNEJIT_GRID_STRIDE_32(i, total)                                               \
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x, i##_step = gridDim.x * blockDim.x; \
+       i < (total); i = (total) - i > i##_step ? i + i##_step : (total))
 
 // y[n, c, ...] = x + bias[c] (then relu if kRelu); `inner` = elements per channel (H*W).
 template <int kRelu>
@@ -135,17 +140,19 @@ __global__ void max_pool2d(const T* __restrict__ x, T* __restrict__ y, int plane
 
 // NHWC max pooling of fp16 (the tensor-core path's activations): one thread per 8 channels (16
 // bytes) of one output pixel, so a warp reads whole 128-byte rows of channels. Padded positions
-// count as -inf. The values compare as floats (exact); the winner's bits are stored.
+// count as -inf. The values compare as floats (exact); the winner's bits are stored. The input
+// has fewer than 2^31 elements (the builder checks), so the index math is 32-bit: 64-bit
+// division is emulated and cost more than the loads.
 __global__ void max_pool2d_nhwc_f16(const uint4* __restrict__ x, uint4* __restrict__ y, int n,
                                     int h, int w, int c8, int oh, int ow, int kh, int kw, int sh,
                                     int sw, int pad_top, int pad_left) {
-  const s64 total = static_cast<s64>(n) * oh * ow * c8;
-  TUNEJIT_GRID_STRIDE(i, total) {
-    const int cv = static_cast<int>(i % c8);
-    const s64 pixel = i / c8;
-    const int ox = static_cast<int>(pixel % ow);
-    const int oy = static_cast<int>((pixel / ow) % oh);
-    const s64 image = pixel / (static_cast<s64>(ow) * oh);
+  const int total = n * oh * ow * c8;
+  TUNEJIT_GRID_STRIDE_32(i, total) {
+    const int cv = i % c8;
+    const int pixel = i / c8;
+    const int ox = pixel % ow;
+    const int oy = (pixel / ow) % oh;
+    const int image = pixel / (ow * oh);
     float best[8];
     unsigned short bits[8];
 #pragma unroll
@@ -159,7 +166,7 @@ __global__ void max_pool2d_nhwc_f16(const uint4* __restrict__ x, uint4* __restri
       for (int kx = 0; kx < kw; ++kx) {
         const int ix = ox * sw + kx - pad_left;
         if (ix < 0 || ix >= w) continue;
-        const uint4 v = x[((image * h + iy) * w + ix) * c8 + cv];
+        const uint4 v = x[((image * h + iy) * w + ix) * c8 + cv];  // < 2^31 / 8
         const unsigned int words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
@@ -202,32 +209,39 @@ __device__ __forceinline__ f16 FromFloat<f16>(float v) {
 // K a multiple of 8: y[b, oy, ox, k] = x[b, c, oy * sh + r * dh - pt, ox * sw + s * dw - pl] for
 // k = (c * KH + r) * KW + s < C * KH * KW (the order of an OIHW weight's rows), 0 outside the
 // image and past C * KH * KW. A 1x1 tensor-core conv over y is then the conv (graph/lowering.h
-// NodeTask::im2col). One thread per 8 patch elements: one 16-byte store.
+// NodeTask::im2col). One thread per 8 patch elements: one 16-byte store. Both tensors have
+// fewer than 2^31 elements (the builder checks): 32-bit index math, and (c, r, s) stepped along
+// k rather than divided out per element (integer division dominated the first version).
 __global__ void im2col_nhwc_f16(const float* __restrict__ x, uint4* __restrict__ y, int n, int c,
                                 int h, int w, int oh, int ow, int kh, int kw, int sh, int sw,
                                 int pad_top, int pad_left, int dh, int dw, int k8) {
-  const s64 total = static_cast<s64>(n) * oh * ow * k8;
+  const int total = n * oh * ow * k8;
   const int patch = c * kh * kw;
-  TUNEJIT_GRID_STRIDE(i, total) {
-    const int kv = static_cast<int>(i % k8);
-    const s64 pixel = i / k8;
-    const int ox = static_cast<int>(pixel % ow);
-    const int oy = static_cast<int>((pixel / ow) % oh);
-    const s64 image = pixel / (static_cast<s64>(ow) * oh);
-    unsigned int packed[4];
+  TUNEJIT_GRID_STRIDE_32(i, total) {
+    const int kv = i % k8;
+    const int pixel = i / k8;
+    const int ox = pixel % ow;
+    const int oy = (pixel / ow) % oh;
+    const int image = pixel / (ow * oh);
+    int k = kv * 8;
+    int s = k % kw, r = (k / kw) % kh, ch = k / (kw * kh);
+    const int y0 = oy * sh - pad_top, x0 = ox * sw - pad_left;
+    unsigned int packed[4] = {0, 0, 0, 0};
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int k = kv * 8 + j;
+    for (int j = 0; j < 8; ++j, ++k) {
       float v = 0.0f;
-      if (k < patch) {
-        const int s = k % kw, r = (k / kw) % kh, ch = k / (kw * kh);
-        const int iy = oy * sh + r * dh - pad_top, ix = ox * sw + s * dw - pad_left;
-        if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
-          v = __ldg(x + ((image * c + ch) * h + iy) * w + ix);
+      const int iy = y0 + r * dh, ix = x0 + s * dw;
+      if (k < patch && iy >= 0 && iy < h && ix >= 0 && ix < w) {
+        v = __ldg(x + ((image * c + ch) * h + iy) * w + ix);
+      }
+      packed[j / 2] |= static_cast<unsigned int>(FromFloat<f16>(v).bits) << (16 * (j % 2));
+      if (++s == kw) {  // step (c, r, s) to k + 1
+        s = 0;
+        if (++r == kh) {
+          r = 0;
+          ++ch;
         }
       }
-      const unsigned int bits = FromFloat<f16>(v).bits;
-      packed[j / 2] = j % 2 == 0 ? bits : packed[j / 2] | (bits << 16);
     }
     y[i] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
   }
@@ -385,6 +399,7 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 #undef TUNEJIT_GRID_STRIDE
+#undef TUNEJIT_GRID_STRIDE_32
 
 }  // namespace tunejit
 
