@@ -69,7 +69,7 @@ absl::StatusOr<std::vector<float>> CalibrateSlots(Executor::State& s,
   TUNEJIT_RETURN_IF_ERROR(BuildSteps(*fp32, compiler, weights));
   std::vector<int> sources;
   for (int j : slots) sources.push_back(s.program.scale_sources[j]);
-  return CalibrateAbsMax(*fp32, compiler, sources, s.options.calibration_seed);
+  return CalibrateAbsMax(*fp32, compiler, sources);
 }
 
 // int8: the scale of every scale slot, given (options.activation_scales) or calibrated; the

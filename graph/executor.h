@@ -59,6 +59,10 @@ struct ExecutorOptions {
   bool verify_records = true;     // check each chosen record's kernel once (see above)
   std::FILE* progress = nullptr;  // compile progress and warnings (e.g. stderr); null: quiet
   uint64_t calibration_seed = 7;  // int8: the calibration batch's inputs
+  // int8: the calibration batch itself, by graph input name (float32, the input's full element
+  // count), for real data (e.g. training images): an input given here is not drawn from
+  // `calibration_seed`. Real activations can be far from what N(0, 1) inputs produce.
+  absl::flat_hash_map<std::string, std::vector<float>> calibration_inputs;
   // int8: activation scales known beforehand, by graph tensor name (e.g. a QDQ model's,
   // OnnxModel::activation_scales): each scale slot whose tensor has one uses it, the others are
   // calibrated; with every slot given, the calibration run is skipped. Weights are still

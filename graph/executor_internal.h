@@ -89,11 +89,13 @@ absl::Status UploadWeights(Executor::State& state, const WeightSet& weights);
 absl::StatusOr<bool> VerifyRecords(Executor::State& state, const KernelCompiler& compiler);
 // The reference plans VerifyRecords will run, so CompileSteps can warm the cache with them.
 std::vector<OpPlan> VerificationPlans(const Executor::State& state);
-// int8: per graph tensor of `sources`, max |x| in the float32 executor `fp32` on a N(0, 1) input
-// drawn from `seed`, each measured right after the step producing it.
+// int8: per graph tensor of `sources`, max |x| in the float32 executor `fp32` on its options'
+// calibration_inputs, or N(0, 1) inputs drawn from calibration_seed for the graph inputs not
+// given, each measured right after the step producing it. InvalidArgument for a given input of
+// the wrong size or name.
 absl::StatusOr<std::vector<float>> CalibrateAbsMax(Executor::State& fp32,
                                                    const KernelCompiler& compiler,
-                                                   const std::vector<int>& sources, uint64_t seed);
+                                                   const std::vector<int>& sources);
 
 }  // namespace tunejit
 

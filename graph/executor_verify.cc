@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -273,16 +274,33 @@ absl::StatusOr<bool> VerifyRecords(Executor::State& state, const KernelCompiler&
 
 absl::StatusOr<std::vector<float>> CalibrateAbsMax(Executor::State& fp32,
                                                    const KernelCompiler& compiler,
-                                                   const std::vector<int>& sources, uint64_t seed) {
+                                                   const std::vector<int>& sources) {
   const StepProgram& p = fp32.program;
-  // Inputs: N(0, 1), splitmix64 + Box-Muller (the same stream on every platform).
-  SplitMix64 rng(seed);
+  const auto& given = fp32.options.calibration_inputs;
+  for (const auto& [name, values] : given) {
+    std::optional<int> id = fp32.graph.FindTensor(name);
+    if (!id || fp32.graph.tensor(*id).kind != TensorKind::kInput) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("calibration: no graph input named '", name, "'"));
+    }
+    if (static_cast<int64_t>(values.size()) != fp32.graph.tensor(*id).NumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat("calibration: input '", name, "' has ",
+                                                     values.size(), " values, the graph input ",
+                                                     fp32.graph.tensor(*id).NumElements()));
+    }
+  }
+  // Inputs not given: N(0, 1), splitmix64 + Box-Muller (the same stream on every platform).
+  SplitMix64 rng(fp32.options.calibration_seed);
   auto uniform = [&] { return (static_cast<double>(rng.Next() >> 11) + 0.5) * 0x1.0p-53; };
   for (int id : fp32.graph.TensorsOfKind(TensorKind::kInput)) {
     std::vector<float> x(fp32.graph.tensor(id).NumElements());
-    for (float& v : x) {
-      v = static_cast<float>(std::sqrt(-2.0 * std::log(uniform())) *
-                             std::cos(6.283185307179586 * uniform()));
+    if (auto it = given.find(fp32.graph.tensor(id).name); it != given.end()) {
+      x = it->second;
+    } else {
+      for (float& v : x) {
+        v = static_cast<float>(std::sqrt(-2.0 * std::log(uniform())) *
+                               std::cos(6.283185307179586 * uniform()));
+      }
     }
     TUNEJIT_RETURN_IF_ERROR(fp32.arena.CopyFromHost(x.data(), x.size() * sizeof(float),
                                                     fp32.memory.offsets[p.value_of[id]]));

@@ -271,6 +271,29 @@ TEST(ExecutorGpuTest, SmallNetInt8GivenScalesMatchCpuFakeQuant) {
 // The residual network (every ResNet op: padded max pool, add+relu with the residual operand kept
 // alive across other steps, avg pool, global avg pool, flatten view, clip), fp32 against the CPU
 // reference forward: the same 1e-4 as the small network (float vs double summation only).
+// int8 calibration on real data: a given calibration batch sets the input's scale exactly
+// (max |x| / 127); a batch of the wrong size or for an unknown input is InvalidArgument.
+TEST(ExecutorGpuTest, SmallNetInt8CalibratesOnAGivenBatch) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::SmallNet();
+  const WeightSet w = RandomWeights(g, 11);
+  std::vector<float> batch = testing::NormalFloats(2 * 4 * 16 * 16, 23);
+  batch[17] = 9.0f;  // far past what N(0, 1) draws give
+  Gpu& gpu = SharedGpu();
+  ExecutorOptions options;
+  options.precision = Precision::kInt8;
+  options.calibration_inputs = {{"input", batch}};
+  absl::StatusOr<Executor> ex = Executor::Build(*gpu.device, *gpu.compiler, g, w, options);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  EXPECT_FLOAT_EQ(ex->stats().activation_scales.at("input"), ActivationScale(9.0f));
+  options.calibration_inputs = {{"input", std::vector<float>(5, 1.0f)}};
+  EXPECT_EQ(Executor::Build(*gpu.device, *gpu.compiler, g, w, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.calibration_inputs = {{"pixels", batch}};
+  EXPECT_EQ(Executor::Build(*gpu.device, *gpu.compiler, g, w, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ExecutorGpuTest, ResidualNetFp32MatchesReference) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::ResidualNet();
