@@ -62,6 +62,7 @@ struct RunFlags {
   std::string cache_dir;
   bool no_cudnn = false;
   bool no_verify = false;
+  bool tensor_cores = false;  // int8 convs on the Hopper tensor-core template
   int64_t seed = 1;
   std::string json;
   std::string plot;
@@ -125,6 +126,9 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   p.String("cache-dir", &f->cache_dir, "DIR", "kernel cache directory");
   p.Bool("no-cudnn", &f->no_cudnn, "skip the cuDNN baseline (and the accuracy check)");
   p.Bool("no-verify", &f->no_verify, "do not check each record's kernel against the reference");
+  p.Bool("tensor-cores", &f->tensor_cores,
+         "int8: run the convs on the Hopper tensor-core template (NHWC, IGMMA; sm_90) instead of "
+         "TVM's dp4a templates");
   p.Int("seed", &f->seed, "N", "seed of the random input and random weights (default 1)");
   p.String("json", &f->json, "FILE", "also write the report as JSON");
   p.String("plot", &f->plot, "FILE.svg", "also write a per-layer bar chart");
@@ -284,6 +288,7 @@ absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
   options.history = &s->history;
   TUNEJIT_ASSIGN_OR_RETURN(options.target, autotvm::ParseTarget("cuda"));
   options.verify_records = !f.no_verify;
+  options.tasks.int8_tensor_cores = f.tensor_cores;
   options.progress = stderr;
   if (f.precision == Precision::kInt8) options.activation_scales = s->activation_scales;
   NoteQdqAtFp32(f, *s);

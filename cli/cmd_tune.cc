@@ -55,7 +55,7 @@ struct TuneFlags {
   std::string target = "cuda -model=unknown", cache_dir, timeout = "20";
   int64_t batch = 0, trials = 0, workers_per_gpu = 1, seed = 1, trial_batch = 0, jobs = 0;
   int64_t gpus = 0, fault_trial = -1, hang_trial = -1;
-  bool resume = false, list = false, no_cache = false;
+  bool resume = false, list = false, no_cache = false, tensor_cores = false;
 };
 
 struct Selected {
@@ -78,7 +78,9 @@ int64_t EnvInt(const char* name, int64_t fallback) {
 absl::StatusOr<Selected> AllTasks(const TuneFlags& f) {
   TUNEJIT_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(f.precision));
   TUNEJIT_ASSIGN_OR_RETURN(ModelSource model, LoadModel(f.model, f.batch, 1));
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> nodes, ExtractTasks(model.graph, precision));
+  TUNEJIT_ASSIGN_OR_RETURN(
+      std::vector<NodeTask> nodes,
+      ExtractTasks(model.graph, precision, {.int8_tensor_cores = f.tensor_cores}));
   TUNEJIT_ASSIGN_OR_RETURN(autotvm::Target target, autotvm::ParseTarget(f.target));
   std::map<std::string, std::vector<std::string>> users;  // workload key -> node names
   for (const NodeTask& n : nodes) {
@@ -207,6 +209,9 @@ void RegisterFlags(FlagParser& p, TuneFlags& f) {
         "trial budget over all tasks (with --budget: whichever ends first)");
   p.String("log", &f.log, "FILE", "tuning log to append to (required)");
   p.Bool("resume", &f.resume, "continue LOG: skip measured configs, count them against the budget");
+  p.Bool("tensor-cores", &f.tensor_cores,
+         "int8: tune the convs on the Hopper tensor-core template (as `run --tensor-cores` runs "
+         "them) instead of TVM's dp4a templates");
   p.String("tasks", &f.tasks, "LIST", "comma list of task names, node names or --list numbers");
   p.String("search", &f.search, "S", "xgb (default), random or grid");
   p.Int("workers-per-gpu", &f.workers_per_gpu, "K", "worker processes per GPU (default 1)");

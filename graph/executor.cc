@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<Executor::State>> NewState(const Device& device, 
   }
   s->graph = graph;
   s->limits = DeviceLimits::FromProperties(device.properties());
-  TUNEJIT_ASSIGN_OR_RETURN(s->program, LowerToSteps(graph, options.precision));
+  TUNEJIT_ASSIGN_OR_RETURN(s->program, LowerToSteps(graph, options.precision, options.tasks));
   TUNEJIT_ASSIGN_OR_RETURN(Stream stream, Stream::Create(device));
   s->stream.emplace(std::move(stream));
   return s;

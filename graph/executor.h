@@ -55,6 +55,8 @@ struct ExecutorOptions {
   // Target the records are queried with (autotvm/dispatch.h: model first, then keys). Left
   // default (empty name), the executor queries as "cuda" (keys cuda, gpu).
   autotvm::Target target;
+  // Which templates the convs may use (graph/lowering.h), e.g. int8 on Hopper tensor cores.
+  TaskOptions tasks;
   int compile_threads = 0;        // 0: one per core
   bool verify_records = true;     // check each chosen record's kernel once (see above)
   std::FILE* progress = nullptr;  // compile progress and warnings (e.g. stderr); null: quiet

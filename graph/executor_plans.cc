@@ -90,7 +90,7 @@ absl::StatusOr<PlannedKernel> ElementwiseKernel(const Executor::State& state, co
   const Node& node = state.graph.nodes()[step.node];
   switch (step.kind) {
     case StepKind::kMaxPool2d:
-      if (in.nhwc) return MaxPool2dNhwcF16Kernel(PoolParams(in, node.attrs));
+      if (in.nhwc) return MaxPool2dNhwcKernel(PoolParams(in, node.attrs), ElementOf(in.dtype));
       return MaxPool2dKernel(PoolParams(in, node.attrs), ElementOf(in.dtype));
     case StepKind::kAvgPool2d:
       return AvgPool2dKernel(PoolParams(in, node.attrs));

@@ -28,11 +28,14 @@ Form FormOf(const StepTensor& t) { return {t.dtype, t.nhwc}; }
 
 class Lowerer {
  public:
-  Lowerer(const Graph& graph, Precision precision) : g_(graph) { p_.precision = precision; }
+  Lowerer(const Graph& graph, Precision precision, const TaskOptions& options)
+      : g_(graph), options_(options) {
+    p_.precision = precision;
+  }
 
   absl::StatusOr<StepProgram> Run() {
     TUNEJIT_RETURN_IF_ERROR(g_.Validate());
-    TUNEJIT_ASSIGN_OR_RETURN(p_.tasks, ExtractTasks(g_, p_.precision));
+    TUNEJIT_ASSIGN_OR_RETURN(p_.tasks, ExtractTasks(g_, p_.precision, options_));
     const size_t n = g_.tensors().size();
     consumers_.assign(n, {});
     p_.value_of.assign(n, -1);
@@ -134,8 +137,9 @@ class Lowerer {
   }
 
   // The step tensor holding graph tensor `t` for node `user` in `form`. An int8 use of a float32
-  // value gets a quantize step, another form a convert step; either is made once per tensor and
-  // form, shared by every consumer wanting it.
+  // value gets a quantize step (in the value's layout, then a convert step to the other one), any
+  // other form a convert step; each is made once per tensor and form, shared by every consumer
+  // wanting it. An int8 tensor in another layout keeps its scale slot.
   absl::StatusOr<int> InputValue(int t, Form form, int user) {
     const int v = p_.value_of[t];
     if (v < 0) {
@@ -143,25 +147,30 @@ class Lowerer {
                                               g_.tensor(t).name, "' has no value"));
     }
     if (FormOf(p_.tensors[v]) == form) return v;
-    if (p_.tensors[v].dtype == DType::kI8) {
+    const bool to_int8 = form.dtype == DType::kI8;
+    if (p_.tensors[v].dtype == DType::kI8 && !to_int8) {
       return absl::InternalError(absl::StrCat(NodeLabel(user, g_.nodes()[user]),
                                               ": float op reads int8 tensor '", g_.tensor(t).name,
                                               "'"));
     }
     const auto key = std::make_tuple(t, form.dtype, form.nhwc);
     if (auto it = converted_.find(key); it != converted_.end()) return it->second;
-    const bool quantize = form.dtype == DType::kI8;
-    std::string suffix = quantize ? ".int8" : form.dtype == DType::kF16 ? ".f16" : ".f32";
+    int source = v;
+    if (to_int8 && p_.tensors[v].dtype != DType::kI8 && p_.tensors[v].nhwc != form.nhwc) {
+      TUNEJIT_ASSIGN_OR_RETURN(source, InputValue(t, Form{DType::kI8, p_.tensors[v].nhwc}, user));
+    }
+    const bool quantize = to_int8 && p_.tensors[source].dtype != DType::kI8;
+    const int slot = !to_int8 ? -1 : quantize ? Slot(t) : p_.tensors[source].scale_slot;
+    std::string suffix = to_int8 ? ".int8" : form.dtype == DType::kF16 ? ".f16" : ".f32";
     if (form.nhwc) suffix += ".nhwc";
-    StepTensor out{g_.tensor(t).name + suffix, p_.tensors[v].shape, form.dtype, t, -1, false,
-                   quantize ? Slot(t) : -1};
+    StepTensor out{g_.tensor(t).name + suffix, p_.tensors[v].shape, form.dtype, t, -1, false, slot};
     out.nhwc = form.nhwc;
     Step s;
     s.kind = quantize ? StepKind::kQuantize : StepKind::kConvert;
     s.name = g_.nodes()[user].name + (quantize ? ".quantize" : ".convert");
     s.node = user;
-    s.int8 = quantize;
-    s.input = v;
+    s.int8 = to_int8;
+    s.input = source;
     s.output = AddTensor(std::move(out));
     converted_[key] = s.output;
     p_.steps.push_back(std::move(s));
@@ -246,7 +255,7 @@ class Lowerer {
     const NodeTask& task = p_.tasks[s.task];
     if (task.fp16) {
       // Tensor cores: float16 in (NHWC for a conv); the workload's out_dtype picks the output.
-      const bool nhwc = s.kind == StepKind::kConv2d;
+      const bool nhwc = task.nhwc;
       if (task.im2col) {
         TUNEJIT_ASSIGN_OR_RETURN(s.input, Im2colValue(i));
       } else {
@@ -258,7 +267,9 @@ class Lowerer {
       p_.steps.push_back(std::move(s));
       return absl::OkStatus();
     }
-    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], s.int8, i));
+    // int8 on the tensor-core template (TaskOptions::int8_tensor_cores) reads and writes NHWC.
+    const Form in_form = s.int8 ? Form{DType::kI8, task.nhwc} : kFloatNchw;
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], in_form, i));
     DType out_dtype = DType::kF32;
     int slot = -1;
     if (s.kind == StepKind::kConv2d && want_int8_[end]) {
@@ -272,6 +283,7 @@ class Lowerer {
     }
     s.fused = absl::StrJoin(fused, "+");
     s.output = AddOutput(end, out_dtype, slot);
+    p_.tensors[s.output].nhwc = task.nhwc;
     p_.steps.push_back(std::move(s));
     return absl::OkStatus();
   }
@@ -350,7 +362,7 @@ class Lowerer {
     Form form = kFloatNchw;
     if (kind == StepKind::kMaxPool2d && v >= 0) {
       const Form in = FormOf(p_.tensors[v]);
-      if (in == Form{DType::kI8, false} || in == Form{DType::kF16, true}) form = in;
+      if (in.dtype == DType::kI8 || in == Form{DType::kF16, true}) form = in;
     }
     Step s;
     s.kind = kind;
@@ -381,6 +393,7 @@ class Lowerer {
   }
 
   const Graph& g_;
+  const TaskOptions options_;
   StepProgram p_;
   std::vector<std::vector<int>> consumers_;
   std::vector<int> task_of_node_;
@@ -428,8 +441,9 @@ std::string_view StepKindName(StepKind kind) {
   return "?";
 }
 
-absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision) {
-  return Lowerer(graph, precision).Run();
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision,
+                                         const TaskOptions& options) {
+  return Lowerer(graph, precision, options).Run();
 }
 
 absl::StatusOr<GivenScales> MatchGivenScales(const Graph& graph, const StepProgram& program,

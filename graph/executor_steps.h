@@ -19,8 +19,10 @@
 //    another form (the float32 NCHW first conv's output entering the first fp16 conv, the NHWC
 //    activations entering a flatten, which follows NCHW order, a float32 op, a graph output) a
 //    convert step makes it once (ops/elementwise.h ConvertKernel), shared by every consumer
-//    wanting that form. A conv too narrow for the tensor-core template (NodeTask::im2col, VGG-16's
-//    RGB stem) gets an im2col step before it, and runs as a 1x1 conv over the patches.
+//    wanting that form. With TaskOptions::int8_tensor_cores the int8 convs run NHWC too (int8
+//    in, requantized int8 out), and the max pools between them. A conv too narrow for the
+//    tensor-core template (NodeTask::im2col, VGG-16's RGB stem) gets an im2col step before it, and
+//    runs as a 1x1 conv over the patches.
 // Step tensors are planned with lifetimes over step indices (graph/memory_plan.h PlanBuffers):
 // graph inputs and outputs stay live for the whole run (inputs are set before, outputs read
 // after).
@@ -105,7 +107,8 @@ struct StepProgram {
 
 // InvalidArgument when the graph does not validate; Unimplemented for ops the executor cannot run
 // (graph-level quantize/dequantize/requantize, non-float graphs), naming the node.
-absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision);
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision,
+                                         const TaskOptions& options = {});
 
 // int8 activation scales given by the caller (ExecutorOptions::activation_scales: graph tensor
 // name -> scale, e.g. a QDQ model's), matched to the scale slots of `program`. A slot is shared

@@ -1,6 +1,7 @@
 // Weights to the device: float32 as given, (int8 steps) quantized per output channel on the
 // host, with each conv/dense epilogue's bias and scale vectors (graph/quantize.h formulas), or
-// (fp16 tensor-core steps) rounded to float16, conv weights reordered OIHW -> OHWI.
+// (fp16 tensor-core steps) rounded to float16; tensor-core convs take theirs reordered OIHW ->
+// OHWI.
 #include <cstring>
 
 #include "common/half.h"
@@ -35,9 +36,22 @@ absl::StatusOr<DevicePtr> Upload(Executor::State& state, const std::vector<T>& v
   return Upload(state, v.data(), v.size() * sizeof(T));
 }
 
-// The tensor-core templates' weights in float16 (round to nearest even): [CO, KH, KW, C] for a
-// conv (from the graph's OIHW), [N, K] for a dense (as given), and for an im2col stem conv
-// [CO, `im2col_k`]: each OIHW row as it is (the patches' order), zero-padded.
+// A conv weight from the graph's OIHW into the tensor-core templates' [CO, KH, KW, C] (OHWI).
+template <typename T>
+std::vector<T> ToOhwi(const std::vector<T>& w, const std::vector<int64_t>& shape) {
+  const int64_t co = shape[0], ci = shape[1], taps = shape[2] * shape[3];
+  std::vector<T> out(w.size());
+  for (int64_t o = 0; o < co; ++o) {
+    for (int64_t c = 0; c < ci; ++c) {
+      for (int64_t t = 0; t < taps; ++t) out[(o * taps + t) * ci + c] = w[(o * ci + c) * taps + t];
+    }
+  }
+  return out;
+}
+
+// The fp16 tensor-core templates' weights in float16 (round to nearest even): OHWI for a conv,
+// [N, K] for a dense (as given), and for an im2col stem conv [CO, `im2col_k`]: each OIHW row as
+// it is (the patches' order), zero-padded.
 std::vector<uint16_t> Fp16Weights(const std::vector<float>& w, const std::vector<int64_t>& shape,
                                   int64_t im2col_k) {
   if (im2col_k > 0) {
@@ -49,19 +63,8 @@ std::vector<uint16_t> Fp16Weights(const std::vector<float>& w, const std::vector
     return out;
   }
   std::vector<uint16_t> out(w.size());
-  if (shape.size() != 4) {
-    for (size_t i = 0; i < w.size(); ++i) out[i] = FloatToHalf(w[i]);
-    return out;
-  }
-  const int64_t co = shape[0], ci = shape[1], taps = shape[2] * shape[3];
-  for (int64_t o = 0; o < co; ++o) {
-    for (int64_t c = 0; c < ci; ++c) {
-      for (int64_t t = 0; t < taps; ++t) {
-        out[(o * taps + t) * ci + c] = FloatToHalf(w[(o * ci + c) * taps + t]);
-      }
-    }
-  }
-  return out;
+  for (size_t i = 0; i < w.size(); ++i) out[i] = FloatToHalf(w[i]);
+  return shape.size() == 4 ? ToOhwi(out, shape) : out;
 }
 
 float ScaleOf(const Executor::State& state, int step_tensor) {
@@ -84,6 +87,7 @@ absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int 
     e = EpilogueScales{{}, bias};
   } else if (step.int8) {
     QuantizedWeights q = QuantizeWeights(w, channels);
+    if (task.nhwc) q.values = ToOhwi(q.values, state.graph.tensor(step.weight).shape);
     TUNEJIT_ASSIGN_OR_RETURN(rt.weight, Upload(state, q.values));
     const float s_in = ScaleOf(state, step.input);
     e = requantize ? RequantizeEpilogue(s_in, q.scales, bias, ScaleOf(state, step.output))

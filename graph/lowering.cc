@@ -129,7 +129,8 @@ absl::StatusOr<Precision> ParsePrecision(std::string_view text) {
       absl::StrCat("unknown precision '", std::string(text), "' (expected fp32, int8 or fp16)"));
 }
 
-absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision precision) {
+absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision precision,
+                                                   const TaskOptions& options) {
   std::vector<NodeTask> tasks;
   for (int i = 0; i < static_cast<int>(graph.nodes().size()); ++i) {
     const Node& node = graph.nodes()[i];
@@ -151,6 +152,11 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
           task.im2col = !task.implementations.empty();
         }
         task.fp16 = !task.implementations.empty();
+        task.nhwc = task.fp16;
+      }
+      if (task.int8 && options.int8_tensor_cores) {
+        task.implementations = autotvm::Conv2dWgmmaImplementations(p);
+        task.nhwc = !task.implementations.empty();
       }
       if (task.implementations.empty()) task.implementations = autotvm::Conv2dImplementations(p);
     } else {

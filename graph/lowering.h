@@ -7,7 +7,9 @@
 //
 // Precision::kInt8 follows the seed log (TVM's relay.quantize defaults on VGG-16): a conv whose
 // input and output channel counts are multiples of 4 runs int8 x int8 -> int32 (the first conv,
-// with 3 input channels, stays float32); dense layers stay float32.
+// with 3 input channels, stays float32); dense layers stay float32. With
+// TaskOptions::int8_tensor_cores, every such conv the tensor-core template can express runs there
+// instead (conv2d_nhwc_wgmma.cuda, int8 NHWC, IGMMA), and only there.
 //
 // Precision::kFp16 is the Hopper tensor-core path (issue 7): a conv2d_nhwc_wgmma.cuda can express
 // (autotvm::Conv2dWgmmaImplementations) and every dense with K a multiple of 8 run float16 x
@@ -45,6 +47,7 @@ struct NodeTask {
   int node = -1;      // graph node index (a conv2d or dense node)
   std::string name;   // the node's name, e.g. "features.0"
   bool int8 = false;  // runs int8 x int8 -> int32 at this precision
+  bool nhwc = false;  // a conv on the tensor-core template: NHWC data and output
   // Precision::kFp16 on tensor cores: float16 data (NHWC for a conv), fp32 accumulation, and a
   // float16 output when `fp16_output` (a later conv or dense reads it), else float32.
   bool fp16 = false;
@@ -64,9 +67,17 @@ int64_t Im2colChannels(const autotvm::Conv2dParams& p);
 // padded 1x1 GEMM would waste more than the direct kernels cost).
 inline constexpr int64_t kMaxIm2colChannels = 64;
 
+struct TaskOptions {
+  // Precision::kInt8: the int8 convs the tensor-core template can express run on it (NHWC,
+  // IGMMA) rather than on TVM's NCHW dp4a templates. Hopper only; off by default so that an
+  // AutoTVM log's int8 records keep applying.
+  bool int8_tensor_cores = false;
+};
+
 // One NodeTask per conv2d / dense node, in node order. Unimplemented (naming the node) for a
 // conv2d or dense the templates cannot express (e.g. a dtype other than float32).
-absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision precision);
+absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision precision,
+                                                   const TaskOptions& options = {});
 
 // The distinct workloads of `tasks` (one per task name and shape; a network repeating a layer
 // shape lists it once), in first-use order: what a tuner tunes.

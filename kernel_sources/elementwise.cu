@@ -188,15 +188,60 @@ __global__ void max_pool2d_nhwc_f16(const uint4* __restrict__ x, uint4* __restri
   }
 }
 
+// NHWC max pooling of int8 (the int8 tensor-core path; max commutes with the shared scale): one
+// thread per 16 channels (16 bytes) of one output pixel; padded positions count as -128. 32-bit
+// index math, as max_pool2d_nhwc_f16.
+__global__ void max_pool2d_nhwc_s8(const uint4* __restrict__ x, uint4* __restrict__ y, int n,
+                                   int h, int w, int c16, int oh, int ow, int kh, int kw, int sh,
+                                   int sw, int pad_top, int pad_left) {
+  const int total = n * oh * ow * c16;
+  TUNEJIT_GRID_STRIDE_32(i, total) {
+    const int cv = i % c16;
+    const int pixel = i / c16;
+    const int ox = pixel % ow;
+    const int oy = (pixel / ow) % oh;
+    const int image = pixel / (ow * oh);
+    s8 best[16];
+#pragma unroll
+    for (int k = 0; k < 16; ++k) best[k] = -128;
+    for (int ky = 0; ky < kh; ++ky) {
+      const int iy = oy * sh + ky - pad_top;
+      if (iy < 0 || iy >= h) continue;
+      for (int kx = 0; kx < kw; ++kx) {
+        const int ix = ox * sw + kx - pad_left;
+        if (ix < 0 || ix >= w) continue;
+        const uint4 v = x[((image * h + iy) * w + ix) * c16 + cv];
+        const unsigned int words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 16; ++k) {
+          const s8 e = static_cast<s8>(words[k / 4] >> (8 * (k % 4)));
+          best[k] = e > best[k] ? e : best[k];
+        }
+      }
+    }
+    unsigned int out[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      out[k / 4] |= static_cast<unsigned int>(static_cast<unsigned char>(best[k])) << (8 * (k % 4));
+    }
+    y[i] = make_uint4(out[0], out[1], out[2], out[3]);
+  }
+}
+
 // The fp16 path's conversions: float32 <-> fp16 (round to nearest even, the hardware's cvt.rn),
 // by way of float.
 __device__ __forceinline__ float ToFloat(float v) { return v; }
 __device__ __forceinline__ float ToFloat(f16 v) { return F16ToFloat(v); }
+__device__ __forceinline__ float ToFloat(s8 v) { return static_cast<float>(v); }  // exact
 template <typename T>
 __device__ __forceinline__ T FromFloat(float v);
 template <>
 __device__ __forceinline__ float FromFloat<float>(float v) {
   return v;
+}
+template <>
+__device__ __forceinline__ s8 FromFloat<s8>(float v) {  // int8 layout changes only: exact
+  return static_cast<s8>(v);
 }
 template <>
 __device__ __forceinline__ f16 FromFloat<f16>(float v) {
@@ -439,6 +484,9 @@ template __global__ void tunejit::transpose_convert<tunejit::f16, float>(const t
                                                                         float*, int, int, int);
 template __global__ void tunejit::transpose_convert<float, float>(const float*, float*, int, int,
                                                                  int);
+template __global__ void tunejit::transpose_convert<signed char, signed char>(const signed char*,
+                                                                             signed char*, int,
+                                                                             int, int);
 template __global__ void tunejit::dequantize<int>(const int*, const float*, float*, long long, int,
                                                   long long);
 template __global__ void tunejit::dequantize<signed char>(const signed char*, const float*, float*,

@@ -96,17 +96,22 @@ absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& p, ElementType
   return PoolKernel("max_pool2d", absl::StrCat("tunejit::max_pool2d<", t, ">"), p);
 }
 
-absl::StatusOr<PlannedKernel> MaxPool2dNhwcF16Kernel(const Pool2dParams& p) {
-  constexpr char kOp[] = "max_pool2d_nhwc_f16";
-  TUNEJIT_RETURN_IF_ERROR(CheckPool(kOp, p));
-  if (p.c % 8 != 0) {
-    return absl::UnimplementedError(
-        absl::StrCat(kOp, ": C = ", p.c, " is not a multiple of 8 (16-byte channel vectors)"));
+absl::StatusOr<PlannedKernel> MaxPool2dNhwcKernel(const Pool2dParams& p, ElementType type) {
+  if (type != ElementType::kFloat16 && type != ElementType::kInt8) {
+    return absl::InvalidArgumentError("max_pool2d_nhwc: only float16 and int8");
   }
-  const int64_t c8 = p.c / 8;
+  const bool f16 = type == ElementType::kFloat16;
+  const std::string op = f16 ? "max_pool2d_nhwc_f16" : "max_pool2d_nhwc_s8";
+  TUNEJIT_RETURN_IF_ERROR(CheckPool(op, p));
+  const int64_t lanes = f16 ? 8 : 16;  // elements per 16-byte vector
+  if (p.c % lanes != 0) {
+    return absl::UnimplementedError(absl::StrCat(op, ": C = ", p.c, " is not a multiple of ", lanes,
+                                                 " (16-byte channel vectors)"));
+  }
+  const int64_t vectors = p.c / lanes;
   return GridStrideKernel(
-      kOp, "tunejit::max_pool2d_nhwc_f16", p.n * p.OutH() * p.OutW() * c8,
-      {InputArg(0), OutputArg(0), Int32Arg(p.n), Int32Arg(p.h), Int32Arg(p.w), Int32Arg(c8),
+      op, "tunejit::" + op, p.n * p.OutH() * p.OutW() * vectors,
+      {InputArg(0), OutputArg(0), Int32Arg(p.n), Int32Arg(p.h), Int32Arg(p.w), Int32Arg(vectors),
        Int32Arg(p.OutH()), Int32Arg(p.OutW()), Int32Arg(p.kh), Int32Arg(p.kw), Int32Arg(p.stride_h),
        Int32Arg(p.stride_w), Int32Arg(p.pad_top), Int32Arg(p.pad_left)});
 }
@@ -163,14 +168,24 @@ absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols) {
 absl::StatusOr<PlannedKernel> ConvertKernel(const ConvertParams& p) {
   constexpr char kOp[] = "convert";
   auto type_name = [](ElementType t) -> const char* {
-    return t == ElementType::kFloat32   ? "float"
-           : t == ElementType::kFloat16 ? "tunejit::f16"
-                                        : nullptr;
+    switch (t) {
+      case ElementType::kFloat32:
+        return "float";
+      case ElementType::kFloat16:
+        return "tunejit::f16";
+      case ElementType::kInt8:
+        return "signed char";
+      case ElementType::kInt32:
+        break;
+    }
+    return nullptr;
   };
   const char* from = type_name(p.from);
   const char* to = type_name(p.to);
-  if (from == nullptr || to == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(kOp, ": only float32 and float16"));
+  const bool int8 = p.from == ElementType::kInt8 || p.to == ElementType::kInt8;
+  if (from == nullptr || to == nullptr || (int8 && p.from != p.to)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kOp, ": float32 <-> float16, or int8 to int8 (quantizing is QuantizeKernel's job)"));
   }
   for (int64_t v : {p.n, p.c, p.hw}) TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "shape", v));
   const int64_t total = p.n * p.c * p.hw;

@@ -46,9 +46,10 @@ struct Pool2dParams {
 // Input 0 x, output 0 y (same type: kFloat32 or kInt8).
 absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& params, ElementType type);
 
-// NHWC fp16 max pooling (the tensor-core path, graph/executor_steps.h): the same windows as
-// MaxPool2dKernel, on [N, H, W, C] with C a multiple of 8 (16-byte loads). Input 0 x, output 0 y.
-absl::StatusOr<PlannedKernel> MaxPool2dNhwcF16Kernel(const Pool2dParams& params);
+// NHWC max pooling of the tensor-core paths (graph/executor_steps.h): the same windows as
+// MaxPool2dKernel, on [N, H, W, C] float16 (C a multiple of 8) or int8 (C a multiple of 16):
+// 16-byte loads. Input 0 x, output 0 y.
+absl::StatusOr<PlannedKernel> MaxPool2dNhwcKernel(const Pool2dParams& params, ElementType type);
 
 // Float32 average pooling; pads must be below the window. Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> AvgPool2dKernel(const Pool2dParams& params);
@@ -68,9 +69,9 @@ absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi);
 absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols);
 
 // A 4-D tensor [n, c, h*w] into another element type and/or layout: float32 <-> fp16 (round to
-// nearest even) and NCHW <-> NHWC, where the fp16 tensor-core path meets float32 NCHW ops (the
-// graph's edges, a flatten). Same type and layout is InvalidArgument (nothing to do). Input 0 x,
-// output 0 y.
+// nearest even) and NCHW <-> NHWC, where the tensor-core paths meet NCHW ops (the graph's edges,
+// a flatten); int8 changes layout only. Same type and layout is InvalidArgument (nothing to do).
+// Input 0 x, output 0 y.
 struct ConvertParams {
   int64_t n = 1, c = 1, hw = 1;
   ElementType from = ElementType::kFloat32, to = ElementType::kFloat16;

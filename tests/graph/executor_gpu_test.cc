@@ -533,6 +533,32 @@ TEST(ExecutorGpuTest, Vgg16Fp16StaysCloseToFp32) {
   EXPECT_EQ(std::memcmp(replay.data(), got.data(), got.size() * 4), 0);
 }
 
+// VGG-16 int8 on the tensor-core template (--tensor-cores) against the dp4a templates: both
+// accumulate in exact int32 and requantize with the same epilogue formula and the same scales, so
+// the logits agree to float rounding (the only float work in between is the same).
+TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresMatchesTheDp4aTemplates) {
+  TUNEJIT_REQUIRE_GPU();
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 2});
+  ASSERT_TRUE(g.ok()) << g.status();
+  const WeightSet w = RandomWeights(*g, 3);
+  Gpu& gpu = SharedGpu();
+  ExecutorOptions options;
+  options.precision = Precision::kInt8;
+  absl::StatusOr<Executor> dp4a = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
+  ASSERT_TRUE(dp4a.ok()) << dp4a.status();
+  options.tasks.int8_tensor_cores = true;
+  absl::StatusOr<Executor> tc = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
+  ASSERT_TRUE(tc.ok()) << tc.status();
+  EXPECT_EQ(tc->layers()[2].task_name, "conv2d_nhwc_wgmma.cuda");
+  const std::vector<float> input = testing::NormalFloats(2 * 3 * 224 * 224, 45);
+  const std::vector<float> want = RunOnce(*dp4a, input);
+  const std::vector<float> got = RunOnce(*tc, input);
+  ASSERT_EQ(got.size(), 2000u);
+  const double err = cpuref::RelativeError(got, want);
+  std::printf("VGG-16 int8, tensor cores vs dp4a: relative L2 error %.3g\n", err);
+  EXPECT_LT(err, 1e-5);
+}
+
 // The calibration's abs-max kernel: maxima accumulate across launches, signs are ignored.
 TEST(ExecutorGpuTest, AbsMaxKernelFindsTheLargestMagnitude) {
   TUNEJIT_REQUIRE_GPU();

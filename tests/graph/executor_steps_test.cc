@@ -204,6 +204,52 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
   EXPECT_TRUE(p->scale_sources.empty());
 }
 
+// --precision int8 --tensor-cores: the int8 convs after the RGB one run NHWC on the tensor-core
+// template. The first conv still requantizes its NCHW output itself; one int8 transpose takes it
+// to NHWC (keeping its scale); the pools between run NHWC int8; the last conv dequantizes NHWC
+// float32, which its pool reads after one transpose back to NCHW.
+TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcBetweenTwoTransposes) {
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kInt8, {.int8_tensor_cores = true});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->steps.size(), 23u);  // 13 convs + 5 pools + 3 dense + 2 converts
+  std::vector<std::string> converts;
+  for (const Step& s : p->steps) {
+    if (s.kind == StepKind::kConvert) converts.push_back(s.name);
+  }
+  EXPECT_THAT(converts, ElementsAre("features.2.convert", "features.30.convert"));
+  const Step& to_nhwc = StepNamed(*p, "features.2.convert");
+  const StepTensor& from = p->tensors[to_nhwc.input];
+  const StepTensor& to = p->tensors[to_nhwc.output];
+  EXPECT_EQ(from.dtype, DType::kI8);
+  EXPECT_FALSE(from.nhwc);
+  EXPECT_EQ(to.dtype, DType::kI8);
+  EXPECT_TRUE(to.nhwc);
+  EXPECT_EQ(to.scale_slot, from.scale_slot);  // the same values, the same scale
+  for (const Step& s : p->steps) {
+    if (s.kind != StepKind::kConv2d || s.name == "features.0") continue;
+    EXPECT_EQ(p->tasks[s.task].implementations[0].workload.task_name, "conv2d_nhwc_wgmma.cuda")
+        << s.name;
+    EXPECT_TRUE(p->tensors[s.input].nhwc) << s.name;
+    EXPECT_EQ(p->tensors[s.input].dtype, DType::kI8) << s.name;
+    EXPECT_TRUE(p->tensors[s.output].nhwc) << s.name;
+  }
+  EXPECT_EQ(StepNamed(*p, "features.26").epilogue.output, Out::kInt8Requantize);
+  EXPECT_EQ(StepNamed(*p, "features.28").epilogue.output, Out::kFloat32);
+  const Step& pool = StepNamed(*p, "features.23");
+  EXPECT_EQ(p->tensors[pool.input].dtype, DType::kI8);
+  EXPECT_TRUE(p->tensors[pool.input].nhwc);
+  const Step& last_pool = StepNamed(*p, "features.30");
+  EXPECT_EQ(p->tensors[last_pool.input].dtype, DType::kF32);
+  EXPECT_FALSE(p->tensors[last_pool.input].nhwc);
+  EXPECT_EQ(p->scale_sources.size(), 12u);  // the same slots as on the dp4a templates
+  // Without the option, nothing changes: TVM's NCHW int8 templates and no transposes.
+  absl::StatusOr<StepProgram> dp4a = LowerToSteps(*g, Precision::kInt8);
+  ASSERT_TRUE(dp4a.ok());
+  EXPECT_EQ(dp4a->steps.size(), 21u);
+}
+
 // A float16 value wanted as float32 (a softmax, a graph output) is converted once, and the
 // converted tensor is what Executor::Output reads.
 TEST(ExecutorStepsTest, Fp16ValuesLeaveAsFloat32ThroughOneConvertEach) {

@@ -197,5 +197,29 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
   EXPECT_EQ(PrecisionName(Precision::kFp16), "fp16");
 }
 
+// --precision int8 --tensor-cores: every int8 conv of VGG-16 after the first plans its fallback
+// config on the tensor-core template with the epilogues the executor gives it: requantize to int8
+// between int8 convs, dequantize to float32 before the classifier.
+TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 128});
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<std::vector<NodeTask>> tasks =
+      ExtractTasks(*g, Precision::kInt8, {.int8_tensor_cores = true});
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  int planned = 0;
+  for (const NodeTask& t : *tasks) {
+    if (!t.nhwc) continue;
+    EXPECT_TRUE(t.int8) << t.name;
+    for (Epilogue::Output out : {Epilogue::Output::kInt8Requantize, Epilogue::Output::kFloat32}) {
+      absl::StatusOr<KernelChoice> c =
+          ChooseKernel(t, nullptr, Cuda(), Limits(), Epilogue{true, true, out});
+      ASSERT_TRUE(c.ok()) << t.name << ": " << c.status();
+      EXPECT_EQ(c->candidates[0].task_name, "conv2d_nhwc_wgmma.cuda");
+    }
+    ++planned;
+  }
+  EXPECT_EQ(planned, 12);
+}
+
 }  // namespace
 }  // namespace tunejit

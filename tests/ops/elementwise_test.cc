@@ -297,17 +297,26 @@ TEST(ConvertKernel, RejectsWhatItCannotConvert) {
   EXPECT_TRUE(ConvertKernel(same).ok());
   ConvertParams int8 = ok;
   int8.from = ElementType::kInt8;
-  EXPECT_FALSE(ConvertKernel(int8).ok());
+  EXPECT_FALSE(ConvertKernel(int8).ok());  // int8 -> float16 is not a layout change
+  int8.to = ElementType::kInt8;
+  EXPECT_FALSE(ConvertKernel(int8).ok());  // nothing to do
+  int8.to_nhwc = true;
+  EXPECT_TRUE(ConvertKernel(int8).ok());
   ConvertParams empty = ok;
   empty.hw = 0;
   EXPECT_FALSE(ConvertKernel(empty).ok());
 }
 
-TEST(MaxPool2dNhwcF16Kernel, NeedsWholeVectorsOfEightChannels) {
-  EXPECT_EQ(MaxPool2dNhwcF16Kernel({.n = 1, .c = 12, .h = 4, .w = 4}).status().code(),
+TEST(MaxPool2dNhwcKernel, NeedsWhole16ByteVectorsOfChannels) {
+  using T = ElementType;
+  EXPECT_EQ(MaxPool2dNhwcKernel({.n = 1, .c = 12, .h = 4, .w = 4}, T::kFloat16).status().code(),
             absl::StatusCode::kUnimplemented);
-  EXPECT_TRUE(MaxPool2dNhwcF16Kernel({.n = 1, .c = 16, .h = 4, .w = 4}).ok());
-  EXPECT_FALSE(MaxPool2dNhwcF16Kernel({.n = 1, .c = 16, .h = 1, .w = 4}).ok());  // window too big
+  EXPECT_TRUE(MaxPool2dNhwcKernel({.n = 1, .c = 16, .h = 4, .w = 4}, T::kFloat16).ok());
+  EXPECT_FALSE(MaxPool2dNhwcKernel({.n = 1, .c = 16, .h = 1, .w = 4}, T::kFloat16).ok());
+  EXPECT_EQ(MaxPool2dNhwcKernel({.n = 1, .c = 24, .h = 4, .w = 4}, T::kInt8).status().code(),
+            absl::StatusCode::kUnimplemented);  // int8: 16 channels per vector
+  EXPECT_TRUE(MaxPool2dNhwcKernel({.n = 1, .c = 32, .h = 4, .w = 4}, T::kInt8).ok());
+  EXPECT_FALSE(MaxPool2dNhwcKernel({.n = 1, .c = 32, .h = 4, .w = 4}, T::kFloat32).ok());
 }
 
 // Without a GPU: the fp16 path's kernels compile with NVRTC (every name expression the executor
@@ -315,7 +324,9 @@ TEST(MaxPool2dNhwcF16Kernel, NeedsWholeVectorsOfEightChannels) {
 TEST(Fp16PathKernels, CompileWithNvrtc) {
   using T = ElementType;
   std::vector<absl::StatusOr<PlannedKernel>> kernels = {
-      MaxPool2dNhwcF16Kernel({.n = 1, .c = 16, .h = 4, .w = 4}),
+      MaxPool2dNhwcKernel({.n = 1, .c = 16, .h = 4, .w = 4}, T::kFloat16),
+      MaxPool2dNhwcKernel({.n = 1, .c = 16, .h = 4, .w = 4}, T::kInt8),
+      ConvertKernel({.n = 2, .c = 16, .hw = 9, .from = T::kInt8, .to = T::kInt8, .to_nhwc = true}),
       Im2colNhwcF16Kernel(
           {.n = 1, .c = 3, .h = 4, .w = 4, .kh = 3, .kw = 3, .oh = 2, .ow = 2, .k = 32})};
   for (bool from_nhwc : {false, true}) {
@@ -439,6 +450,55 @@ TEST_F(ElementwiseGpu, ConvertTypesAndLayouts) {
             nchw_half);
 }
 
+// The int8 tensor-core path's pieces: NCHW <-> NHWC int8 transposes (exact) and NHWC int8 max
+// pooling against the NCHW reference.
+TEST_F(ElementwiseGpu, Int8NhwcTransposesAndPool) {
+  const Pool2dParams p{.n = 2,
+                       .c = 32,
+                       .h = 9,
+                       .w = 7,
+                       .kh = 3,
+                       .kw = 3,
+                       .stride_h = 2,
+                       .stride_w = 2,
+                       .pad_top = 1,
+                       .pad_left = 1,
+                       .pad_bottom = 1,
+                       .pad_right = 1};
+  const int64_t hw = p.h * p.w, ohw = p.OutH() * p.OutW();
+  const std::vector<int8_t> nchw = RandomInt8(p.n * p.c * hw, 14);
+  std::vector<int8_t> nhwc(nchw.size());
+  for (int64_t i = 0; i < p.n; ++i) {
+    for (int64_t ch = 0; ch < p.c; ++ch) {
+      for (int64_t q = 0; q < hw; ++q) {
+        nhwc[NhwcIndex(i, ch, q, p.c, hw)] = nchw[NchwIndex(i, ch, q, p.c, hw)];
+      }
+    }
+  }
+  using T = ElementType;
+  auto to_nhwc = ConvertKernel(
+      {.n = p.n, .c = p.c, .hw = hw, .from = T::kInt8, .to = T::kInt8, .to_nhwc = true});
+  ASSERT_TRUE(to_nhwc.ok()) << to_nhwc.status();
+  EXPECT_EQ(FromBytes<int8_t>(Run(*to_nhwc, {Bytes(nchw)}, nchw.size())), nhwc);
+  auto to_nchw = ConvertKernel(
+      {.n = p.n, .c = p.c, .hw = hw, .from = T::kInt8, .to = T::kInt8, .from_nhwc = true});
+  ASSERT_TRUE(to_nchw.ok()) << to_nchw.status();
+  EXPECT_EQ(FromBytes<int8_t>(Run(*to_nchw, {Bytes(nhwc)}, nhwc.size())), nchw);
+  const std::vector<int8_t> want = cpuref::MaxPool2d(p, nchw);
+  auto pool = MaxPool2dNhwcKernel(p, T::kInt8);
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  const std::vector<int8_t> got = FromBytes<int8_t>(Run(*pool, {Bytes(nhwc)}, want.size()));
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t i = 0; i < p.n; ++i) {
+    for (int64_t ch = 0; ch < p.c; ++ch) {
+      for (int64_t q = 0; q < ohw; ++q) {
+        ASSERT_EQ(got[NhwcIndex(i, ch, q, p.c, ohw)], want[NchwIndex(i, ch, q, p.c, ohw)])
+            << "image " << i << " channel " << ch << " pixel " << q;
+      }
+    }
+  }
+}
+
 TEST_F(ElementwiseGpu, MaxPoolNhwcHalfMatchesTheNchwReference) {
   std::vector<Pool2dParams> cases = {
       {.n = 2, .c = 16, .h = 16, .w = 16},
@@ -467,7 +527,7 @@ TEST_F(ElementwiseGpu, MaxPoolNhwcHalfMatchesTheNchwReference) {
       }
     }
     const std::vector<float> want = cpuref::MaxPool2d(p, x);
-    auto k = MaxPool2dNhwcF16Kernel(p);
+    auto k = MaxPool2dNhwcKernel(p, ElementType::kFloat16);
     ASSERT_TRUE(k.ok()) << k.status();
     const std::vector<uint16_t> got = FromBytes<uint16_t>(Run(*k, {Bytes(nhwc)}, want.size() * 2));
     ASSERT_EQ(got.size(), want.size());
