@@ -1,6 +1,6 @@
 // File: kernel_sources/elementwise.cu
 // The graph's non-tuned ops (no AutoTVM knobs): standalone bias_add+relu, the residual add(+relu),
-// clip, max_pool2d (NCHW, float and int8; NHWC fp16), avg_pool2d, global average pooling, row
+// clip, max_pool2d (NCHW, float and int8; NHWC fp16 and int8), avg_pool2d, global average pooling, row
 // softmax, quantize / dequantize / requantize, and the fp16 path's type and layout conversions. One thread per element with a grid-stride loop (any grid size
 // is correct), except softmax (one block of kBlock threads per row) and global average pooling (one
 // warp per plane).
@@ -138,27 +138,50 @@ __global__ void max_pool2d(const T* __restrict__ x, T* __restrict__ y, int plane
   }
 }
 
-// NHWC max pooling of fp16 (the tensor-core path's activations): one thread per 8 channels (16
-// bytes) of one output pixel, so a warp reads whole 128-byte rows of channels. Padded positions
-// count as -inf. The values compare as floats (exact); the winner's bits are stored. The input
-// has fewer than 2^31 elements (the builder checks), so the index math is 32-bit: 64-bit
-// division is emulated and cost more than the loads.
-__global__ void max_pool2d_nhwc_f16(const uint4* __restrict__ x, uint4* __restrict__ y, int n,
-                                    int h, int w, int c8, int oh, int ow, int kh, int kw, int sh,
-                                    int sw, int pad_top, int pad_left) {
-  const int total = n * oh * ow * c8;
+// The lanes of max_pool2d_nhwc's 16-byte vectors: kBits wide, compared as floats (exact for
+// both types), the padding's lowest value as bits.
+template <typename T>
+struct PoolLane;
+template <>
+struct PoolLane<f16> {
+  static constexpr int kBits = 16;
+  static constexpr unsigned int kLowest = 0xfc00;  // -inf
+  __device__ static float Key(unsigned int bits) {
+    return F16ToFloat(f16{static_cast<unsigned short>(bits)});
+  }
+};
+template <>
+struct PoolLane<s8> {
+  static constexpr int kBits = 8;
+  static constexpr unsigned int kLowest = 0x80;  // -128
+  __device__ static float Key(unsigned int bits) { return static_cast<s8>(bits); }
+};
+
+// NHWC max pooling of the tensor-core paths' activations (fp16, or int8, whose max commutes with
+// the shared scale): one thread per 16 bytes of channels of one output pixel, so a warp reads
+// whole 128-byte rows of channels; padded positions count as the lowest value and the winner's
+// bits are stored. The input has fewer than 2^31 elements (the builder checks), so the index math
+// is 32-bit: 64-bit division is emulated and cost more than the loads.
+template <typename T>
+__global__ void max_pool2d_nhwc(const uint4* __restrict__ x, uint4* __restrict__ y, int n, int h,
+                                int w, int vectors, int oh, int ow, int kh, int kw, int sh, int sw,
+                                int pad_top, int pad_left) {
+  using Lane = PoolLane<T>;
+  constexpr int kLanes = 128 / Lane::kBits, kPerWord = 32 / Lane::kBits;
+  constexpr unsigned int kMask = (1u << Lane::kBits) - 1;
+  const int total = n * oh * ow * vectors;
   TUNEJIT_GRID_STRIDE_32(i, total) {
-    const int cv = i % c8;
-    const int pixel = i / c8;
+    const int cv = i % vectors;
+    const int pixel = i / vectors;
     const int ox = pixel % ow;
     const int oy = (pixel / ow) % oh;
     const int image = pixel / (ow * oh);
-    float best[8];
-    unsigned short bits[8];
+    float best[kLanes];
+    unsigned int bits[kLanes];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      best[k] = __int_as_float(0xff800000);  // -inf
-      bits[k] = 0xfc00;                     // fp16 -inf
+    for (int k = 0; k < kLanes; ++k) {
+      bits[k] = Lane::kLowest;
+      best[k] = Lane::Key(Lane::kLowest);
     }
     for (int ky = 0; ky < kh; ++ky) {
       const int iy = oy * sh + ky - pad_top;
@@ -166,64 +189,22 @@ __global__ void max_pool2d_nhwc_f16(const uint4* __restrict__ x, uint4* __restri
       for (int kx = 0; kx < kw; ++kx) {
         const int ix = ox * sw + kx - pad_left;
         if (ix < 0 || ix >= w) continue;
-        const uint4 v = x[((image * h + iy) * w + ix) * c8 + cv];  // < 2^31 / 8
+        const uint4 v = x[((image * h + iy) * w + ix) * vectors + cv];  // < 2^31 / 8
         const unsigned int words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-          const f16 e{static_cast<unsigned short>(words[k / 2] >> (16 * (k % 2)))};
-          const float f = F16ToFloat(e);
+        for (int k = 0; k < kLanes; ++k) {
+          const unsigned int b = (words[k / kPerWord] >> (Lane::kBits * (k % kPerWord))) & kMask;
+          const float f = Lane::Key(b);
           if (f > best[k]) {
             best[k] = f;
-            bits[k] = e.bits;
+            bits[k] = b;
           }
-        }
-      }
-    }
-    uint4 out;
-    out.x = bits[0] | (static_cast<unsigned int>(bits[1]) << 16);
-    out.y = bits[2] | (static_cast<unsigned int>(bits[3]) << 16);
-    out.z = bits[4] | (static_cast<unsigned int>(bits[5]) << 16);
-    out.w = bits[6] | (static_cast<unsigned int>(bits[7]) << 16);
-    y[i] = out;
-  }
-}
-
-// NHWC max pooling of int8 (the int8 tensor-core path; max commutes with the shared scale): one
-// thread per 16 channels (16 bytes) of one output pixel; padded positions count as -128. 32-bit
-// index math, as max_pool2d_nhwc_f16.
-__global__ void max_pool2d_nhwc_s8(const uint4* __restrict__ x, uint4* __restrict__ y, int n,
-                                   int h, int w, int c16, int oh, int ow, int kh, int kw, int sh,
-                                   int sw, int pad_top, int pad_left) {
-  const int total = n * oh * ow * c16;
-  TUNEJIT_GRID_STRIDE_32(i, total) {
-    const int cv = i % c16;
-    const int pixel = i / c16;
-    const int ox = pixel % ow;
-    const int oy = (pixel / ow) % oh;
-    const int image = pixel / (ow * oh);
-    s8 best[16];
-#pragma unroll
-    for (int k = 0; k < 16; ++k) best[k] = -128;
-    for (int ky = 0; ky < kh; ++ky) {
-      const int iy = oy * sh + ky - pad_top;
-      if (iy < 0 || iy >= h) continue;
-      for (int kx = 0; kx < kw; ++kx) {
-        const int ix = ox * sw + kx - pad_left;
-        if (ix < 0 || ix >= w) continue;
-        const uint4 v = x[((image * h + iy) * w + ix) * c16 + cv];
-        const unsigned int words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int k = 0; k < 16; ++k) {
-          const s8 e = static_cast<s8>(words[k / 4] >> (8 * (k % 4)));
-          best[k] = e > best[k] ? e : best[k];
         }
       }
     }
     unsigned int out[4] = {0, 0, 0, 0};
 #pragma unroll
-    for (int k = 0; k < 16; ++k) {
-      out[k / 4] |= static_cast<unsigned int>(static_cast<unsigned char>(best[k])) << (8 * (k % 4));
-    }
+    for (int k = 0; k < kLanes; ++k) out[k / kPerWord] |= bits[k] << (Lane::kBits * (k % kPerWord));
     y[i] = make_uint4(out[0], out[1], out[2], out[3]);
   }
 }
@@ -471,6 +452,12 @@ template __global__ void tunejit::compare_to_reference<int, int>(const int*, con
 template __global__ void tunejit::compare_to_reference<tunejit::f16, float>(const tunejit::f16*,
                                                                             const float*, double*,
                                                                             long long);
+template __global__ void tunejit::max_pool2d_nhwc<tunejit::f16>(const uint4*, uint4*, int, int,
+                                                                int, int, int, int, int, int, int,
+                                                                int, int, int);
+template __global__ void tunejit::max_pool2d_nhwc<signed char>(const uint4*, uint4*, int, int, int,
+                                                              int, int, int, int, int, int, int,
+                                                              int, int);
 template __global__ void tunejit::convert<float, tunejit::f16>(const float*, tunejit::f16*,
                                                               long long);
 template __global__ void tunejit::convert<tunejit::f16, float>(const tunejit::f16*, float*,

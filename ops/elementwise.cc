@@ -101,7 +101,7 @@ absl::StatusOr<PlannedKernel> MaxPool2dNhwcKernel(const Pool2dParams& p, Element
     return absl::InvalidArgumentError("max_pool2d_nhwc: only float16 and int8");
   }
   const bool f16 = type == ElementType::kFloat16;
-  const std::string op = f16 ? "max_pool2d_nhwc_f16" : "max_pool2d_nhwc_s8";
+  constexpr char op[] = "max_pool2d_nhwc";
   TUNEJIT_RETURN_IF_ERROR(CheckPool(op, p));
   const int64_t lanes = f16 ? 8 : 16;  // elements per 16-byte vector
   if (p.c % lanes != 0) {
@@ -110,7 +110,8 @@ absl::StatusOr<PlannedKernel> MaxPool2dNhwcKernel(const Pool2dParams& p, Element
   }
   const int64_t vectors = p.c / lanes;
   return GridStrideKernel(
-      op, "tunejit::" + op, p.n * p.OutH() * p.OutW() * vectors,
+      op, f16 ? "tunejit::max_pool2d_nhwc<tunejit::f16>" : "tunejit::max_pool2d_nhwc<signed char>",
+      p.n * p.OutH() * p.OutW() * vectors,
       {InputArg(0), OutputArg(0), Int32Arg(p.n), Int32Arg(p.h), Int32Arg(p.w), Int32Arg(vectors),
        Int32Arg(p.OutH()), Int32Arg(p.OutW()), Int32Arg(p.kh), Int32Arg(p.kw), Int32Arg(p.stride_h),
        Int32Arg(p.stride_w), Int32Arg(p.pad_top), Int32Arg(p.pad_left)});
