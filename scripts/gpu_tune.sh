@@ -12,6 +12,7 @@
 #   BUDGET=5m         VGG-16 batch 128 int8 tuned from nothing (or RESUME=FILE: continue that log
 #                     up to BUDGET in all), then `tunejit run` with the resulting log
 #   RUN_FP16=1        `tunejit run --precision fp16` with no fp16 records (every layer's fallback)
+#   RUN_INT8_TC=1     `tunejit run --precision int8 --tensor-cores` (IGMMA convs, fallback configs)
 #   FP16_BUDGET=4m    VGG-16 batch 128 --precision fp16 (the Hopper tensor-core tasks) tuned from
 #                     nothing, then `tunejit run --precision fp16` with that log
 #   KILL_AT=S         kill -9 the tuner S seconds in, resume, and check nothing was lost or repeated
@@ -20,9 +21,11 @@ set -uo pipefail
 . "$(dirname "$0")/gpu_common.sh"
 seed=data/seed-vgg16-v100.log
 tlog=$out/vgg16-int8-tuned.log
-run_net() {  # run_net NAME LOG [PRECISION]
-  step "$1" 240 "$bin/tunejit" run --precision "${3:-int8}" --log "$2" --json "$out/$1.json" \
-    --plot "$out/$1.svg"
+run_net() {  # run_net NAME LOG [PRECISION [FLAG...]]
+  local name=$1 log=$2 precision=${3:-int8}
+  shift $(($# < 3 ? $# : 3))
+  step "$name" 240 "$bin/tunejit" run --precision "$precision" --log "$log" \
+    --json "$out/$name.json" --plot "$out/$name.svg" "$@"
 }
 tune() {  # tune NAME LIMIT EXTRA_FLAGS... (a later --precision wins)
   local name=$1 limit=$2; shift 2
@@ -42,6 +45,7 @@ run_tests ${TESTS:-}
 [ -n "${RUN_SEED:-}" ] && run_net run-seed "$seed"
 for l in ${RUN_LOGS:-}; do run_net "run-$(basename "$l" .log)" "$l"; done
 [ -n "${RUN_FP16:-}" ] && run_net run-fp16-fallback "$seed" fp16
+[ -n "${RUN_INT8_TC:-}" ] && run_net run-int8-tensor-cores "$seed" int8 --tensor-cores
 [ -n "${PEERS:-}" ] && OUT=$out step peer-pytorch 200 python3 .gpu/peers/pytorch_vgg16.py
 if [ -n "${COMPARE:-}" ]; then
   for s in random xgb; do
