@@ -54,27 +54,26 @@ absl::StatusOr<PlannedKernel> ConvertStepKernel(const StepTensor& in, const Step
   return ConvertKernel(p);
 }
 
-// An im2col step: the patches of its conv node's input (graph/executor_steps.h).
+// An im2col step: the patches of its conv node's input, `out` [N, K, OH, OW]
+// (graph/executor_steps.h).
 absl::StatusOr<PlannedKernel> Im2colStepKernel(const Graph& graph, const Node& conv,
-                                               const StepTensor& in, const StepTensor& out) {
-  const std::vector<int64_t>& weight = graph.tensor(conv.inputs[1]).shape;
-  Im2colParams p;
-  p.n = in.shape[0];
-  p.c = in.shape[1];
-  p.h = in.shape[2];
-  p.w = in.shape[3];
-  p.kh = static_cast<int>(weight[2]);
-  p.kw = static_cast<int>(weight[3]);
-  p.stride_h = conv.attrs.stride_h;
-  p.stride_w = conv.attrs.stride_w;
-  p.pad_top = conv.attrs.pad_top;
-  p.pad_left = conv.attrs.pad_left;
-  p.dilation_h = conv.attrs.dilation_h;
-  p.dilation_w = conv.attrs.dilation_w;
-  p.k = out.shape[1];
-  p.oh = out.shape[2];
-  p.ow = out.shape[3];
-  return Im2colNhwcF16Kernel(p);
+                                               const StepTensor& out) {
+  const autotvm::Conv2dParams c = ConvGeometry(graph, conv);
+  return Im2colNhwcF16Kernel({.n = c.n,
+                              .c = c.ci,
+                              .h = c.h,
+                              .w = c.w,
+                              .kh = static_cast<int>(c.kh),
+                              .kw = static_cast<int>(c.kw),
+                              .stride_h = c.stride_h,
+                              .stride_w = c.stride_w,
+                              .pad_top = c.pad_top,
+                              .pad_left = c.pad_left,
+                              .dilation_h = c.dilation_h,
+                              .dilation_w = c.dilation_w,
+                              .oh = c.OutH(),
+                              .ow = c.OutW(),
+                              .k = out.shape[1]});
 }
 
 // A clip step runs a graph clip or a relu that no producer absorbed (clip to [0, inf)).
@@ -110,7 +109,7 @@ absl::StatusOr<PlannedKernel> ElementwiseKernel(const Executor::State& state, co
     case StepKind::kConvert:
       return ConvertStepKernel(in, state.program.tensors[step.output]);
     case StepKind::kIm2col:
-      return Im2colStepKernel(state.graph, node, in, state.program.tensors[step.output]);
+      return Im2colStepKernel(state.graph, node, state.program.tensors[step.output]);
     case StepKind::kConv2d:
     case StepKind::kDense:
       break;

@@ -1,11 +1,11 @@
 // File: kernel_sources/elementwise.cu
 // The graph's non-tuned ops (no AutoTVM knobs): standalone bias_add+relu, the residual add(+relu),
-// clip, max_pool2d (NCHW, float and int8; NHWC fp16 and int8), avg_pool2d, global average pooling, row
-// softmax, quantize / dequantize / requantize, and the fp16 path's type and layout conversions. One thread per element with a grid-stride loop (any grid size
-// is correct), except softmax (one block of kBlock threads per row) and global average pooling (one
-// warp per plane).
-// Rounding follows the CPU reference exactly (round to nearest even, saturate; _rn intrinsics so
-// no fma contraction changes a result).
+// clip, max_pool2d (NCHW, float and int8; NHWC fp16 and int8), avg_pool2d, global average pooling,
+// row softmax, quantize / dequantize / requantize, and the fp16 path's type and layout conversions.
+// One thread per element with a grid-stride loop (any grid size is correct), except softmax (one
+// block of kBlock threads per row) and global average pooling (one warp per plane). Rounding
+// follows the CPU reference exactly (round to nearest even, saturate; _rn intrinsics so no fma
+// contraction changes a result).
 //
 //   KernelSpec{"elementwise.cu", "tunejit::bias_relu<1>"}
 #include "common.cuh"
@@ -17,9 +17,25 @@ namespace tunejit {
        i += static_cast<s64>(gridDim.x) * blockDim.x)
 // The same over a 32-bit range (total < 2^31), for kernels whose index math must stay 32-bit
 // (64-bit division is emulated); the last step stops at `total` instead of overflowing.
-#define TUNEJIT_GRID_STRIDE_32(i, total)                                               \
+__device__ __forceinline__ int NextGridStride(int i, int step, int total) {
+  return total - i > step ? i + step : total;
+}
+#define TUNEJIT_GRID_STRIDE_32(i, total)                                                 \
   for (int i = blockIdx.x * blockDim.x + threadIdx.x, i##_step = gridDim.x * blockDim.x; \
-       i < (total); i = (total) - i > i##_step ? i + i##_step : (total))
+       i < (total); i = NextGridStride(i, i##_step, (total)))
+
+// Where flat index `i` of an NHWC output is, with `vectors` 16-byte channel vectors per pixel
+// (32-bit: the callers' tensors are below 2^31 elements).
+struct NhwcVector {
+  int vector, x, y, image;
+  __device__ __forceinline__ NhwcVector(int i, int vectors, int ow, int oh) {
+    vector = i % vectors;
+    const int pixel = i / vectors;
+    x = pixel % ow;
+    y = (pixel / ow) % oh;
+    image = pixel / (ow * oh);
+  }
+};
 
 // y[n, c, ...] = x + bias[c] (then relu if kRelu); `inner` = elements per channel (H*W).
 template <int kRelu>
@@ -171,11 +187,8 @@ __global__ void max_pool2d_nhwc(const uint4* __restrict__ x, uint4* __restrict__
   constexpr unsigned int kMask = (1u << Lane::kBits) - 1;
   const int total = n * oh * ow * vectors;
   TUNEJIT_GRID_STRIDE_32(i, total) {
-    const int cv = i % vectors;
-    const int pixel = i / vectors;
-    const int ox = pixel % ow;
-    const int oy = (pixel / ow) % oh;
-    const int image = pixel / (ow * oh);
+    const NhwcVector at(i, vectors, ow, oh);
+    const int cv = at.vector, ox = at.x, oy = at.y, image = at.image;
     float best[kLanes];
     unsigned int bits[kLanes];
 #pragma unroll
@@ -244,12 +257,9 @@ __global__ void im2col_nhwc_f16(const float* __restrict__ x, uint4* __restrict__
   const int total = n * oh * ow * k8;
   const int patch = c * kh * kw;
   TUNEJIT_GRID_STRIDE_32(i, total) {
-    const int kv = i % k8;
-    const int pixel = i / k8;
-    const int ox = pixel % ow;
-    const int oy = (pixel / ow) % oh;
-    const int image = pixel / (ow * oh);
-    int k = kv * 8;
+    const NhwcVector at(i, k8, ow, oh);
+    const int ox = at.x, oy = at.y, image = at.image;
+    int k = at.vector * 8;
     int s = k % kw, r = (k / kw) % kh, ch = k / (kw * kh);
     const int y0 = oy * sh - pad_top, x0 = ox * sw - pad_left;
     unsigned int packed[4] = {0, 0, 0, 0};
@@ -293,7 +303,8 @@ __global__ void __launch_bounds__(256)
   const s64 base = static_cast<s64>(blockIdx.y) * rows * cols;
   for (int k = threadIdx.y; k < 32; k += 8) {
     const int r = r0 + k, c = c0 + threadIdx.x;
-    if (r < rows && c < cols) tile[k][threadIdx.x] = ToFloat(x[base + static_cast<s64>(r) * cols + c]);
+    if (r < rows && c < cols)
+      tile[k][threadIdx.x] = ToFloat(x[base + static_cast<s64>(r) * cols + c]);
   }
   __syncthreads();
   for (int k = threadIdx.y; k < 32; k += 8) {
@@ -452,28 +463,29 @@ template __global__ void tunejit::compare_to_reference<int, int>(const int*, con
 template __global__ void tunejit::compare_to_reference<tunejit::f16, float>(const tunejit::f16*,
                                                                             const float*, double*,
                                                                             long long);
-template __global__ void tunejit::max_pool2d_nhwc<tunejit::f16>(const uint4*, uint4*, int, int,
+template __global__ void tunejit::max_pool2d_nhwc<tunejit::f16>(const uint4*, uint4*, int, int, int,
                                                                 int, int, int, int, int, int, int,
-                                                                int, int, int);
+                                                                int, int);
 template __global__ void tunejit::max_pool2d_nhwc<signed char>(const uint4*, uint4*, int, int, int,
-                                                              int, int, int, int, int, int, int,
-                                                              int, int);
+                                                               int, int, int, int, int, int, int,
+                                                               int, int);
 template __global__ void tunejit::convert<float, tunejit::f16>(const float*, tunejit::f16*,
-                                                              long long);
+                                                               long long);
 template __global__ void tunejit::convert<tunejit::f16, float>(const tunejit::f16*, float*,
-                                                              long long);
+                                                               long long);
 template __global__ void tunejit::transpose_convert<float, tunejit::f16>(const float*,
-                                                                        tunejit::f16*, int, int,
-                                                                        int);
-template __global__ void tunejit::transpose_convert<tunejit::f16, tunejit::f16>(
-    const tunejit::f16*, tunejit::f16*, int, int, int);
+                                                                         tunejit::f16*, int, int,
+                                                                         int);
+template __global__ void tunejit::transpose_convert<tunejit::f16, tunejit::f16>(const tunejit::f16*,
+                                                                                tunejit::f16*, int,
+                                                                                int, int);
 template __global__ void tunejit::transpose_convert<tunejit::f16, float>(const tunejit::f16*,
-                                                                        float*, int, int, int);
+                                                                         float*, int, int, int);
 template __global__ void tunejit::transpose_convert<float, float>(const float*, float*, int, int,
-                                                                 int);
+                                                                  int);
 template __global__ void tunejit::transpose_convert<signed char, signed char>(const signed char*,
-                                                                             signed char*, int,
-                                                                             int, int);
+                                                                              signed char*, int,
+                                                                              int, int);
 template __global__ void tunejit::dequantize<int>(const int*, const float*, float*, long long, int,
                                                   long long);
 template __global__ void tunejit::dequantize<signed char>(const signed char*, const float*, float*,

@@ -13,11 +13,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
+#include "absl/types/span.h"
 #include "autotvm/dispatch.h"
 #include "autotvm/log_file.h"
 #include "cache/kernel_cache.h"
@@ -45,7 +46,9 @@ struct Dataset {
   int64_t count = 0;
 };
 
-absl::StatusOr<Dataset> LoadSplit(const std::string& dir, const std::string& prefix) {
+// The first `max_images` images of a split (all: INT64_MAX), normalized, with their labels.
+absl::StatusOr<Dataset> LoadSplit(const std::string& dir, const std::string& prefix,
+                                  int64_t max_images) {
   TUNEJIT_ASSIGN_OR_RETURN(IdxArray images, ReadIdxFile(dir + "/" + prefix + "-images-idx3-ubyte"));
   TUNEJIT_ASSIGN_OR_RETURN(IdxArray labels, ReadIdxFile(dir + "/" + prefix + "-labels-idx1-ubyte"));
   if (images.dims.size() != 3 || images.dims[1] != kFashionSide || images.dims[2] != kFashionSide ||
@@ -54,9 +57,10 @@ absl::StatusOr<Dataset> LoadSplit(const std::string& dir, const std::string& pre
         absl::StrFormat("%s: expected N x 28 x 28 images and N labels", prefix));
   }
   Dataset d;
-  d.count = images.dims[0];
-  d.images = NormalizePixels(images.values);
-  d.labels = std::move(labels.values);
+  d.count = std::min(images.dims[0], max_images);
+  d.images = NormalizePixels(
+      absl::MakeConstSpan(images.values).first(d.count * kFashionSide * kFashionSide));
+  d.labels.assign(labels.values.begin(), labels.values.begin() + d.count);
   return d;
 }
 
@@ -121,8 +125,10 @@ struct Row {
 };
 
 absl::Status Run(const Flags& f) {
-  TUNEJIT_ASSIGN_OR_RETURN(Dataset test, LoadSplit(f.data, "t10k"));
-  TUNEJIT_ASSIGN_OR_RETURN(Dataset train, LoadSplit(f.data, "train"));
+  TUNEJIT_ASSIGN_OR_RETURN(Dataset test,
+                           LoadSplit(f.data, "t10k", std::numeric_limits<int64_t>::max()));
+  // int8 calibrates on one batch of training images: only those are kept.
+  TUNEJIT_ASSIGN_OR_RETURN(Dataset train, LoadSplit(f.data, "train", f.batch));
   TUNEJIT_ASSIGN_OR_RETURN(PyTorchResult torch, ReadPyTorch(f.pytorch));
   TUNEJIT_ASSIGN_OR_RETURN(Graph graph, BuildFashionNet(f.batch));
   TUNEJIT_ASSIGN_OR_RETURN(WeightSet weights, LoadWeights(graph, f.weights));
@@ -137,9 +143,6 @@ absl::Status Run(const Flags& f) {
   cache_options.dir = f.cache_dir;
   TUNEJIT_ASSIGN_OR_RETURN(KernelCache cache, KernelCache::Open(cache_options));
   KernelCompiler compiler(cache.enabled() ? &cache : nullptr);
-  const std::vector<float> calibration(
-      train.images.begin(),
-      train.images.begin() + std::min(f.batch, train.count) * kFashionSide * kFashionSide);
 
   std::vector<std::string> precisions = {"fp32", "fp16", "int8"};
   if (f.precision != "all") precisions = {f.precision};
@@ -151,7 +154,7 @@ absl::Status Run(const Flags& f) {
     options.precision = precision;
     options.history = f.log.empty() ? nullptr : &history;
     if (precision == Precision::kInt8 && f.batch <= train.count) {
-      options.calibration_inputs = {{"input", calibration}};
+      options.calibration_inputs = {{"input", train.images}};
     }
     TUNEJIT_ASSIGN_OR_RETURN(Executor ex,
                              Executor::Build(device, compiler, graph, weights, options));
