@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -54,6 +55,8 @@ std::string Bytes(int64_t bytes) {
 }
 
 bool IsInt8(const ReportLayer& layer) { return layer.dtype == "int8"; }
+// The Hopper templates' task names (conv2d_nhwc_wgmma.cuda, dense_wgmma.cuda) say so.
+bool OnTensorCores(const ReportLayer& layer) { return absl::StrContains(layer.kernel, "_wgmma."); }
 
 // Sum of our times and of the cuDNN times of the layers cuDNN has too (compared like for like).
 struct Totals {
@@ -93,6 +96,8 @@ DevicePeaks ComputePeaks(const std::string& name, int sm_count, int clock_khz, d
   // Hopper's dense fp16 tensor-core rate: 4096 FLOP per SM per clock (H100 SXM: 989 TFLOP/s =
   // 132 SMs x 4096 x 1830 MHz). Only sm_90 runs the fp16 path, so no other rate is needed.
   p.fp16_flops_per_s = sm_count * 4096.0 * clock_hz;
+  // IGMMA does twice the fp16 rate (H100 SXM: 1979 TOP/s dense).
+  p.int8_tensor_ops_per_s = 2.0 * p.fp16_flops_per_s;
   p.bytes_per_s = bytes_per_s;
   return p;
 }
@@ -100,10 +105,10 @@ DevicePeaks ComputePeaks(const std::string& name, int sm_count, int clock_khz, d
 std::string PeakAssumptions(const DevicePeaks& p) {
   return absl::StrFormat(
       "peaks: fp32 %.1f TFLOP/s (%d SMs x 128 FMA x 2 x %d MHz); int8 %.1f TOP/s (dp4a on CUDA "
-      "cores: 2x the fp32 FMA rate; no tensor cores); fp16 %.1f TFLOP/s (Hopper wgmma: 4096 "
-      "FLOP per SM per clock); DRAM %.0f GB/s",
+      "cores: 2x the fp32 FMA rate); fp16 %.1f TFLOP/s (Hopper wgmma: 4096 FLOP per SM per "
+      "clock); int8 on tensor cores %.1f TOP/s (wgmma: 2x fp16); DRAM %.0f GB/s",
       p.fp32_flops_per_s / 1e12, p.sm_count, p.clock_khz / 1000, p.int8_ops_per_s / 1e12,
-      p.fp16_flops_per_s / 1e12, p.bytes_per_s / 1e9);
+      p.fp16_flops_per_s / 1e12, p.int8_tensor_ops_per_s / 1e12, p.bytes_per_s / 1e9);
 }
 
 std::vector<ReportLayer> LayersFromExecutor(const std::vector<LayerInfo>& layers,
@@ -141,7 +146,8 @@ void AttachBaseline(const std::vector<BaselineLayer>& baseline, std::vector<Repo
 
 double LayerPeak(const ReportLayer& layer, const DevicePeaks& peaks) {
   if (layer.dtype == "float16") return peaks.fp16_flops_per_s;
-  return IsInt8(layer) ? peaks.int8_ops_per_s : peaks.fp32_flops_per_s;
+  if (!IsInt8(layer)) return peaks.fp32_flops_per_s;
+  return OnTensorCores(layer) ? peaks.int8_tensor_ops_per_s : peaks.int8_ops_per_s;
 }
 
 double RooflineSeconds(const ReportLayer& layer, const DevicePeaks& peaks) {
@@ -337,6 +343,8 @@ nlohmann::ordered_json ReportJson(const RunReport& r) {
                  {"clock_khz", p.clock_khz},
                  {"peak_fp32_flops_per_s", p.fp32_flops_per_s},
                  {"peak_int8_ops_per_s", p.int8_ops_per_s},
+                 {"peak_fp16_flops_per_s", p.fp16_flops_per_s},
+                 {"peak_int8_tensor_ops_per_s", p.int8_tensor_ops_per_s},
                  {"peak_bytes_per_s", p.bytes_per_s},
                  {"peak_assumptions", PeakAssumptions(p)}};
   j["layers"] = J::array();

@@ -37,7 +37,8 @@ struct DevicePeaks {
   double fp32_flops_per_s = 0;  // sm_count x 128 FP32 lanes x 2 (FMA) x clock
   double int8_ops_per_s = 0;    // dp4a on CUDA cores; see ComputePeaks
   double fp16_flops_per_s = 0;  // Hopper wgmma, dense fp16 with fp32 accumulation; see ComputePeaks
-  double bytes_per_s = 0;       // DRAM (DeviceProperties::PeakMemoryBytesPerSecond)
+  double int8_tensor_ops_per_s = 0;  // Hopper wgmma, dense int8 with int32 accumulation
+  double bytes_per_s = 0;            // DRAM (DeviceProperties::PeakMemoryBytesPerSecond)
 };
 DevicePeaks ComputePeaks(const std::string& name, int sm_count, int clock_khz, double bytes_per_s);
 // The line the table header and the JSON carry, stating both assumptions.
@@ -65,7 +66,8 @@ std::vector<ReportLayer> LayersFromExecutor(const std::vector<LayerInfo>& layers
 // with_epilogue time (its op + bias + ReLU calls) is used, so like is compared with like.
 void AttachBaseline(const std::vector<BaselineLayer>& baseline, std::vector<ReportLayer>* layers);
 
-double LayerPeak(const ReportLayer& layer, const DevicePeaks& peaks);  // ops/s for its dtype
+// ops/s for its dtype and its kernel (int8 on the tensor cores or on dp4a).
+double LayerPeak(const ReportLayer& layer, const DevicePeaks& peaks);
 // max(flops / peak, bytes_moved / bandwidth): the fastest the layer could possibly run.
 double RooflineSeconds(const ReportLayer& layer, const DevicePeaks& peaks);
 

@@ -16,6 +16,8 @@
 #   RUN_INT8_TC=1     `tunejit run --precision int8 --tensor-cores` (IGMMA convs, fallback configs)
 #   FP16_BUDGET=4m    VGG-16 batch 128 --precision fp16 (the Hopper tensor-core tasks) tuned from
 #                     nothing, then `tunejit run --precision fp16` with that log
+#   RUN_FLAGS="..."   extra flags for the `tunejit run` of the BUDGET log (e.g. --tensor-cores,
+#                     when TUNE_FLAGS has it)
 #   KILL_AT=S         kill -9 the tuner S seconds in, resume, and check nothing was lost or repeated
 # Everything lands in $OUT/results.tgz.
 set -uo pipefail
@@ -73,7 +75,7 @@ if [ -n "${BUDGET:-}" ]; then
   else
     tune tune "${TUNE_LIMIT:-620}" "${flags[@]}"
   fi
-  run_net run-tuned "$tlog"
+  run_net run-tuned "$tlog" int8 ${RUN_FLAGS:-}
 fi
 run_tests ${TESTS_LAST:-}
 cat "$out/summary.txt"

@@ -35,6 +35,24 @@ TEST(RunReportPeaks, Fp32IsFmaRateAndInt8IsTwice) {
   EXPECT_THAT(PeakAssumptions(p), HasSubstr("dp4a"));
 }
 
+TEST(RunReportPeaks, TensorCoreRatesAreFp16AndTwiceThatForInt8) {
+  DevicePeaks p = H200();
+  // 132 SMs x 4096 flops x 1.98e9 Hz, worked out by hand.
+  EXPECT_DOUBLE_EQ(p.fp16_flops_per_s, 1070530560e6);
+  EXPECT_DOUBLE_EQ(p.int8_tensor_ops_per_s, 2 * 1070530560e6);
+  EXPECT_THAT(PeakAssumptions(p), HasSubstr("2141.1 TOP/s"));
+}
+
+TEST(RunReportPeaks, Int8LayerPeakDependsOnTheKernel) {
+  DevicePeaks p = H200();
+  ReportLayer dp4a{.kernel = "conv2d_NCHWc_int8.cuda", .dtype = "int8"};
+  ReportLayer igmma{.kernel = "conv2d_nhwc_wgmma.cuda", .dtype = "int8"};
+  ReportLayer hgmma{.kernel = "dense_wgmma.cuda", .dtype = "float16"};
+  EXPECT_DOUBLE_EQ(LayerPeak(dp4a, p), p.int8_ops_per_s);
+  EXPECT_DOUBLE_EQ(LayerPeak(igmma, p), p.int8_tensor_ops_per_s);
+  EXPECT_DOUBLE_EQ(LayerPeak(hgmma, p), p.fp16_flops_per_s);
+}
+
 TEST(RunReportRoofline, ComputeOrMemoryBoundWhicheverIsSlower) {
   DevicePeaks p = ComputePeaks("d", 1, 1000, 1e9);  // 256e6 flop/s fp32, 512e6 op/s int8, 1 GB/s
   ReportLayer conv{.dtype = "float32", .flops = 256e6, .bytes_moved = 1000};
