@@ -135,16 +135,24 @@ __device__ __forceinline__ void WgmmaConsume(
       }
     }
     hopper::WgmmaCommit();
-    // Simple and safe: the whole batch completes before the stage is handed back.
-    hopper::WgmmaWait<0>();
+    // One batch stays in flight, so the tensor cores never drain between k tiles: wait for the
+    // previous tile's batch only, then hand its stage back (this tile's wgmmas still read theirs).
+    hopper::WgmmaWait<1>();
 #pragma unroll
     for (int t = 0; t < kSubtiles; ++t) {
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) hopper::FenceOperand(acc[t][i]);
     }
     // One arrival per warp, after that warp's own wait: no warp's reads are still pending.
-    if (threadIdx.x % 32 == 0) hopper::MbarrierArrive(&empty[s]);
+    if (kt > 0 && threadIdx.x % 32 == 0) hopper::MbarrierArrive(&empty[(kt - 1) % STAGES]);
   }
+  hopper::WgmmaWait<0>();
+#pragma unroll
+  for (int t = 0; t < kSubtiles; ++t) {
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) hopper::FenceOperand(acc[t][i]);
+  }
+  if (k_tiles > 0 && threadIdx.x % 32 == 0) hopper::MbarrierArrive(&empty[(k_tiles - 1) % STAGES]);
 }
 
 // Writes a consumer thread's accumulators (layout: hopper_ptx.cuh, WgmmaF16F32): tile row r of
