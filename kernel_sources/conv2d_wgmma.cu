@@ -6,8 +6,11 @@
 //                                           * weight[co, r, s, c])          (stride 1)
 //
 //   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, kInt8, kEpi, kOutF16>
-//   grid (N * ceil(OH / TH) * ceil(OW / TW), ceil(CO / BN)), block 128 * (1 + CONS_WG), dynamic
-//   shared memory WgmmaSmemBytes(TH * TW, BN, 128, STAGES).
+//   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
+//   persistent: wgmma_core.cuh WgmmaBlock), block 128 * (1 + CONS_WG), dynamic shared memory
+//   WgmmaSmemBytes(TH * TW, BN, 128, STAGES). Output tile t is channel tile t % ceil(CO / BN) of
+//   pixel tile t / ceil(CO / BN): the channel tiles of one pixel tile run side by side, so its
+//   input is read from DRAM once and from L2 after.
 //
 // The GEMM view: M = the output pixels, in tiles of TH x TW pixels of one image (rows h-major);
 // N = CO; K = KH * KW * C, walked one tap (r, s) and one 128-byte swizzled row of E channels
@@ -21,8 +24,8 @@
 // Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, 1}), w_map ({C, KH * KW, CO}, box
 // {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
 // NHWC); then the geometry as runtime values (C, CO, OH, OW, KW, KH * KW, pad top/left, dilation
-// h/w, tiles per image along h/w), so one compiled kernel serves every layer of a network that
-// shares the tile config.
+// h/w, tiles per image along h/w, pixel tiles in all), so one compiled kernel serves every layer
+// of a network that shares the tile config.
 #include "wgmma_core.cuh"
 
 namespace tunejit {
@@ -30,6 +33,7 @@ namespace tunejit {
 struct ConvWgmmaGeometry {
   int c, co, oh, ow, kw, taps, pad_top, pad_left, dil_h, dil_w;
   int tiles_h, tiles_w;  // tiles per image
+  int m_tiles;           // pixel tiles in all: N * tiles_h * tiles_w
 };
 
 // Output rows of a tile: local row -> NHWC index of (b, y0 + row / TW, x0 + row % TW, 0).
@@ -60,27 +64,41 @@ struct ConvProducer {
   }
 };
 
+// The output tiles of the conv, for WgmmaBlock.
+template <int TH, int TW, int BN, int kInt8>
+struct ConvTiles {
+  const hopper::TmaDescriptor* x_map;
+  const hopper::TmaDescriptor* w_map;
+  ConvWgmmaGeometry g;
+  int c_tiles, n_tiles;
+  __device__ __forceinline__ int count() const { return g.m_tiles * n_tiles; }
+  __device__ __forceinline__ WgmmaTile<ConvProducer<TH, TW, BN, kInt8>, ConvRows<TW>> At(
+      int t) const {
+    const int m_tile = t / n_tiles, n0 = (t % n_tiles) * BN;
+    const int per_image = g.tiles_h * g.tiles_w;
+    const int b = m_tile / per_image;
+    const int y0 = (m_tile % per_image) / g.tiles_w * TH;
+    const int x0 = (m_tile % per_image) % g.tiles_w * TW;
+    return {ConvProducer<TH, TW, BN, kInt8>{x_map, w_map, g, b, y0, x0, n0, c_tiles},
+            ConvRows<TW>{b, y0, x0, g.oh, g.ow, g.co}, 0, n0};
+  }
+};
+
 template <int TH, int TW, int BN, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16>
 __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
                  const float* __restrict__ bias, const float* __restrict__ scale, void* out, int c,
                  int co, int oh, int ow, int kw, int taps, int pad_top, int pad_left, int dil_h,
-                 int dil_w, int tiles_h, int tiles_w) {
-  const ConvWgmmaGeometry g{c,       co,       oh,    ow,    kw,      taps,
-                            pad_top, pad_left, dil_h, dil_w, tiles_h, tiles_w};
+                 int dil_w, int tiles_h, int tiles_w, int m_tiles) {
+  const ConvWgmmaGeometry g{c,     co,    oh,      ow,      kw,     taps,   pad_top,
+                            pad_left, dil_h, dil_w, tiles_h, tiles_w, m_tiles};
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
   constexpr int BM = TH * TW;
-  const int tiles = g.tiles_h * g.tiles_w;
-  const int b = blockIdx.x / tiles;
-  const int y0 = (blockIdx.x % tiles) / g.tiles_w * TH;
-  const int x0 = (blockIdx.x % tiles) % g.tiles_w * TW;
-  const int n0 = blockIdx.y * BN;
   const int c_tiles = CeilDiv(g.c, WgmmaKind<kInt8>::kAtomElems);
   WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16>(
-      ConvProducer<TH, TW, BN, kInt8>{&x_map, &w_map, g, b, y0, x0, n0, c_tiles},
-      ConvRows<TW>{b, y0, x0, g.oh, g.ow, g.co}, &x_map, &w_map, out, bias, scale, 0, n0, g.co,
-      g.taps * c_tiles);
+      ConvTiles<TH, TW, BN, kInt8>{&x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN)}, &x_map, &w_map,
+      out, bias, scale, g.co, g.taps * c_tiles);
 }
 
 }  // namespace tunejit
@@ -90,7 +108,7 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
   template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, I8, EPI, F16>(     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
-      int, int, int, int, int, int, int, int, int, int, int, int)
+      int, int, int, int, int, int, int, int, int, int, int, int, int)
 TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0);   // the fallback config, fp32 out
 TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 3, 1);   // bias + relu, fp16 out
 TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 7, 0);    // one consumer, scaled fp32 out

@@ -6,12 +6,13 @@
 //   int32, fp32 or requantized int8. The epilogue of common.cuh on channel j.
 //
 //   gemm_wgmma<BM, BN, BK, STAGES, CONS_WG, kInt8, kEpi, kOutF16>
-//   grid (ceil(M / BM), ceil(N / BN)), block 128 * (1 + CONS_WG), dynamic shared memory
+//   grid (at most ceil(M / BM) * ceil(N / BN) output tiles; one block per SM makes it persistent:
+//   wgmma_core.cuh WgmmaBlock), block 128 * (1 + CONS_WG), dynamic shared memory
 //   WgmmaSmemBytes(BM, BN, BK * element bytes, STAGES) (over 48 KiB: the launch raises the opt-in
 //   limit).
 //
 // Warp specialisation: warpgroup 0 is the producer; one elected thread issues, per k tile, the
-// TMA loads of A [BM x BK] and B [BN x BK] into stage s = kt % STAGES of a ring of shared buffers.
+// TMA loads of A [BM x BK] and B [BN x BK] into the next stage of a ring of shared buffers.
 // Each stage has a "full" mbarrier (1 arrival + the stage's bytes: TMA completes it) and an "empty"
 // one (one arrival per consumer warp: the buffers may be overwritten). Warpgroups 1..CONS_WG are
 // consumers; consumer c owns rows [c * BM / CONS_WG, (c + 1) * BM / CONS_WG) of the tile
@@ -57,6 +58,20 @@ struct GemmProducer {
   }
 };
 
+// The output tiles of the GEMM, for WgmmaBlock: tile t is column tile t % n_tiles of row tile
+// t / n_tiles.
+template <int BM, int BN, int BK, int kInt8>
+struct GemmTiles {
+  const hopper::TmaDescriptor* a_map;
+  const hopper::TmaDescriptor* b_map;
+  int m, n, m_tiles, n_tiles;
+  __device__ __forceinline__ int count() const { return m_tiles * n_tiles; }
+  __device__ __forceinline__ WgmmaTile<GemmProducer<BM, BN, BK, kInt8>, GemmRows> At(int t) const {
+    const int m0 = t / n_tiles * BM, n0 = t % n_tiles * BN;
+    return {GemmProducer<BM, BN, BK, kInt8>{a_map, b_map, m0, n0}, GemmRows{m, n}, m0, n0};
+  }
+};
+
 template <int BM, int BN, int BK, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16>
 __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
     gemm_wgmma(const __grid_constant__ hopper::TmaDescriptor a_map,
@@ -65,11 +80,9 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
   static_assert(BM <= 256, "a TMA box dimension is at most 256");
   static_assert(BK % WgmmaKind<kInt8>::kAtomElems == 0, "BK is whole 128-byte rows");
   constexpr int kBkBytes = BK / WgmmaKind<kInt8>::kAtomElems * kWgmmaAtomBytes;
-  const int m0 = blockIdx.x * BM;
-  const int n0 = blockIdx.y * BN;
   WgmmaBlock<BM, BN, kBkBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16>(
-      GemmProducer<BM, BN, BK, kInt8>{&a_map, &b_map, m0, n0}, GemmRows{m, n}, &a_map, &b_map, out,
-      bias, scale, m0, n0, n, CeilDiv(k, BK));
+      GemmTiles<BM, BN, BK, kInt8>{&a_map, &b_map, m, n, CeilDiv(m, BM), CeilDiv(n, BN)}, &a_map,
+      &b_map, out, bias, scale, n, CeilDiv(k, BK));
 }
 
 }  // namespace tunejit

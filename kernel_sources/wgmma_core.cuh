@@ -2,21 +2,24 @@
 // The part of the Hopper tensor-core templates (gemm_wgmma.cu, conv2d_wgmma.cu) that does not
 // depend on where the operands come from: the shared-memory stage ring and its mbarriers, the
 // warp-specialised block (warpgroup 0 produces, warpgroups 1..CONS_WG consume), the consumers'
-// wgmma loop over a stage, and the register -> global epilogue. A template supplies
+// wgmma loop over a stage, and the register -> global epilogue. A template supplies its output
+// tiles: `int count()` and `WgmmaTile At(int t)`, each tile with
 //   - a producer: `void operator()(unsigned char* a, unsigned char* b, u64* full, int kt)` that
 //     issues the TMA loads of k tile `kt` (A [BM rows x BK_BYTES] and B [BN rows x BK_BYTES], each
 //     as BK_BYTES / 128 boxes of one 128-byte swizzled row per tile row) completing on `full`;
 //   - a row map: `s64 operator()(int row)`, the output element index of the tile row's column 0
-//     (row = position in the grid's M order), or -1 where the row is past the output's end.
+//     (row = m0 + position in the tile), or -1 where the row is past the output's end;
+//   - its first row m0 and column n0.
+// Blocks are persistent (WgmmaBlock): a grid of one block per SM walks all the tiles.
 // Layout of one stage: A atoms then B atoms, each atom [rows][128 bytes] with 128-byte swizzle.
 // kInt8 selects the element kind: 0 fp16 (HGMMA k16, float accumulators, 64 elements per 128-byte
 // row), 1 int8 (IGMMA k32, int32 accumulators, 128 per row). At the byte level the two are the
 // same kernel: 32 bytes of K per instruction, the same descriptors and accumulator layout.
 //
-// Deliberately left for later (each is a knob of tensorcore-design.md 2.1): consumers wait for
-// their wgmma batch to finish (wait_group 0) before releasing the stage instead of keeping one in
-// flight; no clusters or TMA multicast; one tile per CTA (no persistent scheduler); direct
-// register -> global epilogue (no smem + TMA store); no split-K.
+// Deliberately left for later (each is a knob of tensorcore-design.md 2.1): no clusters or TMA
+// multicast; the two consumer warpgroups share each tile (no ping-pong, so the tensor cores wait
+// during the epilogue, though the next tile's loads do not); direct register -> global epilogue
+// (no smem + TMA store); no split-K.
 #ifndef TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 #define TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 
@@ -85,32 +88,38 @@ __device__ __forceinline__ void WgmmaStore(void* out, s64 index, Acc acc, int co
   }
 }
 
-// Producer thread: walks the k tiles, refilling the ring. Waiting on an empty barrier with the
-// opposite parity passes at once in the first round, when no consumer has released anything.
+// Producer thread: walks the k tiles of one output tile, refilling the ring. `first` is the ring
+// position (the k tiles this CTA issued for its earlier output tiles), so stages and phases run
+// on across a persistent CTA's tiles. Waiting on an empty barrier with the opposite parity passes
+// at once in the first round, when no consumer has released anything.
 template <int BM, int BN, int BK_BYTES, int STAGES, class Producer>
 __device__ __forceinline__ void WgmmaProduce(const Producer& produce, unsigned char* ring,
-                                             hopper::u64* full, hopper::u64* empty, int k_tiles) {
+                                             hopper::u64* full, hopper::u64* empty, int k_tiles,
+                                             int first) {
   using Stage = WgmmaStage<BM, BN, BK_BYTES>;
   for (int kt = 0; kt < k_tiles; ++kt) {
-    const int s = kt % STAGES;
-    hopper::MbarrierWait(&empty[s], ((kt / STAGES) & 1) ^ 1);
+    const int g = first + kt;
+    const int s = g % STAGES;
+    hopper::MbarrierWait(&empty[s], ((g / STAGES) & 1) ^ 1);
     hopper::MbarrierArriveExpectTx(&full[s], Stage::kBytes);
     unsigned char* a_stage = ring + s * Stage::kBytes;
     produce(a_stage, a_stage + Stage::kAAtomBytes * Stage::kAtoms, &full[s], kt);
   }
 }
 
-// Consumer warpgroup `wg` (0-based among consumers): accumulates its BM / CONS_WG rows x BN.
+// Consumer warpgroup `wg` (0-based among consumers): accumulates its BM / CONS_WG rows x BN of
+// one output tile, from ring position `first` (as WgmmaProduce).
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8>
 __device__ __forceinline__ void WgmmaConsume(
     typename WgmmaKind<kInt8>::Acc (&acc)[BM / CONS_WG / 64][BN / 2], const unsigned char* ring,
-    hopper::u64* full, hopper::u64* empty, int wg, int k_tiles) {
+    hopper::u64* full, hopper::u64* empty, int wg, int k_tiles, int first) {
   using Stage = WgmmaStage<BM, BN, BK_BYTES>;
   constexpr int kRows = BM / CONS_WG;
   constexpr int kSubtiles = kRows / 64;
   for (int kt = 0; kt < k_tiles; ++kt) {
-    const int s = kt % STAGES;
-    hopper::MbarrierWait(&full[s], (kt / STAGES) & 1);
+    const int g = first + kt;
+    const int s = g % STAGES;
+    hopper::MbarrierWait(&full[s], (g / STAGES) & 1);
     const unsigned char* a_stage = ring + s * Stage::kBytes;
     const unsigned char* b_stage = a_stage + Stage::kAAtomBytes * Stage::kAtoms;
 #pragma unroll
@@ -144,7 +153,7 @@ __device__ __forceinline__ void WgmmaConsume(
       for (int i = 0; i < BN / 2; ++i) hopper::FenceOperand(acc[t][i]);
     }
     // One arrival per warp, after that warp's own wait: no warp's reads are still pending.
-    if (kt > 0 && threadIdx.x % 32 == 0) hopper::MbarrierArrive(&empty[(kt - 1) % STAGES]);
+    if (kt > 0 && threadIdx.x % 32 == 0) hopper::MbarrierArrive(&empty[(g - 1) % STAGES]);
   }
   hopper::WgmmaWait<0>();
 #pragma unroll
@@ -152,7 +161,10 @@ __device__ __forceinline__ void WgmmaConsume(
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) hopper::FenceOperand(acc[t][i]);
   }
-  if (k_tiles > 0 && threadIdx.x % 32 == 0) hopper::MbarrierArrive(&empty[(k_tiles - 1) % STAGES]);
+  // The last stage goes back too: the next output tile's loads reuse it.
+  if (k_tiles > 0 && threadIdx.x % 32 == 0) {
+    hopper::MbarrierArrive(&empty[(first + k_tiles - 1) % STAGES]);
+  }
 }
 
 // Writes a consumer thread's accumulators (layout: hopper_ptx.cuh, WgmmaF16F32): tile row r of
@@ -195,15 +207,26 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[BM / CONS_WG / 64
   }
 }
 
+// One output tile of a template: the loads of its k tiles, where its rows go, its first row and
+// column.
+template <class Producer, class RowMap>
+struct WgmmaTile {
+  Producer produce;
+  RowMap rows;
+  int m0, n0;
+};
+
 // The whole block: ring setup, the producer warpgroup (one thread issues every load), the
-// consumers' accumulation and epilogue. `m0`/`n0` are the tile's first row and column.
+// consumers' accumulation and epilogue. The block is persistent: it takes output tiles
+// blockIdx.x, blockIdx.x + gridDim.x, ... of `tiles` (count(), At(t) -> WgmmaTile), so the
+// producer loads the next tile while the consumers write the last one out, and a grid of one
+// block per SM pays the setup once. A grid of count() blocks is the one-tile-per-block kernel.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          class Producer, class RowMap>
-__device__ __forceinline__ void WgmmaBlock(const Producer& produce, const RowMap& row_index,
-                                           const hopper::TmaDescriptor* a_map,
+          class Tiles>
+__device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
-                                           const float* bias, const float* scale, int m0, int n0,
-                                           int n, int k_tiles) {
+                                           const float* bias, const float* scale, int n,
+                                           int k_tiles) {
   static_assert(CONS_WG == 1 || CONS_WG == 2, "one or two consumer warpgroups");
   static_assert(BM % (64 * CONS_WG) == 0, "each consumer warpgroup issues m64 wgmmas");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "wgmma N of hopper_ptx.cuh");
@@ -231,20 +254,29 @@ __device__ __forceinline__ void WgmmaBlock(const Producer& produce, const RowMap
     if (threadIdx.x == 0) {
       hopper::TmaPrefetchDescriptor(a_map);
       hopper::TmaPrefetchDescriptor(b_map);
-      WgmmaProduce<BM, BN, BK_BYTES, STAGES>(produce, ring, full, empty, k_tiles);
+      int first = 0;
+      for (int t = blockIdx.x; t < tiles.count(); t += gridDim.x, first += k_tiles) {
+        WgmmaProduce<BM, BN, BK_BYTES, STAGES>(tiles.At(t).produce, ring, full, empty, k_tiles,
+                                               first);
+      }
     }
     return;
   }
   if constexpr (CONS_WG == 2) hopper::SetMaxNRegInc<kWgmmaConsumerRegs>();
   typename WgmmaKind<kInt8>::Acc acc[BM / CONS_WG / 64][BN / 2];
+  int first = 0;
+  for (int t = blockIdx.x; t < tiles.count(); t += gridDim.x, first += k_tiles) {
+    const auto tile = tiles.At(t);
 #pragma unroll
-  for (int t = 0; t < BM / CONS_WG / 64; ++t) {
+    for (int i = 0; i < BM / CONS_WG / 64; ++i) {
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[t][i] = 0;
+      for (int j = 0; j < BN / 2; ++j) acc[i][j] = 0;
+    }
+    WgmmaConsume<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8>(acc, ring, full, empty, wg - 1, k_tiles,
+                                                           first);
+    WgmmaEpilogue<BM, BN, CONS_WG, kEpi, kOutF16>(acc, tile.rows, out, bias, scale,
+                                                  tile.m0 + (wg - 1) * (BM / CONS_WG), tile.n0, n);
   }
-  WgmmaConsume<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8>(acc, ring, full, empty, wg - 1, k_tiles);
-  WgmmaEpilogue<BM, BN, CONS_WG, kEpi, kOutF16>(acc, row_index, out, bias, scale,
-                                                m0 + (wg - 1) * (BM / CONS_WG), n0, n);
 }
 
 }  // namespace tunejit

@@ -102,7 +102,8 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   for (int64_t v :
        {p.ci, p.co, p.OutH(), p.OutW(), p.kw, p.kh * p.kw, static_cast<int64_t>(p.pad_top),
         static_cast<int64_t>(p.pad_left), static_cast<int64_t>(p.dilation_h),
-        static_cast<int64_t>(p.dilation_w), CeilDiv64(p.OutH(), t.h), CeilDiv64(p.OutW(), t.w)}) {
+        static_cast<int64_t>(p.dilation_w), CeilDiv64(p.OutH(), t.h), CeilDiv64(p.OutW(), t.w),
+        p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w)}) {
     kernel.args.push_back(Int32Arg(v));
   }
   return kernel;
@@ -125,10 +126,10 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
     TUNEJIT_ASSIGN_OR_RETURN(ConvTile t, ReadTile(config, conv));
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
-    const int64_t blocks = p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
+    const int64_t pixel_tiles = p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
     LaunchShape shape;
-    shape.grid[0] = static_cast<uint32_t>(std::min<int64_t>(blocks, int64_t{1} << 32));
-    shape.grid[1] = static_cast<uint32_t>(CeilDiv64(p.co, t.gemm.n));
+    TUNEJIT_ASSIGN_OR_RETURN(shape.grid[0],
+                             PersistentGrid(kTask, pixel_tiles * CeilDiv64(p.co, t.gemm.n), limits));
     shape.block[0] = static_cast<uint32_t>(t.gemm.threads());
     shape.shared_bytes = static_cast<uint32_t>(t.gemm.smem_bytes());
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));

@@ -137,8 +137,8 @@ class DenseWgmma final : public OpTemplate {
     t.element_bytes = d.element_bytes();
     TUNEJIT_RETURN_IF_ERROR(CheckTile(t, limits));
     LaunchShape shape;
-    shape.grid[0] = static_cast<uint32_t>(CeilDiv64(p.m, t.m));  // M on x: up to 2^31 - 1 tiles
-    shape.grid[1] = static_cast<uint32_t>(CeilDiv64(p.n, t.n));
+    TUNEJIT_ASSIGN_OR_RETURN(
+        shape.grid[0], PersistentGrid(kTask, CeilDiv64(p.m, t.m) * CeilDiv64(p.n, t.n), limits));
     shape.block[0] = static_cast<uint32_t>(t.threads());
     shape.shared_bytes = static_cast<uint32_t>(t.smem_bytes());
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));

@@ -1,6 +1,7 @@
 #include "ops/wgmma_rules.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -162,6 +163,14 @@ TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<
   i = 1;
   for (int64_t b : box) d.box[i++] = static_cast<uint32_t>(b);
   return d;
+}
+
+absl::StatusOr<uint32_t> PersistentGrid(absl::string_view task, int64_t tiles,
+                                        const DeviceLimits& limits) {
+  if (tiles < 1 || tiles > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(task, ": ", tiles, " output tiles"));
+  }
+  return static_cast<uint32_t>(std::min<int64_t>(tiles, std::max(limits.sm_count, 1)));
 }
 
 }  // namespace tunejit

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "jit/tensor_map.h"
 #include "ops/op_template.h"
@@ -61,6 +62,12 @@ absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue
 // dims (a dense tensor).
 TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<int64_t> dims,
                           std::initializer_list<int64_t> box);
+
+// The grid of a persistent wgmma kernel (kernel_sources/wgmma_core.cuh WgmmaBlock) over `tiles`
+// output tiles: one block per SM, fewer when there are fewer tiles. InvalidArgument (naming
+// `task`) past 2^31 - 1 tiles, which the kernels count in int.
+absl::StatusOr<uint32_t> PersistentGrid(absl::string_view task, int64_t tiles,
+                                        const DeviceLimits& limits);
 
 }  // namespace tunejit
 

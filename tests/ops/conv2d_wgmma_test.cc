@@ -75,17 +75,19 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
   EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 3, 0>");
   EXPECT_TRUE(k.spec.arch_specific);
-  EXPECT_EQ(k.shape.grid[0], 2u * 3 * 2);  // images x ceil(20 / 8) x ceil(20 / 16)
-  EXPECT_EQ(k.shape.grid[1], 2u);          // ceil(136 / 128)
+  // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
+  // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
+  EXPECT_EQ(k.shape.grid[0], 2u * 3 * 2 * 2);
+  EXPECT_EQ(k.shape.grid[1], 1u);
   EXPECT_EQ(k.shape.block[0], 384u);
   EXPECT_EQ(k.shape.shared_bytes, 4u * (128 + 128) * 64 * 2 + 4 * 16 + 1024);
-  ASSERT_EQ(k.args.size(), 5u + 12u);
+  ASSERT_EQ(k.args.size(), 5u + 13u);
   EXPECT_EQ(k.args[0].kind, KernelArg::Kind::kTensorMap);
   EXPECT_EQ(k.args[1].kind, KernelArg::Kind::kTensorMap);
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
-  // C, CO, OH, OW, KW, taps, pad top/left, dilation h/w, tiles along h/w.
-  EXPECT_EQ(geometry, (std::vector<int64_t>{72, 136, 20, 20, 3, 9, 1, 1, 1, 1, 3, 2}));
+  // C, CO, OH, OW, KW, taps, pad top/left, dilation h/w, tiles along h/w, pixel tiles in all.
+  EXPECT_EQ(geometry, (std::vector<int64_t>{72, 136, 20, 20, 3, 9, 1, 1, 1, 1, 3, 2, 12}));
   ASSERT_EQ(plan->tensor_maps.size(), 2u);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
             "f16 [72, 20, 20, 2] box [64, 16, 8, 1] swizzle 128B");
