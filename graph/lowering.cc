@@ -164,7 +164,9 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
       p.m = graph.tensor(node.inputs[0]).shape[0];
       p.k = graph.tensor(node.inputs[0]).shape[1];
       p.n = graph.tensor(node.inputs[1]).shape[0];
-      if (precision == Precision::kFp16) {
+      // int8 on the tensor cores leaves no dense on the CUDA cores either: float16 on wgmma.
+      if (precision == Precision::kFp16 ||
+          (precision == Precision::kInt8 && options.int8_tensor_cores)) {
         task.fp16_output = FeedsConvOrDense(graph, i);
         task.implementations = Fp16Dense(p, task.fp16_output);
         task.fp16 = !task.implementations.empty();

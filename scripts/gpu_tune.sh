@@ -13,7 +13,8 @@
 #                     up to BUDGET in all), then `tunejit run` with the resulting log
 #   RUN_FP16=1        `tunejit run --precision fp16` with no fp16 records (every layer's fallback)
 #   RUN_FP16_LOGS="a.log ..."  `tunejit run --precision fp16` with each of those logs
-#   RUN_INT8_TC=1     `tunejit run --precision int8 --tensor-cores` (IGMMA convs, fallback configs)
+#   RUN_INT8_TC=1|FILE  `tunejit run --precision int8 --tensor-cores` (IGMMA convs) with the seed
+#                     log (fallback configs) or with that log
 #   FP16_BUDGET=4m    VGG-16 batch 128 --precision fp16 (the Hopper tensor-core tasks) tuned from
 #                     nothing, then `tunejit run --precision fp16` with that log
 #   RUN_FLAGS="..."   extra flags for the `tunejit run` of the BUDGET log (e.g. --tensor-cores,
@@ -49,7 +50,10 @@ run_tests ${TESTS:-}
 for l in ${RUN_LOGS:-}; do run_net "run-$(basename "$l" .log)" "$l"; done
 [ -n "${RUN_FP16:-}" ] && run_net run-fp16-fallback "$seed" fp16
 for l in ${RUN_FP16_LOGS:-}; do run_net "run-fp16-$(basename "$l" .log)" "$l" fp16; done
-[ -n "${RUN_INT8_TC:-}" ] && run_net run-int8-tensor-cores "$seed" int8 --tensor-cores
+if [ -n "${RUN_INT8_TC:-}" ]; then
+  tc_log=$seed; [ -f "$RUN_INT8_TC" ] && tc_log=$RUN_INT8_TC
+  run_net run-int8-tensor-cores "$tc_log" int8 --tensor-cores
+fi
 [ -n "${PEERS:-}" ] && OUT=$out step peer-pytorch 200 python3 .gpu/peers/pytorch_vgg16.py
 if [ -n "${COMPARE:-}" ]; then
   for s in random xgb; do

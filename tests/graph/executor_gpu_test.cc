@@ -536,7 +536,9 @@ TEST(ExecutorGpuTest, Vgg16Fp16StaysCloseToFp32) {
 // VGG-16 int8 on the tensor-core template (--tensor-cores) against the dp4a templates: both
 // accumulate in exact int32 and requantize with the same epilogue formula and the same scales, so
 // the logits agree to float rounding (the only float work in between is the same).
-TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresMatchesTheDp4aTemplates) {
+// The convs agree bit for bit with the dp4a templates (int32 sums, the same requantize); the
+// classifier runs float16 on wgmma where dp4a's runs float32, which is all the difference.
+TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresMatchesTheDp4aTemplatesUpToFp16Dense) {
   TUNEJIT_REQUIRE_GPU();
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 2});
   ASSERT_TRUE(g.ok()) << g.status();
@@ -550,13 +552,14 @@ TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresMatchesTheDp4aTemplates) {
   absl::StatusOr<Executor> tc = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
   ASSERT_TRUE(tc.ok()) << tc.status();
   EXPECT_EQ(tc->layers()[2].task_name, "conv2d_nhwc_wgmma.cuda");
+  EXPECT_EQ(tc->layers().back().task_name, "dense_wgmma.cuda");
   const std::vector<float> input = testing::NormalFloats(2 * 3 * 224 * 224, 45);
   const std::vector<float> want = RunOnce(*dp4a, input);
   const std::vector<float> got = RunOnce(*tc, input);
   ASSERT_EQ(got.size(), 2000u);
   const double err = cpuref::RelativeError(got, want);
   std::printf("VGG-16 int8, tensor cores vs dp4a: relative L2 error %.3g\n", err);
-  EXPECT_LT(err, 1e-5);
+  EXPECT_LT(err, 2e-3);  // fp16 rounding of the classifier's inputs and weights (~1e-3)
 }
 
 // The calibration's abs-max kernel: maxima accumulate across launches, signs are ignored.

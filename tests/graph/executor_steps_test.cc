@@ -208,17 +208,18 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
 // template. The first conv still requantizes its NCHW output itself; one int8 transpose takes it
 // to NHWC (keeping its scale); the pools between run NHWC int8; the last conv dequantizes NHWC
 // float32, which its pool reads after one transpose back to NCHW.
-TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcBetweenTwoTransposes) {
+TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcBetweenTwoTransposesAndFp16Dense) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kInt8, {.int8_tensor_cores = true});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->steps.size(), 23u);  // 13 convs + 5 pools + 3 dense + 2 converts
+  EXPECT_EQ(p->steps.size(), 24u);  // 13 convs + 5 pools + 3 dense + 3 converts
   std::vector<std::string> converts;
   for (const Step& s : p->steps) {
     if (s.kind == StepKind::kConvert) converts.push_back(s.name);
   }
-  EXPECT_THAT(converts, ElementsAre("features.2.convert", "features.30.convert"));
+  EXPECT_THAT(converts,
+              ElementsAre("features.2.convert", "features.30.convert", "classifier.0.convert"));
   const Step& to_nhwc = StepNamed(*p, "features.2.convert");
   const StepTensor& from = p->tensors[to_nhwc.input];
   const StepTensor& to = p->tensors[to_nhwc.output];
@@ -244,6 +245,19 @@ TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcBetweenTwoTransposes) {
   EXPECT_EQ(p->tensors[last_pool.input].dtype, DType::kF32);
   EXPECT_FALSE(p->tensors[last_pool.input].nhwc);
   EXPECT_EQ(p->scale_sources.size(), 12u);  // the same slots as on the dp4a templates
+  // The classifier runs float16 on wgmma: one float32 -> float16 convert at its input, float16
+  // between the dense layers, float32 logits.
+  const Step& to_f16 = StepNamed(*p, "classifier.0.convert");
+  EXPECT_EQ(p->tensors[to_f16.input].dtype, DType::kF32);
+  EXPECT_EQ(p->tensors[to_f16.output].dtype, DType::kF16);
+  for (const char* name : {"classifier.0", "classifier.3", "classifier.6"}) {
+    const Step& dense = StepNamed(*p, name);
+    EXPECT_EQ(p->tasks[dense.task].implementations[0].workload.task_name, "dense_wgmma.cuda")
+        << name;
+    EXPECT_EQ(p->tensors[dense.input].dtype, DType::kF16) << name;
+  }
+  EXPECT_EQ(p->tensors[StepNamed(*p, "classifier.3").output].dtype, DType::kF16);
+  EXPECT_EQ(p->tensors[StepNamed(*p, "classifier.6").output].dtype, DType::kF32);
   // Without the option, nothing changes: TVM's NCHW int8 templates and no transposes.
   absl::StatusOr<StepProgram> dp4a = LowerToSteps(*g, Precision::kInt8);
   ASSERT_TRUE(dp4a.ok());
