@@ -128,7 +128,7 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   p.Bool("no-verify", &f->no_verify, "do not check each record's kernel against the reference");
   p.Bool("tensor-cores", &f->tensor_cores,
          "int8: run the convs on the Hopper tensor-core template (NHWC, IGMMA; sm_90) instead of "
-         "TVM's dp4a templates");
+         "TVM's dp4a templates, and the dense layers float16 on wgmma");
   p.Int("seed", &f->seed, "N", "seed of the random input and random weights (default 1)");
   p.String("json", &f->json, "FILE", "also write the report as JSON");
   p.String("plot", &f->plot, "FILE.svg", "also write a per-layer bar chart");

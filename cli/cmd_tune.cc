@@ -210,8 +210,8 @@ void RegisterFlags(FlagParser& p, TuneFlags& f) {
   p.String("log", &f.log, "FILE", "tuning log to append to (required)");
   p.Bool("resume", &f.resume, "continue LOG: skip measured configs, count them against the budget");
   p.Bool("tensor-cores", &f.tensor_cores,
-         "int8: tune the convs on the Hopper tensor-core template (as `run --tensor-cores` runs "
-         "them) instead of TVM's dp4a templates");
+         "int8: tune the convs on the Hopper tensor-core template and the dense layers on float16 "
+         "wgmma (as `run --tensor-cores` runs them) instead of TVM's dp4a templates");
   p.String("tasks", &f.tasks, "LIST", "comma list of task names, node names or --list numbers");
   p.String("search", &f.search, "S", "xgb (default), random or grid");
   p.Int("workers-per-gpu", &f.workers_per_gpu, "K", "worker processes per GPU (default 1)");

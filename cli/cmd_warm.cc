@@ -42,6 +42,7 @@ struct WarmFlags {
   std::string cache_dir;
   bool no_cache = false;
   bool strict = false;
+  bool tensor_cores = false;  // with --model --precision int8: as `run --tensor-cores`
   int64_t jobs = 0;
 };
 
@@ -95,12 +96,15 @@ absl::StatusOr<WarmPlan> PlanModelKernels(const WarmFlags& f, const autotvm::Log
                                           const DeviceLimits& limits) {
   TUNEJIT_ASSIGN_OR_RETURN(ModelSource model, LoadModel(f.model, f.batch, 128));
   TUNEJIT_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(f.precision));
-  TUNEJIT_ASSIGN_OR_RETURN(StepProgram program, LowerToSteps(model.graph, precision));
+  TUNEJIT_ASSIGN_OR_RETURN(
+      StepProgram program,
+      LowerToSteps(model.graph, precision, {.int8_tensor_cores = f.tensor_cores}));
   TUNEJIT_ASSIGN_OR_RETURN(autotvm::Target target, autotvm::ParseTarget("cuda"));
   autotvm::HistoryBest history;
   history.AddAll(log);
-  std::cout << absl::StrFormat("warm: %s, batch %d, %s: %d tuned layers\n", f.model, model.batch,
-                               f.precision, program.tasks.size());
+  std::cout << absl::StrFormat("warm: %s, batch %d, %s%s: %d tuned layers\n", f.model, model.batch,
+                               f.precision, f.tensor_cores ? " (tensor cores)" : "",
+                               program.tasks.size());
   WarmPlan plan;
   std::map<std::string, bool> seen;
   for (const Step& step : program.steps) {
@@ -187,6 +191,8 @@ int RunWarmCommand(const std::vector<std::string>& args) {
                 std::string(kModelHelp) + ": the kernels `tunejit run` would use for it");
   parser.Int("batch", &f.batch, "N", "with --model: batch (default: vgg16 128, ONNX the file's)");
   parser.String("precision", &f.precision, "P", "with --model: fp32, int8 or fp16 (default int8)");
+  parser.Bool("tensor-cores", &f.tensor_cores,
+              "with --model --precision int8: the kernels of `run --tensor-cores`");
   parser.String("cache-dir", &f.cache_dir, "DIR", "kernel cache directory");
   parser.Bool("no-cache", &f.no_cache, "compile without reading or writing the cache");
   parser.Bool("strict", &f.strict, "fail on the first bad log line");
@@ -198,6 +204,11 @@ int RunWarmCommand(const std::vector<std::string>& args) {
               << (positional.empty() ? "--log FILE or --model NAME|FILE is required"
                                      : "unexpected argument '" + positional[0] + "'")
               << "\n(run 'tunejit warm --help' for usage)\n";
+    return kExitUsage;
+  }
+  if (f.tensor_cores && (f.model.empty() || f.precision != "int8")) {
+    std::cerr << "tunejit warm: --tensor-cores needs --model and --precision int8\n"
+              << "(run 'tunejit warm --help' for usage)\n";
     return kExitUsage;
   }
   absl::StatusOr<GpuArch> arch = ParseSupportedGpuArch(f.arch);

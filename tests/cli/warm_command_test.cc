@@ -106,5 +106,31 @@ TEST_F(WarmCommandTest, OnnxModelListsAndCompilesItsLayers) {
   EXPECT_EQ(Warm({"--model", model}, &out), kExitFailure);  // dynamic batch, no --batch
 }
 
+// The Hopper paths of VGG-16 with no GPU: every conv but the RGB stem on the tensor-core template
+// and the classifier on float16 wgmma, at fp16 and at int8 with --tensor-cores (its stem stays
+// on TVM's float32 template).
+TEST_F(WarmCommandTest, Vgg16TensorCorePathsCompileForSm90) {
+  std::string out;
+  ASSERT_EQ(Warm({"--model", "vgg16", "--batch", "2", "--precision", "int8", "--tensor-cores",
+                  "--jobs", "2"},
+                 &out),
+            kExitOk)
+      << out;
+  EXPECT_THAT(out, HasSubstr("batch 2, int8 (tensor cores): 16 tuned layers"));
+  EXPECT_THAT(out, HasSubstr("features.0               conv2d_nchw.cuda"));
+  EXPECT_THAT(out, HasSubstr("features.28              conv2d_nhwc_wgmma.cuda"));
+  EXPECT_THAT(out, HasSubstr("classifier.6             dense_wgmma.cuda"));
+  EXPECT_THAT(out, HasSubstr("failed 0"));
+  ASSERT_EQ(Warm({"--model", "vgg16", "--batch", "2", "--precision", "fp16", "--jobs", "2"}, &out),
+            kExitOk)
+      << out;
+  EXPECT_THAT(out, HasSubstr("features.0               conv2d_nhwc_wgmma.cuda"));  // im2col
+  EXPECT_THAT(out, HasSubstr("classifier.0             dense_wgmma.cuda"));
+  EXPECT_THAT(out, HasSubstr("failed 0"));
+  // Only int8 has a dp4a path to leave.
+  EXPECT_EQ(Warm({"--model", "vgg16", "--precision", "fp16", "--tensor-cores"}, &out), kExitUsage);
+  EXPECT_EQ(Warm({"--tensor-cores", "--log", "x.log"}, &out), kExitUsage);
+}
+
 }  // namespace
 }  // namespace tunejit::cli
