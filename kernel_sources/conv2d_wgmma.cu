@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
                  const float* __restrict__ bias, const float* __restrict__ scale, void* out, int c,
                  int co, int oh, int ow, int kw, int taps, int pad_top, int pad_left, int dil_h,
                  int dil_w, int tiles_h, int tiles_w, int m_tiles) {
-  const ConvWgmmaGeometry g{c,     co,    oh,      ow,      kw,     taps,   pad_top,
+  const ConvWgmmaGeometry g{c,        co,    oh,    ow,      kw,      taps,   pad_top,
                             pad_left, dil_h, dil_w, tiles_h, tiles_w, m_tiles};
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
   constexpr int BM = TH * TW;

@@ -107,6 +107,16 @@ __device__ __forceinline__ void WgmmaProduce(const Producer& produce, unsigned c
   }
 }
 
+// FenceOperand on every accumulator register: around the wgmma fence and waits.
+template <typename Acc, int kSubtiles, int kRegs>
+__device__ __forceinline__ void WgmmaFenceAccumulators(Acc (&acc)[kSubtiles][kRegs]) {
+#pragma unroll
+  for (int t = 0; t < kSubtiles; ++t) {
+#pragma unroll
+    for (int i = 0; i < kRegs; ++i) hopper::FenceOperand(acc[t][i]);
+  }
+}
+
 // Consumer warpgroup `wg` (0-based among consumers): accumulates its BM / CONS_WG rows x BN of
 // one output tile, from ring position `first` (as WgmmaProduce).
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8>
@@ -122,11 +132,7 @@ __device__ __forceinline__ void WgmmaConsume(
     hopper::MbarrierWait(&full[s], (g / STAGES) & 1);
     const unsigned char* a_stage = ring + s * Stage::kBytes;
     const unsigned char* b_stage = a_stage + Stage::kAAtomBytes * Stage::kAtoms;
-#pragma unroll
-    for (int t = 0; t < kSubtiles; ++t) {
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) hopper::FenceOperand(acc[t][i]);
-    }
+    WgmmaFenceAccumulators(acc);
     hopper::WgmmaFence();
 #pragma unroll
     for (int atom = 0; atom < Stage::kAtoms; ++atom) {
@@ -147,20 +153,12 @@ __device__ __forceinline__ void WgmmaConsume(
     // One batch stays in flight, so the tensor cores never drain between k tiles: wait for the
     // previous tile's batch only, then hand its stage back (this tile's wgmmas still read theirs).
     hopper::WgmmaWait<1>();
-#pragma unroll
-    for (int t = 0; t < kSubtiles; ++t) {
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) hopper::FenceOperand(acc[t][i]);
-    }
+    WgmmaFenceAccumulators(acc);
     // One arrival per warp, after that warp's own wait: no warp's reads are still pending.
     if (kt > 0 && threadIdx.x % 32 == 0) hopper::MbarrierArrive(&empty[(g - 1) % STAGES]);
   }
   hopper::WgmmaWait<0>();
-#pragma unroll
-  for (int t = 0; t < kSubtiles; ++t) {
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) hopper::FenceOperand(acc[t][i]);
-  }
+  WgmmaFenceAccumulators(acc);
   // The last stage goes back too: the next output tile's loads reuse it.
   if (k_tiles > 0 && threadIdx.x % 32 == 0) {
     hopper::MbarrierArrive(&empty[(first + k_tiles - 1) % STAGES]);

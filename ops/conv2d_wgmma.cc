@@ -83,6 +83,11 @@ absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload) {
   return conv;
 }
 
+// The GEMM's M tiles: tile_h x tile_w output pixels of one image each.
+int64_t PixelTiles(const ConvTile& t, const autotvm::Conv2dParams& p) {
+  return p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
+}
+
 PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogue& epilogue,
                          const LaunchShape& shape) {
   const autotvm::Conv2dParams& p = conv.p;
@@ -99,11 +104,10 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   kernel.args = EpilogueTensorArgs(epilogue);
   kernel.args[0] = TensorMapArg(0);
   kernel.args[1] = TensorMapArg(1);
-  for (int64_t v :
-       {p.ci, p.co, p.OutH(), p.OutW(), p.kw, p.kh * p.kw, static_cast<int64_t>(p.pad_top),
-        static_cast<int64_t>(p.pad_left), static_cast<int64_t>(p.dilation_h),
-        static_cast<int64_t>(p.dilation_w), CeilDiv64(p.OutH(), t.h), CeilDiv64(p.OutW(), t.w),
-        p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w)}) {
+  for (int64_t v : {p.ci, p.co, p.OutH(), p.OutW(), p.kw, p.kh * p.kw,
+                    static_cast<int64_t>(p.pad_top), static_cast<int64_t>(p.pad_left),
+                    static_cast<int64_t>(p.dilation_h), static_cast<int64_t>(p.dilation_w),
+                    CeilDiv64(p.OutH(), t.h), CeilDiv64(p.OutW(), t.w), PixelTiles(t, p)}) {
     kernel.args.push_back(Int32Arg(v));
   }
   return kernel;
@@ -126,10 +130,9 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
     TUNEJIT_ASSIGN_OR_RETURN(ConvTile t, ReadTile(config, conv));
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
-    const int64_t pixel_tiles = p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
     LaunchShape shape;
-    TUNEJIT_ASSIGN_OR_RETURN(shape.grid[0],
-                             PersistentGrid(kTask, pixel_tiles * CeilDiv64(p.co, t.gemm.n), limits));
+    TUNEJIT_ASSIGN_OR_RETURN(
+        shape.grid[0], PersistentGrid(kTask, PixelTiles(t, p) * CeilDiv64(p.co, t.gemm.n), limits));
     shape.block[0] = static_cast<uint32_t>(t.gemm.threads());
     shape.shared_bytes = static_cast<uint32_t>(t.gemm.smem_bytes());
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
