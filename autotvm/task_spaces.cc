@@ -128,6 +128,8 @@ absl::StatusOr<ConfigSpace> ConvWgmmaSpace() {
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_n", {64, 128, 192, 256}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("stages", {2, 3, 4, 5, 6}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("consumer_wg", {1, 2}));
+  // Last, with 0 first: the records written before it existed keep their index.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("pingpong", {0, 1}));
   return s;
 }
 

@@ -261,8 +261,16 @@ class Lowerer {
       } else {
         TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], Form{DType::kF16, nhwc}, i));
       }
+      DType out_dtype = task.fp16_output ? DType::kF16 : DType::kF32;
+      int slot = -1;
+      if (s.kind == StepKind::kConv2d && want_int8_[end]) {  // int8 on the tensor cores' stem
+        s.epilogue.output = Epilogue::Output::kInt8Requantize;
+        out_dtype = DType::kI8;
+        slot = Slot(end);
+        fused.push_back("requantize");
+      }
       s.fused = absl::StrJoin(fused, "+");
-      s.output = AddOutput(end, task.fp16_output ? DType::kF16 : DType::kF32, -1);
+      s.output = AddOutput(end, out_dtype, slot);
       p_.tensors[s.output].nhwc = nhwc;
       p_.steps.push_back(std::move(s));
       return absl::OkStatus();

@@ -23,7 +23,8 @@
 //    in, requantized int8 out), and the max pools between them; the dense layers are float16
 //    tensor-core layers as at Precision::kFp16 (a convert step makes their float32 input
 //    float16). A conv too narrow for the tensor-core template (NodeTask::im2col, VGG-16's RGB
-//    stem) gets an im2col step before it, and runs as a 1x1 conv over the patches.
+//    stem) gets an im2col step before it, and runs as a 1x1 conv over the patches; with
+//    int8_tensor_cores that float16 stem requantizes its output to int8 NHWC itself.
 // Step tensors are planned with lifetimes over step indices (graph/memory_plan.h PlanBuffers):
 // graph inputs and outputs stay live for the whole run (inputs are set before, outputs read
 // after).

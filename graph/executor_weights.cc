@@ -84,7 +84,8 @@ absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int 
     const int64_t im2col_k = task.im2col ? state.program.tensors[step.input].shape[1] : 0;
     TUNEJIT_ASSIGN_OR_RETURN(
         rt.weight, Upload(state, Fp16Weights(w, state.graph.tensor(step.weight).shape, im2col_k)));
-    e = EpilogueScales{{}, bias};
+    e = requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
+                   : EpilogueScales{{}, bias};
   } else if (step.int8) {
     QuantizedWeights q = QuantizeWeights(w, channels);
     if (task.nhwc) q.values = ToOhwi(q.values, state.graph.tensor(step.weight).shape);

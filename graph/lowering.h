@@ -9,9 +9,10 @@
 // input and output channel counts are multiples of 4 runs int8 x int8 -> int32 (the first conv,
 // with 3 input channels, stays float32); dense layers stay float32. With
 // TaskOptions::int8_tensor_cores, every such conv the tensor-core template can express runs there
-// instead (conv2d_nhwc_wgmma.cuda, int8 NHWC, IGMMA), and only there; the dense layers then run
-// float16 on wgmma as at Precision::kFp16 (dense_wgmma.cuda), where float32 on the CUDA cores
-// took a fifth of the network's time.
+// instead (conv2d_nhwc_wgmma.cuda, int8 NHWC, IGMMA), and only there; the convs the rule keeps
+// float (the RGB stem) and the dense layers then run float16 on wgmma as at Precision::kFp16
+// (the stem as a 1x1 conv over im2col patches, requantizing to int8 NHWC in its epilogue), where
+// float32 on the CUDA cores took a fifth of the network's time.
 //
 // Precision::kFp16 is the Hopper tensor-core path (issue 7): a conv2d_nhwc_wgmma.cuda can express
 // (autotvm::Conv2dWgmmaImplementations) and every dense with K a multiple of 8 run float16 x

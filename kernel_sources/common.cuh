@@ -74,8 +74,18 @@ struct EpilogueOp {
       typename Conditional<kOut == kEpiOutAccumulator, Acc,
                            typename Conditional<kOut == kEpiOutFloat32, float, s8>::type>::type Out;
 
+  // The float value of one accumulator before any int8 rounding: scaled, biased, ReLU'd.
   // Explicit _rn intrinsics: no fma contraction, so the result is bit-identical to the CPU
   // reference whenever the accumulator is.
+  __device__ __forceinline__ static float FloatValue(Acc acc, int channel, const float* bias,
+                                                     const float* scale) {
+    float v = static_cast<float>(acc);
+    if (kOut != kEpiOutAccumulator) v = __fmul_rn(v, __ldg(scale + channel));
+    if (kBias) v = __fadd_rn(v, __ldg(bias + channel));
+    if (kRelu) v = v < 0.0f ? 0.0f : v;
+    return v;
+  }
+
   __device__ __forceinline__ static void Store(void* out, s64 index, Acc acc, int channel,
                                                const float* bias, const float* scale) {
     if constexpr (!IsFloatAcc<Acc>::value && kOut == kEpiOutAccumulator) {
@@ -83,10 +93,7 @@ struct EpilogueOp {
       if (kRelu) v = v < 0 ? 0 : v;
       static_cast<Acc*>(out)[index] = v;
     } else {
-      float v = static_cast<float>(acc);
-      if (kOut != kEpiOutAccumulator) v = __fmul_rn(v, __ldg(scale + channel));
-      if (kBias) v = __fadd_rn(v, __ldg(bias + channel));
-      if (kRelu) v = v < 0.0f ? 0.0f : v;
+      const float v = FloatValue(acc, channel, bias, scale);
       if constexpr (kOut == kEpiOutInt8) {
         static_cast<s8*>(out)[index] = SaturateToInt8(v);
       } else {

@@ -5,9 +5,10 @@
 //   out[b, y, x, co] = epilogue(sum_{r, s, c} in[b, y + r * DH - PT, x + s * DW - PL, c]
 //                                           * weight[co, r, s, c])          (stride 1)
 //
-//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, kInt8, kEpi, kOutF16>
+//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16>
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
-//   persistent: wgmma_core.cuh WgmmaBlock), block 128 * (1 + CONS_WG), dynamic shared memory
+//   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
+//   turn), block 128 * (1 + CONS_WG), dynamic shared memory
 //   WgmmaSmemBytes(TH * TW, BN, 128, STAGES). Output tile t is channel tile t % ceil(CO / BN) of
 //   pixel tile t / ceil(CO / BN): the channel tiles of one pixel tile run side by side, so its
 //   input is read from DRAM once and from L2 after.
@@ -84,7 +85,8 @@ struct ConvTiles {
   }
 };
 
-template <int TH, int TW, int BN, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16>
+template <int TH, int TW, int BN, int STAGES, int CONS_WG, int PINGPONG, int kInt8, int kEpi,
+          int kOutF16>
 __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
@@ -96,7 +98,7 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
   constexpr int BM = TH * TW;
   const int c_tiles = CeilDiv(g.c, WgmmaKind<kInt8>::kAtomElems);
-  WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16>(
+  WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG>(
       ConvTiles<TH, TW, BN, kInt8>{&x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN)}, &x_map, &w_map,
       out, bias, scale, g.co, g.taps * c_tiles);
 }
@@ -104,13 +106,16 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, I8, EPI, F16)                          \
-  template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, I8, EPI, F16>(     \
+#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16)                      \
+  template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16>( \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
       int, int, int, int, int, int, int, int, int, int, int, int, int)
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0);   // the fallback config, fp32 out
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 3, 1);   // bias + relu, fp16 out
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 7, 0);    // one consumer, scaled fp32 out
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 11, 0);  // int8: bias + relu + requantize to int8
-#endif                                             // TUNEJIT_NVCC_CHECK
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0);   // the fallback config, fp32 out
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1);   // bias + relu, fp16 out
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0);    // one consumer, scaled fp32 out
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0);  // int8: bias + relu + requantize to int8
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0);   // fp16 requantized to int8 (int8's stem)
+TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1);   // ping-pong: 64 x 256 per consumer, fp16
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0);  // ping-pong int8: 128 x 128 per consumer
+#endif                                                // TUNEJIT_NVCC_CHECK

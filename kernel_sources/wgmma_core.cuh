@@ -16,10 +16,13 @@
 // row), 1 int8 (IGMMA k32, int32 accumulators, 128 per row). At the byte level the two are the
 // same kernel: 32 bytes of K per instruction, the same descriptors and accumulator layout.
 //
-// Deliberately left for later (each is a knob of tensorcore-design.md 2.1): no clusters or TMA
-// multicast; the two consumer warpgroups share each tile (no ping-pong, so the tensor cores wait
-// during the epilogue, though the next tile's loads do not); direct register -> global epilogue
-// (no smem + TMA store); no split-K.
+// Two consumer warpgroups either share each tile (cooperative: each takes half its rows) or take
+// whole tiles in turn (kPingPong, tensorcore-design.md 2.1): then one consumer's epilogue runs
+// while the other's wgmmas keep the tensor cores busy. Two `turn` mbarriers order the consumers'
+// mainloops (the stage ring is consumed in the order the producer fills it, which also keeps its
+// parity waits sound: no consumer waits on a stage more than one round ahead).
+// Deliberately left for later: clusters with TMA multicast (measured 1.5x slower, branch
+// wip/cluster-multicast), an smem + TMA store epilogue, split-K.
 #ifndef TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 #define TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 
@@ -49,11 +52,24 @@ struct WgmmaKind<1> {
 };
 
 // Dynamic shared memory of a wgmma template, BK in bytes of K per stage: the stage ring, 2
-// mbarriers per stage, and 1 KiB of slack to align the ring to 1024 bytes (128-byte swizzle
-// atoms). ops/wgmma_rules.h mirrors this.
+// mbarriers per stage and the 2 turn mbarriers, and 1 KiB of slack to align the ring to 1024
+// bytes (128-byte swizzle atoms). ops/wgmma_rules.h mirrors this.
 __host__ __device__ constexpr int WgmmaSmemBytes(int bm, int bn, int bk_bytes, int stages) {
-  return stages * (bm + bn) * bk_bytes + stages * 2 * 8 + 1024;
+  return stages * (bm + bn) * bk_bytes + (stages + 1) * 2 * 8 + 1024;
 }
+
+// Which consumer warpgroup computes what: cooperative, the CONS_WG warpgroups split each tile's
+// BM rows; ping-pong (two warpgroups), each takes every other tile whole.
+template <int BM, int CONS_WG, int kPingPong>
+struct WgmmaConsumers {
+  static_assert(kPingPong == 0 || CONS_WG == 2, "ping-pong takes two consumer warpgroups");
+  static constexpr int kRows = kPingPong ? BM : BM / CONS_WG;    // rows one consumer accumulates
+  static constexpr int kSubtiles = kRows / 64;                   // its m64 wgmmas per k step
+  static constexpr int kTileStride = kPingPong ? CONS_WG : 1;    // a consumer's tiles: every n-th
+  static constexpr int kStageReaders = kPingPong ? 1 : CONS_WG;  // consumers reading each stage
+  // The first row of consumer `wg` (0-based) in its tiles.
+  __device__ __forceinline__ static int RowOffset(int wg) { return kPingPong ? 0 : wg * kRows; }
+};
 
 // One stage of BK_BYTES of K: kAtoms atoms of A then of B.
 template <int BM, int BN, int BK_BYTES>
@@ -117,15 +133,13 @@ __device__ __forceinline__ void WgmmaFenceAccumulators(Acc (&acc)[kSubtiles][kRe
   }
 }
 
-// Consumer warpgroup `wg` (0-based among consumers): accumulates its BM / CONS_WG rows x BN of
-// one output tile, from ring position `first` (as WgmmaProduce).
-template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8>
+// A consumer warpgroup accumulates kSubtiles x 64 rows x BN of one output tile, from its tile
+// row `row0` on, and from ring position `first` (as WgmmaProduce).
+template <int BM, int BN, int BK_BYTES, int STAGES, int kInt8, int kSubtiles>
 __device__ __forceinline__ void WgmmaConsume(
-    typename WgmmaKind<kInt8>::Acc (&acc)[BM / CONS_WG / 64][BN / 2], const unsigned char* ring,
-    hopper::u64* full, hopper::u64* empty, int wg, int k_tiles, int first) {
+    typename WgmmaKind<kInt8>::Acc (&acc)[kSubtiles][BN / 2], const unsigned char* ring,
+    hopper::u64* full, hopper::u64* empty, int row0, int k_tiles, int first) {
   using Stage = WgmmaStage<BM, BN, BK_BYTES>;
-  constexpr int kRows = BM / CONS_WG;
-  constexpr int kSubtiles = kRows / 64;
   for (int kt = 0; kt < k_tiles; ++kt) {
     const int g = first + kt;
     const int s = g % STAGES;
@@ -143,7 +157,7 @@ __device__ __forceinline__ void WgmmaConsume(
 #pragma unroll
         for (int t = 0; t < kSubtiles; ++t) {
           const unsigned char* a_rows =
-              a_stage + atom * Stage::kAAtomBytes + (wg * kRows + t * 64) * kWgmmaAtomBytes;
+              a_stage + atom * Stage::kAAtomBytes + (row0 + t * 64) * kWgmmaAtomBytes;
           WgmmaKind<kInt8>::template Mma<BN>::Mma(
               acc[t], hopper::SmemDescriptorSw128(a_rows, 32 * kk), desc_b, 1);
         }
@@ -165,18 +179,79 @@ __device__ __forceinline__ void WgmmaConsume(
   }
 }
 
+// The requantized int8 bytes of columns col and col + 1 of one row, in the low 16 bits (0 for a
+// column past n, whose bias and scale are not read).
+template <int kEpi, typename Acc>
+__device__ __forceinline__ unsigned int WgmmaInt8Pair(Acc lo, Acc hi, int col, int n,
+                                                      const float* bias, const float* scale) {
+  typedef EpilogueOp<kEpi, Acc> Op;
+  unsigned int pair = 0;
+  if (col < n)
+    pair = static_cast<unsigned char>(SaturateToInt8(Op::FloatValue(lo, col, bias, scale)));
+  if (col + 1 < n) {
+    pair |= static_cast<unsigned int>(static_cast<unsigned char>(
+                SaturateToInt8(Op::FloatValue(hi, col + 1, bias, scale))))
+            << 8;
+  }
+  return pair;
+}
+
+// One row (`half`, of accumulator row set `acc`) of a thread's requantized int8 output, at
+// out[base + col]. Byte stores made the int8 convs' epilogue the slowest part of the early VGG-16
+// layers, so lanes t and t ^ 1, which hold the same row, swap column pairs: a thread holds
+// columns 8q + 2 (t % 4) + {0, 1} of groups q = 0 .. BN / 8 - 1; after the swap the even lane
+// holds the 4 bytes of its pair and its partner's in group q, the odd lane those of group q + 1,
+// and each writes one aligned 4-byte word. A row past the output (base < 0) still takes part in
+// the shuffles (the whole warp must), then writes nothing.
+template <int BN, int kEpi, typename Acc>
+__device__ __forceinline__ void WgmmaStoreInt8Row(const Acc (&acc)[BN / 2], int half, s64 base,
+                                                  void* out, const float* bias, const float* scale,
+                                                  int col0, int n) {
+  const int t = threadIdx.x % 128;
+  const bool odd = (t & 1) != 0;
+  const bool words = n % 4 == 0 && base % 4 == 0;  // whole, aligned 4-byte words
+  s8* row = static_cast<s8*>(out) + base;
+#pragma unroll
+  for (int q = 0; q < BN / 8; q += 2) {
+    const int i = 4 * q + 2 * half;  // acc[i], acc[i + 1]: group q; acc[i + 4], acc[i + 5]: q + 1
+    const int col = col0 + 8 * q + 2 * (t % 4);
+    const unsigned int mine_q = WgmmaInt8Pair<kEpi>(acc[i], acc[i + 1], col, n, bias, scale);
+    const unsigned int mine_q1 =
+        WgmmaInt8Pair<kEpi>(acc[i + 4], acc[i + 5], col + 8, n, bias, scale);
+    const unsigned int theirs = __shfl_xor_sync(0xffffffffu, odd ? mine_q : mine_q1, 1);
+    if (base < 0) continue;
+    if (words) {
+      // Even lane: columns col .. col + 3 of group q; odd lane: col + 6 .. col + 9 of q + 1.
+      const int at = odd ? col + 6 : col;
+      const unsigned int word = odd ? (theirs | mine_q1 << 16) : (mine_q | theirs << 16);
+      if (at < n) *reinterpret_cast<unsigned int*>(row + at) = word;
+      continue;
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {  // bytes of (col, col + 1, col + 8, col + 9)
+      const int c = col + (e & 1) + 8 * (e >> 1);
+      const unsigned int pair = e < 2 ? mine_q : mine_q1;
+      if (c < n) row[c] = static_cast<s8>((pair >> (8 * (e & 1))) & 0xff);
+    }
+  }
+}
+
 // Writes a consumer thread's accumulators (layout: hopper_ptx.cuh, WgmmaF16F32): tile row r of
 // this consumer goes to out[row_index(row0 + r) + col] for col < n.
-template <int BM, int BN, int CONS_WG, int kEpi, int kOutF16, typename Acc, class RowMap>
-__device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[BM / CONS_WG / 64][BN / 2],
+template <int BN, int kEpi, int kOutF16, typename Acc, int kSubtiles, class RowMap>
+__device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2],
                                               const RowMap& row_index, void* out, const float* bias,
                                               const float* scale, int row0, int col0, int n) {
   const int t = threadIdx.x % 128;
 #pragma unroll
-  for (int sub = 0; sub < BM / CONS_WG / 64; ++sub) {
+  for (int sub = 0; sub < kSubtiles; ++sub) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const s64 base = row_index(row0 + sub * 64 + 16 * (t / 32) + (t % 32) / 4 + 8 * half);
+      if constexpr (kOutF16 == 0 && EpilogueOp<kEpi, Acc>::kOut == kEpiOutInt8) {
+        WgmmaStoreInt8Row<BN, kEpi>(acc[sub], half, base, out, bias, scale, col0, n);
+        continue;
+      }
       if (base < 0) continue;
 #pragma unroll
       for (int i = 2 * half; i < BN / 2; i += 4) {  // i / 2 % 2 == half: i = 4q + 2 half + {0, 1}
@@ -220,13 +295,14 @@ struct WgmmaTile {
 // producer loads the next tile while the consumers write the last one out, and a grid of one
 // block per SM pays the setup once. A grid of count() blocks is the one-tile-per-block kernel.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          class Tiles>
+          int kPingPong = 0, class Tiles>
 __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
                                            const float* bias, const float* scale, int n,
                                            int k_tiles) {
+  using Consumers = WgmmaConsumers<BM, CONS_WG, kPingPong>;
   static_assert(CONS_WG == 1 || CONS_WG == 2, "one or two consumer warpgroups");
-  static_assert(BM % (64 * CONS_WG) == 0, "each consumer warpgroup issues m64 wgmmas");
+  static_assert(Consumers::kRows % 64 == 0, "each consumer warpgroup issues m64 wgmmas");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "wgmma N of hopper_ptx.cuh");
   static_assert(BK_BYTES % kWgmmaAtomBytes == 0, "K per stage is whole 128-byte swizzle rows");
   static_assert(BN <= 256, "a TMA box dimension is at most 256");
@@ -236,12 +312,14 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
   unsigned char* ring = smem_raw + ((1024 - hopper::SharedAddress(smem_raw) % 1024) % 1024);
   hopper::u64* full = reinterpret_cast<hopper::u64*>(ring + STAGES * (BM + BN) * BK_BYTES);
   hopper::u64* empty = full + STAGES;
+  hopper::u64* turn = empty + STAGES;  // ping-pong: turn[c] opens consumer c's next mainloop
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       hopper::MbarrierInit(&full[s], 1);
-      hopper::MbarrierInit(&empty[s], CONS_WG * 4);
+      hopper::MbarrierInit(&empty[s], Consumers::kStageReaders * 4);
     }
+    for (int c = 0; c < 2; ++c) hopper::MbarrierInit(&turn[c], 4);
     hopper::FenceBarrierInit();
   }
   __syncthreads();
@@ -261,19 +339,31 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
     return;
   }
   if constexpr (CONS_WG == 2) hopper::SetMaxNRegInc<kWgmmaConsumerRegs>();
-  typename WgmmaKind<kInt8>::Acc acc[BM / CONS_WG / 64][BN / 2];
-  int first = 0;
-  for (int t = blockIdx.x; t < tiles.count(); t += gridDim.x, first += k_tiles) {
+  const int c = wg - 1;  // this consumer, 0-based
+  typename WgmmaKind<kInt8>::Acc acc[Consumers::kSubtiles][BN / 2];
+  // Ping-pong: consumer c takes the block's tiles j = c, c + 2, ...; cooperative: every tile.
+  int j = kPingPong ? c : 0;
+  for (int t = blockIdx.x + j * gridDim.x; t < tiles.count();
+       t += Consumers::kTileStride * gridDim.x, j += Consumers::kTileStride) {
     const auto tile = tiles.At(t);
 #pragma unroll
-    for (int i = 0; i < BM / CONS_WG / 64; ++i) {
+    for (int i = 0; i < Consumers::kSubtiles; ++i) {
 #pragma unroll
-      for (int j = 0; j < BN / 2; ++j) acc[i][j] = 0;
+      for (int v = 0; v < BN / 2; ++v) acc[i][v] = 0;
     }
-    WgmmaConsume<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8>(acc, ring, full, empty, wg - 1, k_tiles,
-                                                           first);
-    WgmmaEpilogue<BM, BN, CONS_WG, kEpi, kOutF16>(acc, tile.rows, out, bias, scale,
-                                                  tile.m0 + (wg - 1) * (BM / CONS_WG), tile.n0, n);
+    if constexpr (kPingPong != 0) {
+      // The i-th mainloop (i = j / 2) of consumer 0 waits for consumer 1's (i - 1)-th (the wait
+      // on the opposite parity passes at once for i = 0), consumer 1's i-th for consumer 0's.
+      const int i = j / 2;
+      hopper::MbarrierWait(&turn[c], (i & 1) ^ (c == 0 ? 1 : 0));
+    }
+    WgmmaConsume<BM, BN, BK_BYTES, STAGES, kInt8>(acc, ring, full, empty, Consumers::RowOffset(c),
+                                                  k_tiles, j * k_tiles);
+    if constexpr (kPingPong != 0) {
+      if (threadIdx.x % 32 == 0) hopper::MbarrierArrive(&turn[1 - c]);
+    }
+    WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, bias, scale,
+                                     tile.m0 + Consumers::RowOffset(c), tile.n0, n);
   }
 }
 

@@ -5,7 +5,8 @@
 // (autotvm::ParseConv2dWorkload, layout "NHWC"): float16 x float16 -> float32 | float16, or int8 x
 // int8 -> int32 (the epilogue may requantize to int8 or scale to float32). Output NHWC.
 // Knobs (all `ot`, autotvm/task_spaces.cc): tile_h x tile_w output pixels of one image per block
-// (the GEMM's M tile), tile_n output channels, stages, consumer_wg. K is walked one filter tap
+// (the GEMM's M tile), tile_n output channels, stages, consumer_wg, pingpong (the two consumers
+// take whole tiles in turn rather than half of each). K is walked one filter tap
 // and one 128-byte row of channels (64 fp16, 128 int8) per stage. The rules of ops/wgmma_rules.h
 // apply, plus this template's own: stride 1 (the loads are plain tiled TMA boxes shifted per
 // tap), C a multiple of 16 bytes (TMA strides), groups 1.
@@ -52,6 +53,7 @@ absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config, const Wgm
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.n, config.Other("tile_n"));
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.stages, config.Other("stages"));
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.consumer_wg, config.Other("consumer_wg"));
+  TUNEJIT_ASSIGN_OR_RETURN(t.gemm.pingpong, config.Other("pingpong"));
   return t;
 }
 
@@ -93,13 +95,13 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   const autotvm::Conv2dParams& p = conv.p;
   PlannedKernel kernel;
   kernel.label = "conv2d_wgmma";
-  kernel.spec =
-      KernelSpec{"conv2d_wgmma.cu",
-                 absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
-                                 t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, conv.int8 ? 1 : 0,
-                                 EpilogueCode(epilogue), p.out_dtype == "float16" ? 1 : 0),
-                 {},
-                 /*arch_specific=*/true};
+  kernel.spec = KernelSpec{
+      "conv2d_wgmma.cu",
+      absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
+                      t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
+                      conv.int8 ? 1 : 0, EpilogueCode(epilogue), p.out_dtype == "float16" ? 1 : 0),
+      {},
+      /*arch_specific=*/true};
   kernel.shape = shape;
   kernel.args = EpilogueTensorArgs(epilogue);
   kernel.args[0] = TensorMapArg(0);
@@ -157,6 +159,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("tile_n", p.co <= 64 ? 64 : 128));
     config.knobs.push_back(OtherKnob("stages", 4));
     config.knobs.push_back(OtherKnob("consumer_wg", 2));
+    config.knobs.push_back(OtherKnob("pingpong", 0));
     return config;
   }
 };

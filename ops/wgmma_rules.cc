@@ -27,7 +27,14 @@ absl::Status CheckWgmmaShape(absl::string_view task, const WgmmaTile& t) {
   if (t.consumer_wg != 1 && t.consumer_wg != 2) {
     return InvalidConfig(task, absl::StrCat("consumer_wg = ", t.consumer_wg, " (1 or 2)"));
   }
-  if (t.m < 64 || t.m % (64 * t.consumer_wg) != 0) {
+  if (t.pingpong != 0 && t.pingpong != 1) {
+    return InvalidConfig(task, absl::StrCat("pingpong = ", t.pingpong, " (0 or 1)"));
+  }
+  if (t.pingpong == 1 && t.consumer_wg != 2) {
+    return InvalidConfig(task, absl::StrCat("pingpong = 1 with consumer_wg = ", t.consumer_wg,
+                                            " (ping-pong alternates two consumer warpgroups)"));
+  }
+  if (t.m < 64 || t.rows_per_consumer() % 64 != 0) {
     return InvalidConfig(task, absl::StrCat("tile_m = ", t.m, " is not a multiple of 64 x ",
                                             t.consumer_wg, " consumer warpgroups (wgmma is m64)"));
   }
@@ -130,9 +137,9 @@ absl::StatusOr<bool> WgmmaIsInt8(absl::string_view task, const std::string& data
 absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue, bool int8,
                                 const std::string& out_dtype) {
   const bool requantize = epilogue.output == Epilogue::Output::kInt8Requantize;
-  if (!int8 && requantize) {
-    return absl::UnimplementedError(
-        absl::StrCat(task, ": an int8 requantize epilogue needs int8 operands"));
+  if (!int8 && requantize && out_dtype != "float32") {
+    return absl::UnimplementedError(absl::StrCat(
+        task, ": an int8 requantize epilogue of float16 operands needs a float32 output dtype"));
   }
   if (!int8 && epilogue.output == Epilogue::Output::kFloat32 && out_dtype == "float16") {
     return absl::UnimplementedError(

@@ -28,20 +28,23 @@ struct WgmmaTile {
   int64_t k = 0;  // K elements per pipeline stage
   int64_t stages = 0;
   int64_t consumer_wg = 0;
+  int64_t pingpong = 0;       // 1: the two consumers take whole tiles in turn (wgmma_core.cuh)
   int64_t element_bytes = 2;  // 2: fp16 (HGMMA), 1: int8 (IGMMA)
   int64_t threads() const { return 128 * (1 + consumer_wg); }
-  int64_t rows_per_consumer() const { return m / consumer_wg; }
+  int64_t rows_per_consumer() const { return pingpong != 0 ? m : m / consumer_wg; }
   int64_t row_elements() const { return kWgmmaRowBytes / element_bytes; }  // 64 fp16, 128 int8
-  // wgmma_core.cuh WgmmaSmemBytes: the stage ring, two mbarriers per stage, 1 KiB alignment.
+  // wgmma_core.cuh WgmmaSmemBytes: the stage ring, two mbarriers per stage and two turn
+  // mbarriers, 1 KiB alignment.
   int64_t smem_bytes() const {
-    return stages * (m + n) * k * element_bytes + stages * 2 * 8 + 1024;
+    return stages * (m + n) * k * element_bytes + (stages + 1) * 2 * 8 + 1024;
   }
 };
 
 // wgmma and setmaxnreg exist only on Hopper (sm_90, built as sm_90a; Blackwell has tcgen05).
 absl::Status CheckHopper(absl::string_view task, const DeviceLimits& limits);
 
-// The tile rules: m a multiple of 64 per consumer warpgroup (1 or 2), n one of our wgmma N
+// The tile rules: m a multiple of 64 per consumer warpgroup (1 or 2; ping-pong takes 2, each
+// with all m rows), n one of our wgmma N
 // (64/128/192/256), k whole 128-byte rows, 2..8 stages, accumulators + overhead within the
 // consumer's registers, the ring within the opt-in shared memory.
 absl::Status CheckWgmmaTile(absl::string_view task, const WgmmaTile& t, const DeviceLimits& limits);
@@ -52,8 +55,9 @@ absl::Status CheckWgmmaTile(absl::string_view task, const WgmmaTile& t, const De
 absl::StatusOr<bool> WgmmaIsInt8(absl::string_view task, const std::string& data,
                                  const std::string& weight, const std::string& out);
 
-// The epilogues each kind can run: fp16 no requantize and no scaled float32 into a float16 output;
-// int8 no float bias on an int32 output.
+// The epilogues each kind can run: fp16 no requantize and no scaled float32 into a float16 output
+// (requantizing a float32 output is int8 on the tensor cores' float16 stem); int8 no float bias on
+// an int32 output.
 absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue, bool int8,
                                 const std::string& out_dtype);
 

@@ -106,9 +106,9 @@ TEST_F(WarmCommandTest, OnnxModelListsAndCompilesItsLayers) {
   EXPECT_EQ(Warm({"--model", model}, &out), kExitFailure);  // dynamic batch, no --batch
 }
 
-// The Hopper paths of VGG-16 with no GPU: every conv but the RGB stem on the tensor-core template
-// and the classifier on float16 wgmma, at fp16 and at int8 with --tensor-cores (its stem stays
-// on TVM's float32 template).
+// The Hopper paths of VGG-16 with no GPU: every conv on the tensor-core template (the RGB stem as
+// a float16 1x1 conv over its im2col patches) and the classifier on float16 wgmma, at fp16 and
+// at int8 with --tensor-cores.
 TEST_F(WarmCommandTest, Vgg16TensorCorePathsCompileForSm90) {
   std::string out;
   ASSERT_EQ(Warm({"--model", "vgg16", "--batch", "2", "--precision", "int8", "--tensor-cores",
@@ -117,7 +117,7 @@ TEST_F(WarmCommandTest, Vgg16TensorCorePathsCompileForSm90) {
             kExitOk)
       << out;
   EXPECT_THAT(out, HasSubstr("batch 2, int8 (tensor cores): 16 tuned layers"));
-  EXPECT_THAT(out, HasSubstr("features.0               conv2d_nchw.cuda"));
+  EXPECT_THAT(out, HasSubstr("features.0               conv2d_nhwc_wgmma.cuda"));  // im2col
   EXPECT_THAT(out, HasSubstr("features.28              conv2d_nhwc_wgmma.cuda"));
   EXPECT_THAT(out, HasSubstr("classifier.6             dense_wgmma.cuda"));
   EXPECT_THAT(out, HasSubstr("failed 0"));

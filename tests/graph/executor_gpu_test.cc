@@ -534,10 +534,12 @@ TEST(ExecutorGpuTest, Vgg16Fp16StaysCloseToFp32) {
 }
 
 // VGG-16 int8 on the tensor-core template (--tensor-cores) against the dp4a templates: both
-// accumulate in exact int32 and requantize with the same epilogue formula and the same scales, so
-// the logits agree to float rounding (the only float work in between is the same).
-// The convs agree bit for bit with the dp4a templates (int32 sums, the same requantize); the
-// classifier runs float16 on wgmma where dp4a's runs float32, which is all the difference.
+// accumulate the int8 convs in exact int32 and requantize with the same epilogue formula and the
+// same scales. Two layers differ: the RGB stem runs float16 (im2col + wgmma) where dp4a's runs
+// float32, which moves ~1 in 20 of its int8 outputs by one step (float16 products are exact,
+// their float32 sum in another order; the weights round to float16, ~2.4e-4 relative), and the
+// classifier runs float16. Each one-step move is a quantization error of the size int8 makes
+// anyway (int8 is 3.6e-2 from float32 on random weights), so the bound is half of that.
 TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresMatchesTheDp4aTemplatesUpToFp16Dense) {
   TUNEJIT_REQUIRE_GPU();
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 2});
@@ -559,7 +561,9 @@ TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresMatchesTheDp4aTemplatesUpToFp16Dense
   ASSERT_EQ(got.size(), 2000u);
   const double err = cpuref::RelativeError(got, want);
   std::printf("VGG-16 int8, tensor cores vs dp4a: relative L2 error %.3g\n", err);
-  EXPECT_LT(err, 2e-3);  // fp16 rounding of the classifier's inputs and weights (~1e-3)
+  EXPECT_LT(err, 1.8e-2);
+  EXPECT_EQ(tc->layers()[1].name, "features.0");
+  EXPECT_EQ(tc->layers()[1].task_name, "conv2d_nhwc_wgmma.cuda");  // the float16 stem
 }
 
 // The calibration's abs-max kernel: maxima accumulate across launches, signs are ignored.

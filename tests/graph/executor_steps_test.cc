@@ -204,34 +204,37 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
   EXPECT_TRUE(p->scale_sources.empty());
 }
 
-// --precision int8 --tensor-cores: the int8 convs after the RGB one run NHWC on the tensor-core
-// template. The first conv still requantizes its NCHW output itself; one int8 transpose takes it
-// to NHWC (keeping its scale); the pools between run NHWC int8; the last conv dequantizes NHWC
-// float32, which its pool reads after one transpose back to NCHW.
-TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcBetweenTwoTransposesAndFp16Dense) {
+// --precision int8 --tensor-cores: every conv runs NHWC on the tensor-core template. The RGB stem
+// runs float16 over its im2col patches and requantizes its output to int8 NHWC itself (no
+// transpose); the pools between run NHWC int8; the last conv dequantizes NHWC float32, which its
+// pool reads after one transpose back to NCHW.
+TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kInt8, {.int8_tensor_cores = true});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->steps.size(), 24u);  // 13 convs + 5 pools + 3 dense + 3 converts
+  EXPECT_EQ(p->steps.size(), 24u);  // im2col + 13 convs + 5 pools + 3 dense + 2 converts
   std::vector<std::string> converts;
   for (const Step& s : p->steps) {
     if (s.kind == StepKind::kConvert) converts.push_back(s.name);
   }
-  EXPECT_THAT(converts,
-              ElementsAre("features.2.convert", "features.30.convert", "classifier.0.convert"));
-  const Step& to_nhwc = StepNamed(*p, "features.2.convert");
-  const StepTensor& from = p->tensors[to_nhwc.input];
-  const StepTensor& to = p->tensors[to_nhwc.output];
-  EXPECT_EQ(from.dtype, DType::kI8);
-  EXPECT_FALSE(from.nhwc);
-  EXPECT_EQ(to.dtype, DType::kI8);
-  EXPECT_TRUE(to.nhwc);
-  EXPECT_EQ(to.scale_slot, from.scale_slot);  // the same values, the same scale
+  EXPECT_THAT(converts, ElementsAre("features.30.convert", "classifier.0.convert"));
+  const Step& stem = StepNamed(*p, "features.0");
+  EXPECT_EQ(p->steps[0].kind, StepKind::kIm2col);
+  EXPECT_EQ(stem.input, p->steps[0].output);
+  EXPECT_EQ(p->tensors[stem.input].dtype, DType::kF16);
+  EXPECT_EQ(stem.epilogue.output, Out::kInt8Requantize);
+  EXPECT_EQ(stem.fused, "bias+relu+requantize");
+  const StepTensor& stem_out = p->tensors[stem.output];
+  EXPECT_EQ(stem_out.dtype, DType::kI8);
+  EXPECT_TRUE(stem_out.nhwc);
+  EXPECT_GE(stem_out.scale_slot, 0);
+  EXPECT_EQ(StepNamed(*p, "features.2").input, stem.output);  // read as written
   for (const Step& s : p->steps) {
-    if (s.kind != StepKind::kConv2d || s.name == "features.0") continue;
+    if (s.kind != StepKind::kConv2d) continue;
     EXPECT_EQ(p->tasks[s.task].implementations[0].workload.task_name, "conv2d_nhwc_wgmma.cuda")
         << s.name;
+    if (s.name == "features.0") continue;
     EXPECT_TRUE(p->tensors[s.input].nhwc) << s.name;
     EXPECT_EQ(p->tensors[s.input].dtype, DType::kI8) << s.name;
     EXPECT_TRUE(p->tensors[s.output].nhwc) << s.name;

@@ -197,18 +197,26 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
   EXPECT_EQ(PrecisionName(Precision::kFp16), "fp16");
 }
 
-// --precision int8 --tensor-cores: every int8 conv of VGG-16 after the first plans its fallback
-// config on the tensor-core template with the epilogues the executor gives it: requantize to int8
-// between int8 convs, dequantize to float32 before the classifier.
+// --precision int8 --tensor-cores: every conv of VGG-16 plans its fallback config on the
+// tensor-core template with the epilogues the executor gives it: requantize to int8 between int8
+// convs (and after the float16 stem), dequantize to float32 before the classifier.
 TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 128});
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<std::vector<NodeTask>> tasks =
       ExtractTasks(*g, Precision::kInt8, {.int8_tensor_cores = true});
   ASSERT_TRUE(tasks.ok()) << tasks.status();
+  // The RGB stem, which the int8 rule keeps float, runs float16 over im2col patches and
+  // requantizes its float32 accumulators.
+  const NodeTask& stem = tasks->front();
+  EXPECT_TRUE(stem.fp16 && stem.im2col && stem.nhwc && !stem.int8);
+  absl::StatusOr<KernelChoice> stem_choice = ChooseKernel(
+      stem, nullptr, Cuda(), Limits(), Epilogue{true, true, Epilogue::Output::kInt8Requantize});
+  ASSERT_TRUE(stem_choice.ok()) << stem_choice.status();
+  EXPECT_EQ(stem_choice->candidates[0].task_name, "conv2d_nhwc_wgmma.cuda");
   int planned = 0;
   for (const NodeTask& t : *tasks) {
-    if (!t.nhwc) continue;
+    if (!t.nhwc || t.fp16) continue;
     EXPECT_TRUE(t.int8) << t.name;
     for (Epilogue::Output out : {Epilogue::Output::kInt8Requantize, Epilogue::Output::kFloat32}) {
       absl::StatusOr<KernelChoice> c =

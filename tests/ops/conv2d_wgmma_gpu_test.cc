@@ -1,7 +1,8 @@
 // GPU (Hopper only): conv2d_nhwc_wgmma.cuda (kernel_sources/conv2d_wgmma.cu) against an exact CPU
 // convolution, for the fallback and a fixed-seed sample of valid configs: tails of the pixel tile,
 // of the 64-channel k tile (C = 72) and of tile_n (CO = 136), 1x1, padded and dilated filters, all
-// epilogues, in fp16 and int8; then per-layer throughput on VGG-16's convolutions at batch 128.
+// epilogues (requantized int8 outputs of 4-byte words, and of bytes when CO % 4 != 0), in fp16
+// and int8; then per-layer throughput on VGG-16's convolutions at batch 128.
 // Inputs are RandomQuarters: the fp32 outputs must equal the CPU sums bit for bit.
 #include <algorithm>
 #include <array>
@@ -15,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "ops/split.h"
 #include "ops/templates.h"
 #include "tests/ops/ops_test_util.h"
 #include "tests/testing/gpu_test.h"
@@ -85,7 +87,7 @@ Operands MakeOperands(const Shape& s, uint32_t seed) {
 // common.cuh's epilogue in the same float operations.
 float Expected(float acc, int64_t co, const Operands& o, const Epilogue& e) {
   float v = acc;
-  if (e.output == Epilogue::Output::kFloat32) v = v * o.scale[co];
+  if (e.output != Epilogue::Output::kAccumulator) v = v * o.scale[co];
   if (e.bias) v = v + o.bias[co];
   if (e.relu && v < 0) v = 0;
   return v;
@@ -117,7 +119,8 @@ void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vect
   const auto inputs = Inputs(o.x, o.w, o.bias, o.scale);
   for (size_t c = 0; c < cases.size(); ++c) {
     const Case& cs = cases[c];
-    auto out = harness.Run(plans[c], inputs, {o.acc.size() * (cs.f16_out ? 2 : 4)});
+    const bool to_int8 = cs.epilogue.output == Epilogue::Output::kInt8Requantize;
+    auto out = harness.Run(plans[c], inputs, {o.acc.size() * (to_int8 ? 1 : cs.f16_out ? 2 : 4)});
     ASSERT_TRUE(out.ok()) << cs.config.ToString() << ": " << out.status();
     int wrong = 0;
     for (size_t i = 0; i < o.acc.size() && wrong < 5; ++i) {
@@ -125,7 +128,10 @@ void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vect
       const float want = Expected(o.acc[i], co, o, cs.epilogue);
       bool same = false;
       float got = 0;
-      if (cs.f16_out) {
+      if (to_int8) {  // the float16 stem of int8 on the tensor cores
+        got = static_cast<int8_t>((*out)[0][i]);
+        same = got == std::clamp(std::nearbyint(want), -128.0f, 127.0f);
+      } else if (cs.f16_out) {
         uint16_t h;
         std::memcpy(&h, (*out)[0].data() + i * 2, 2);
         got = testing::HalfToFloat(h);
@@ -167,7 +173,10 @@ TEST(Conv2dWgmmaGpu, FallbackMatchesOnEdgeShapes) {
                {{fallback, {}, false},
                 {fallback, {.bias = true, .relu = true}, false},
                 {fallback, {.bias = true, .relu = true}, true},
-                {fallback, {.bias = true, .output = Epilogue::Output::kFloat32}, false}});
+                {fallback, {.bias = true, .output = Epilogue::Output::kFloat32}, false},
+                {fallback,
+                 {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},
+                 false}});
   }
 }
 
@@ -186,6 +195,30 @@ TEST(Conv2dWgmmaGpu, SampledConfigsMatch) {
   CheckCases(*harness, MakeOperands(s, 11), cases);
 }
 
+// Ping-pong: the two consumers take whole tiles in turn, ordered by the turn mbarriers. 480
+// output tiles over the H200's 132 persistent blocks give each block 3 or 4 tiles, so both
+// consumers run several rounds; tails in W (40 = 2.5 x 16), C (72) and CO (264 = 256 + 8).
+TEST(Conv2dWgmmaGpu, PingPongConsumersMatch) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  auto pingpong = [](int64_t th, int64_t tw, int64_t bn, int64_t stages) {
+    return testing::Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw),
+                            OtherKnob("tile_n", bn), OtherKnob("stages", stages),
+                            OtherKnob("consumer_wg", 2), OtherKnob("pingpong", 1)});
+  };
+  const Shape s{4, 40, 40, 72, 264, 3, 1, 1};
+  CheckCases(
+      *harness, MakeOperands(s, 31),
+      {{pingpong(4, 16, 256, 4), {.bias = true, .relu = true}, true},
+       {pingpong(8, 16, 128, 3), {}, false},
+       {pingpong(1, 64, 192, 2), {.bias = true, .output = Epilogue::Output::kFloat32}, false},
+       {pingpong(8, 8, 64, 6),
+        {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},
+        false}});
+}
+
 // int8 x int8 -> int32 (IGMMA): small integers, so the int32 sums are exact and every epilogue
 // (int32 with ReLU, requantized int8, scaled float32) must match common.cuh's formula bit for bit.
 // C = 144 is one 128-channel row and a 16-channel tail.
@@ -196,7 +229,9 @@ TEST(Conv2dWgmmaGpu, Int8MatchesExactly) {
   TUNEJIT_REQUIRE_HOPPER(harness);
   const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
   for (const Shape& s :
-       std::vector<Shape>{{2, 20, 20, 144, 136, 3, 1, 1}, {1, 16, 16, 16, 64, 1, 0, 1}}) {
+       std::vector<Shape>{{2, 20, 20, 144, 136, 3, 1, 1},
+                          {1, 16, 16, 16, 64, 1, 0, 1},
+                          {1, 12, 12, 32, 70, 3, 1, 1}}) {  // CO % 4 != 0: byte stores
     const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
                               autotvm::Json::array({testing::Tensor({s.n, s.h, s.w, s.c}, "int8"),
                                                     testing::Tensor({s.co, s.k, s.k, s.c}, "int8"),

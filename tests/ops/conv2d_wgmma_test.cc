@@ -39,9 +39,11 @@ autotvm::Workload ConvWorkload(int64_t n, int64_t h, int64_t w, int64_t c, int64
                                                  out})};
 }
 
-autotvm::ConfigEntity Tile(int64_t th, int64_t tw, int64_t bn, int64_t stages, int64_t cwg) {
+autotvm::ConfigEntity Tile(int64_t th, int64_t tw, int64_t bn, int64_t stages, int64_t cwg,
+                           int64_t pingpong = 0) {
   return Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", bn),
-                 OtherKnob("stages", stages), OtherKnob("consumer_wg", cwg)});
+                 OtherKnob("stages", stages), OtherKnob("consumer_wg", cwg),
+                 OtherKnob("pingpong", pingpong)});
 }
 
 const OpTemplate& Op() { return *FindOpTemplate(autotvm::kConv2dNhwcWgmma); }
@@ -73,14 +75,14 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   ASSERT_EQ(plan->kernels.size(), 1u);
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
-  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 3, 0>");
+  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0>");
   EXPECT_TRUE(k.spec.arch_specific);
   // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
   // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
   EXPECT_EQ(k.shape.grid[0], 2u * 3 * 2 * 2);
   EXPECT_EQ(k.shape.grid[1], 1u);
   EXPECT_EQ(k.shape.block[0], 384u);
-  EXPECT_EQ(k.shape.shared_bytes, 4u * (128 + 128) * 64 * 2 + 4 * 16 + 1024);
+  EXPECT_EQ(k.shape.shared_bytes, 4u * (128 + 128) * 64 * 2 + 5 * 16 + 1024);
   ASSERT_EQ(k.args.size(), 5u + 13u);
   EXPECT_EQ(k.args[0].kind, KernelArg::Kind::kTensorMap);
   EXPECT_EQ(k.args[1].kind, KernelArg::Kind::kTensorMap);
@@ -133,9 +135,16 @@ TEST(Conv2dWgmma, WorkloadRules) {
   EXPECT_FALSE(Op().Specialize(w, Tile(8, 16, 64, 2, 2), kHopper,
                                Epilogue{.output = Epilogue::Output::kFloat32})
                    .ok());  // a scaled float32 epilogue into fp16
-  EXPECT_FALSE(Op().Specialize(ConvWorkload(1, 16, 16, 64, 64, 3), Tile(8, 16, 64, 2, 2), kHopper,
-                               Epilogue{.output = Epilogue::Output::kInt8Requantize})
-                   .ok());  // requantizing needs int8 operands
+  absl::StatusOr<OpPlan> fp16_to_int8 = Op().Specialize(
+      w, Tile(8, 16, 64, 2, 2), kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
+  EXPECT_THAT(std::string(fp16_to_int8.status().message()),
+              HasSubstr("requantize epilogue of float16 operands needs a float32 output"));
+  // int8 on the tensor cores' float16 stem: float32 accumulators requantized to int8 (kEpi 8).
+  fp16_to_int8 = Op().Specialize(ConvWorkload(1, 16, 16, 64, 64, 3), Tile(8, 16, 64, 2, 2), kHopper,
+                                 Epilogue{.output = Epilogue::Output::kInt8Requantize});
+  ASSERT_TRUE(fp16_to_int8.ok()) << fp16_to_int8.status();
+  EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0>");
 }
 
 // int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the
@@ -147,9 +156,9 @@ TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
   absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 1, 11, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0>");
   // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
-  EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 4 * 16 + 1024);
+  EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
             "i8 [144, 20, 20, 2] box [128, 16, 8, 1] swizzle 128B");
   EXPECT_EQ(plan->tensor_maps[0].desc.strides_bytes[0], 144u);
@@ -181,10 +190,21 @@ TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
   EXPECT_THAT(why(Tile(4, 16, 128, 4, 2)), HasSubstr("not a multiple of 64 x 2 consumer"));
   EXPECT_THAT(why(Tile(16, 16, 256, 2, 2)), HasSubstr("256 accumulator registers"));
   EXPECT_THAT(why(Tile(16, 16, 128, 5, 2)),
-              HasSubstr("= 246864 bytes > shared_bytes_per_block_optin"));
+              HasSubstr("= 246880 bytes > shared_bytes_per_block_optin"));
   EXPECT_THAT(why(Tile(8, 16, 128, 4, 2), DeviceLimits::ForArch(GpuArch{8, 0, false})),
               HasSubstr("need Hopper"));
   EXPECT_EQ(why(Tile(16, 16, 128, 4, 2)), "");  // 256 x 128 with two consumers: fits
+  // Ping-pong: two consumers, each with the whole tile's rows in its registers.
+  EXPECT_THAT(why(Tile(8, 16, 128, 4, 1, 1)), HasSubstr("pingpong = 1 with consumer_wg = 1"));
+  EXPECT_THAT(why(Tile(8, 16, 256, 4, 2, 1)), HasSubstr("256 accumulator registers"));
+  EXPECT_EQ(why(Tile(4, 16, 256, 4, 2, 1)), "");  // 64 x 256 per consumer
+  EXPECT_EQ(why(Tile(8, 16, 128, 4, 2, 1)), "");  // 128 x 128 per consumer
+  EXPECT_THAT(why(Tile(8, 16, 128, 4, 2, 2)), HasSubstr("pingpong = 2 (0 or 1)"));
+  const absl::StatusOr<OpPlan> pingpong =
+      Op().Specialize(w, Tile(4, 16, 256, 4, 2, 1), kHopper, {});
+  ASSERT_TRUE(pingpong.ok()) << pingpong.status();
+  EXPECT_EQ(pingpong->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0>");
 }
 
 absl::StatusOr<autotvm::ConfigSpace> Space() {
@@ -196,7 +216,7 @@ absl::StatusOr<autotvm::ConfigSpace> Space() {
 TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
-  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2);
+  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2);
   EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNhwcWgmma));
   const autotvm::Workload w = ConvWorkload(128, 56, 56, 256, 256, 3);
   int valid = 0;
@@ -209,8 +229,9 @@ TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
     if (Op().Specialize(w, *c, kHopper, {}).ok()) ++valid;
   }
   // Pinned when the rules were written (pixel tiles of 64, 128 or 256 rows, less the register
-  // and shared-memory failures): a rule that changes shows here.
-  EXPECT_EQ(valid, 221);
+  // and shared-memory failures): a rule that changes shows here. 221 cooperative or single
+  // consumer configs and 128 ping-pong ones (whole 64- or 128-row tiles per consumer).
+  EXPECT_EQ(valid, 221 + 128);
   std::printf("conv2d_nhwc_wgmma space: %lld points, %d valid\n",
               static_cast<long long>(space->size()), valid);
 }

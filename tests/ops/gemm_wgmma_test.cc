@@ -68,7 +68,7 @@ TEST(DenseWgmma, GoodConfigSpecializes) {
   EXPECT_EQ(k.shape.grid[0], 8u * 2);  // ceil(1000 / 128) x ceil(300 / 256) tiles, < 132 SMs
   EXPECT_EQ(k.shape.grid[1], 1u);
   EXPECT_EQ(k.shape.block[0], 384u);
-  EXPECT_EQ(k.shape.shared_bytes, 3u * (128 + 256) * 64 * 2 + 3 * 16 + 1024);
+  EXPECT_EQ(k.shape.shared_bytes, 3u * (128 + 256) * 64 * 2 + 4 * 16 + 1024);
   EXPECT_TRUE(k.spec.arch_specific);  // built for sm_90a
   ASSERT_EQ(k.args.size(), 8u);       // a_map, b_map, bias, scale, out, m, n, k
   EXPECT_EQ(k.args[0].kind, KernelArg::Kind::kTensorMap);
@@ -101,7 +101,7 @@ TEST(DenseWgmma, Int8PlansIgmma) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
             "tunejit::gemm_wgmma<128, 128, 256, 3, 2, 1, 11, 0>");
-  EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 3u * (128 + 128) * 256 + 3 * 16 + 1024);
+  EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 3u * (128 + 128) * 256 + 4 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
             "i8 [4096, 1000] box [128, 128] swizzle 128B");
   EXPECT_EQ(plan->tensor_maps[0].desc.strides_bytes[0], 4096u);
