@@ -79,9 +79,14 @@ struct EpilogueOp {
   // reference whenever the accumulator is.
   __device__ __forceinline__ static float FloatValue(Acc acc, int channel, const float* bias,
                                                      const float* scale) {
+    return Apply(acc, kBias ? __ldg(bias + channel) : 0.0f,
+                 kOut != kEpiOutAccumulator ? __ldg(scale + channel) : 1.0f);
+  }
+  // The same, given the channel's bias and scale (each ignored when the epilogue has none).
+  __device__ __forceinline__ static float Apply(Acc acc, float bias, float scale) {
     float v = static_cast<float>(acc);
-    if (kOut != kEpiOutAccumulator) v = __fmul_rn(v, __ldg(scale + channel));
-    if (kBias) v = __fadd_rn(v, __ldg(bias + channel));
+    if (kOut != kEpiOutAccumulator) v = __fmul_rn(v, scale);
+    if (kBias) v = __fadd_rn(v, bias);
     if (kRelu) v = v < 0.0f ? 0.0f : v;
     return v;
   }

