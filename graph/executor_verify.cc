@@ -197,7 +197,9 @@ absl::Status VerifyOne(Executor::State& state, const KernelCompiler& compiler, c
   const Epilogue& e = step.epilogue;
   const int64_t want_bytes =
       s.out / s.batch * (e.output == Epilogue::Output::kInt8Requantize ? 1 : 4);
-  const int64_t image_out_bytes = s.fp16_out ? s.out / s.batch * 2 : want_bytes;
+  // A float16 workload output is written as float16 unless the epilogue requantizes it to int8.
+  const bool f16_written = s.fp16_out && e.output != Epilogue::Output::kInt8Requantize;
+  const int64_t image_out_bytes = f16_written ? s.out / s.batch * 2 : want_bytes;
   const std::vector<std::vector<uint8_t>> operands = Operands(s, e);
   const std::vector<int64_t> images = SampledImages(s.batch);
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<uint8_t> got, RunPlan(state, compiler, c.plan, operands,
@@ -208,7 +210,7 @@ absl::Status VerifyOne(Executor::State& state, const KernelCompiler& compiler, c
   for (size_t i = 0; i < images.size(); ++i) {
     const std::vector<uint8_t> slice(got.begin() + i * image_out_bytes,
                                      got.begin() + (i + 1) * image_out_bytes);
-    absl::Status same = Compare(slice, want, e, s.int8, s.fp16_out);
+    absl::Status same = Compare(slice, want, e, s.int8, f16_written);
     if (!same.ok()) {
       return absl::InternalError(absl::StrCat("image ", images[i], ": ", same.message()));
     }

@@ -159,12 +159,14 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
         task.nhwc = !task.implementations.empty();
       } else if (precision == Precision::kInt8 && options.int8_tensor_cores &&
                  p.data_dtype == "float32") {
-        // A conv the int8 rule keeps float (the RGB stem) runs float16 on the tensor cores like
-        // fp16's, its float32 accumulators requantized to int8 NHWC when int8 convs read it: a
-        // float32 NCHW stem took 1.4 ms and its transpose to NHWC 0.8 ms of 10.7.
-        task.implementations = Fp16Conv(p, /*fp16_out=*/false);
+        // A conv the int8 rule keeps float (the RGB stem) runs float16 on the tensor cores, the
+        // same workload as at fp16 (so the fp16 log's records apply), its float32 accumulators
+        // requantized to int8 NHWC when int8 convs read it: a float32 NCHW stem took 1.4 ms and
+        // its transpose to NHWC 0.8 ms of 10.7.
+        task.fp16_output = FeedsConvOrDense(graph, i);
+        task.implementations = Fp16Conv(p, task.fp16_output);
         if (task.implementations.empty()) {
-          task.implementations = Fp16StemConv(p, /*fp16_out=*/false);
+          task.implementations = Fp16StemConv(p, task.fp16_output);
           task.im2col = !task.implementations.empty();
         }
         task.fp16 = task.nhwc = !task.implementations.empty();

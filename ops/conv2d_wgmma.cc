@@ -95,13 +95,14 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   const autotvm::Conv2dParams& p = conv.p;
   PlannedKernel kernel;
   kernel.label = "conv2d_wgmma";
-  kernel.spec = KernelSpec{
-      "conv2d_wgmma.cu",
-      absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
-                      t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
-                      conv.int8 ? 1 : 0, EpilogueCode(epilogue), p.out_dtype == "float16" ? 1 : 0),
-      {},
-      /*arch_specific=*/true};
+  kernel.spec =
+      KernelSpec{"conv2d_wgmma.cu",
+                 absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h,
+                                 t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
+                                 conv.int8 ? 1 : 0, EpilogueCode(epilogue),
+                                 WgmmaOutF16(p.out_dtype, epilogue)),
+                 {},
+                 /*arch_specific=*/true};
   kernel.shape = shape;
   kernel.args = EpilogueTensorArgs(epilogue);
   kernel.args[0] = TensorMapArg(0);

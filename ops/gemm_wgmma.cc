@@ -105,7 +105,7 @@ PlannedKernel GemmKernel(const WgmmaTile& t, const WgmmaDense& d, const Epilogue
       KernelSpec{"gemm_wgmma.cu",
                  absl::StrFormat("tunejit::gemm_wgmma<%d, %d, %d, %d, %d, %d, %d, %d>", t.m, t.n,
                                  t.k, t.stages, t.consumer_wg, d.int8 ? 1 : 0,
-                                 EpilogueCode(epilogue), p.out_dtype == "float16" ? 1 : 0),
+                                 EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue)),
                  {},
                  /*arch_specific=*/true};
   kernel.shape = shape;

@@ -210,6 +210,11 @@ TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
   // requantizes its float32 accumulators.
   const NodeTask& stem = tasks->front();
   EXPECT_TRUE(stem.fp16 && stem.im2col && stem.nhwc && !stem.int8);
+  // The same workload as at --precision fp16 (float16 output), so fp16 logs' records apply.
+  absl::StatusOr<std::vector<NodeTask>> fp16 = ExtractTasks(*g, Precision::kFp16);
+  ASSERT_TRUE(fp16.ok()) << fp16.status();
+  EXPECT_EQ(stem.implementations[0].workload.Key(),
+            fp16->front().implementations[0].workload.Key());
   absl::StatusOr<KernelChoice> stem_choice = ChooseKernel(
       stem, nullptr, Cuda(), Limits(), Epilogue{true, true, Epilogue::Output::kInt8Requantize});
   ASSERT_TRUE(stem_choice.ok()) << stem_choice.status();

@@ -216,7 +216,11 @@ TEST(Conv2dWgmmaGpu, PingPongConsumersMatch) {
        {pingpong(1, 64, 192, 2), {.bias = true, .output = Epilogue::Output::kFloat32}, false},
        {pingpong(8, 8, 64, 6),
         {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},
-        false}});
+        false},
+       // int8 on the tensor cores' stem: a float16 workload requantized to int8.
+       {pingpong(8, 16, 128, 4),
+        {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},
+        true}});
 }
 
 // int8 x int8 -> int32 (IGMMA): small integers, so the int32 sums are exact and every epilogue

@@ -135,16 +135,16 @@ TEST(Conv2dWgmma, WorkloadRules) {
   EXPECT_FALSE(Op().Specialize(w, Tile(8, 16, 64, 2, 2), kHopper,
                                Epilogue{.output = Epilogue::Output::kFloat32})
                    .ok());  // a scaled float32 epilogue into fp16
-  absl::StatusOr<OpPlan> fp16_to_int8 = Op().Specialize(
-      w, Tile(8, 16, 64, 2, 2), kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
-  EXPECT_THAT(std::string(fp16_to_int8.status().message()),
-              HasSubstr("requantize epilogue of float16 operands needs a float32 output"));
-  // int8 on the tensor cores' float16 stem: float32 accumulators requantized to int8 (kEpi 8).
-  fp16_to_int8 = Op().Specialize(ConvWorkload(1, 16, 16, 64, 64, 3), Tile(8, 16, 64, 2, 2), kHopper,
-                                 Epilogue{.output = Epilogue::Output::kInt8Requantize});
-  ASSERT_TRUE(fp16_to_int8.ok()) << fp16_to_int8.status();
-  EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0>");
+  // int8 on the tensor cores' float16 stem: float32 accumulators requantized to int8 (kEpi 8),
+  // which replaces the workload's float16 or float32 output (kOutF16 0).
+  for (const std::string out : {"float16", "float32"}) {
+    const absl::StatusOr<OpPlan> fp16_to_int8 =
+        Op().Specialize(ConvWorkload(1, 16, 16, 64, 64, 3, 1, 1, 1, out), Tile(8, 16, 64, 2, 2),
+                        kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
+    ASSERT_TRUE(fp16_to_int8.ok()) << out << ": " << fp16_to_int8.status();
+    EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
+              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0>");
+  }
 }
 
 // int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the

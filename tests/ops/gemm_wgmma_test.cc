@@ -205,9 +205,12 @@ TEST(DenseWgmma, WorkloadAndEpilogueRules) {
   EXPECT_FALSE(Op().CanImplement(WgmmaWorkload(128, 128, 64, "int8")).ok());
   EXPECT_TRUE(Op().CanImplement(WgmmaWorkload(1, 1, 8, "float16")).ok());
   const autotvm::Workload w = WgmmaWorkload(256, 256, 256, "float16");
-  EXPECT_FALSE(
-      SpecializeStatus(good, kHopper, w, Epilogue{.output = Epilogue::Output::kInt8Requantize})
-          .ok());
+  // A requantize epilogue replaces the float16 output with int8 (kOutF16 0, kEpi 8).
+  absl::StatusOr<OpPlan> to_int8 =
+      Op().Specialize(w, good, kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
+  ASSERT_TRUE(to_int8.ok()) << to_int8.status();
+  EXPECT_EQ(to_int8->kernels[0].spec.name_expression,
+            "tunejit::gemm_wgmma<128, 128, 64, 4, 2, 0, 8, 0>");
   EXPECT_FALSE(
       SpecializeStatus(good, kHopper, w, Epilogue{.output = Epilogue::Output::kFloat32}).ok());
   EXPECT_TRUE(SpecializeStatus(good, kHopper, WgmmaWorkload(256, 256, 256),
