@@ -227,6 +227,18 @@ class Lowerer {
     return id;
   }
 
+  // A conv whose output (graph tensor `end`) only int8 convs read requantizes it in its epilogue:
+  // an int8 output with its scale slot. False (nothing changed) otherwise.
+  bool RequantizeIfWanted(Step& s, int end, std::vector<std::string>& fused, DType& out_dtype,
+                          int& slot) {
+    if (s.kind != StepKind::kConv2d || !want_int8_[end]) return false;
+    s.epilogue.output = Epilogue::Output::kInt8Requantize;
+    out_dtype = DType::kI8;
+    slot = Slot(end);
+    fused.push_back("requantize");
+    return true;
+  }
+
   absl::Status LowerMatmul(int i) {
     const Node& node = g_.nodes()[i];
     Step s;
@@ -263,12 +275,7 @@ class Lowerer {
       }
       DType out_dtype = task.fp16_output ? DType::kF16 : DType::kF32;
       int slot = -1;
-      if (s.kind == StepKind::kConv2d && want_int8_[end]) {  // int8 on the tensor cores' stem
-        s.epilogue.output = Epilogue::Output::kInt8Requantize;
-        out_dtype = DType::kI8;
-        slot = Slot(end);
-        fused.push_back("requantize");
-      }
+      RequantizeIfWanted(s, end, fused, out_dtype, slot);  // int8 on the tensor cores' stem
       s.fused = absl::StrJoin(fused, "+");
       s.output = AddOutput(end, out_dtype, slot);
       p_.tensors[s.output].nhwc = nhwc;
@@ -280,12 +287,7 @@ class Lowerer {
     TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], in_form, i));
     DType out_dtype = DType::kF32;
     int slot = -1;
-    if (s.kind == StepKind::kConv2d && want_int8_[end]) {
-      s.epilogue.output = Epilogue::Output::kInt8Requantize;
-      out_dtype = DType::kI8;
-      slot = Slot(end);
-      fused.push_back("requantize");
-    } else if (s.int8) {
+    if (!RequantizeIfWanted(s, end, fused, out_dtype, slot) && s.int8) {
       s.epilogue.output = Epilogue::Output::kFloat32;
       fused.push_back("dequantize");
     }

@@ -144,25 +144,15 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
     if (node.op == OpKind::kConv2d) {
       autotvm::Conv2dParams p = ConvParams(graph, node, precision);
       task.int8 = p.data_dtype == "int8";
-      if (precision == Precision::kFp16) {
-        task.fp16_output = FeedsConvOrDense(graph, i);
-        task.implementations = Fp16Conv(p, task.fp16_output);
-        if (task.implementations.empty()) {
-          task.implementations = Fp16StemConv(p, task.fp16_output);
-          task.im2col = !task.implementations.empty();
-        }
-        task.fp16 = !task.implementations.empty();
-        task.nhwc = task.fp16;
-      }
-      if (task.int8 && options.int8_tensor_cores) {
+      const bool int8_tensor_cores = precision == Precision::kInt8 && options.int8_tensor_cores;
+      if (task.int8 && int8_tensor_cores) {
         task.implementations = autotvm::Conv2dWgmmaImplementations(p);
         task.nhwc = !task.implementations.empty();
-      } else if (precision == Precision::kInt8 && options.int8_tensor_cores &&
-                 p.data_dtype == "float32") {
-        // A conv the int8 rule keeps float (the RGB stem) runs float16 on the tensor cores, the
-        // same workload as at fp16 (so the fp16 log's records apply), its float32 accumulators
-        // requantized to int8 NHWC when int8 convs read it: a float32 NCHW stem took 1.4 ms and
-        // its transpose to NHWC 0.8 ms of 10.7.
+      } else if (precision == Precision::kFp16 || int8_tensor_cores) {
+        // fp16, or a conv the int8 rule keeps float (the RGB stem) with int8 on the tensor
+        // cores: the same float16 workload either way (so fp16 logs' records apply), its float32
+        // accumulators requantized to int8 NHWC when int8 convs read it (a float32 NCHW stem took
+        // 1.4 ms and its transpose to NHWC 0.8 ms of 10.7).
         task.fp16_output = FeedsConvOrDense(graph, i);
         task.implementations = Fp16Conv(p, task.fp16_output);
         if (task.implementations.empty()) {

@@ -74,15 +74,10 @@ struct EpilogueOp {
       typename Conditional<kOut == kEpiOutAccumulator, Acc,
                            typename Conditional<kOut == kEpiOutFloat32, float, s8>::type>::type Out;
 
-  // The float value of one accumulator before any int8 rounding: scaled, biased, ReLU'd.
-  // Explicit _rn intrinsics: no fma contraction, so the result is bit-identical to the CPU
-  // reference whenever the accumulator is.
-  __device__ __forceinline__ static float FloatValue(Acc acc, int channel, const float* bias,
-                                                     const float* scale) {
-    return Apply(acc, kBias ? __ldg(bias + channel) : 0.0f,
-                 kOut != kEpiOutAccumulator ? __ldg(scale + channel) : 1.0f);
-  }
-  // The same, given the channel's bias and scale (each ignored when the epilogue has none).
+  // The float value of one accumulator before any int8 rounding: scaled, biased, ReLU'd, given
+  // its channel's bias and scale (each ignored when the epilogue has none). Explicit _rn
+  // intrinsics: no fma contraction, so the result is bit-identical to the CPU reference whenever
+  // the accumulator is.
   __device__ __forceinline__ static float Apply(Acc acc, float bias, float scale) {
     float v = static_cast<float>(acc);
     if (kOut != kEpiOutAccumulator) v = __fmul_rn(v, scale);
@@ -98,7 +93,8 @@ struct EpilogueOp {
       if (kRelu) v = v < 0 ? 0 : v;
       static_cast<Acc*>(out)[index] = v;
     } else {
-      const float v = FloatValue(acc, channel, bias, scale);
+      const float v = Apply(acc, kBias ? __ldg(bias + channel) : 0.0f,
+                            kOut != kEpiOutAccumulator ? __ldg(scale + channel) : 1.0f);
       if constexpr (kOut == kEpiOutInt8) {
         static_cast<s8*>(out)[index] = SaturateToInt8(v);
       } else {

@@ -136,7 +136,6 @@ absl::StatusOr<bool> WgmmaIsInt8(absl::string_view task, const std::string& data
 
 absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue, bool int8,
                                 const std::string& out_dtype) {
-  const bool requantize = epilogue.output == Epilogue::Output::kInt8Requantize;
   if (!int8 && epilogue.output == Epilogue::Output::kFloat32 && out_dtype == "float16") {
     return absl::UnimplementedError(
         absl::StrCat(task, ": a scaled float32 epilogue does not fit a float16 output"));

@@ -55,15 +55,15 @@ absl::Status CheckWgmmaTile(absl::string_view task, const WgmmaTile& t, const De
 absl::StatusOr<bool> WgmmaIsInt8(absl::string_view task, const std::string& data,
                                  const std::string& weight, const std::string& out);
 
-// The epilogues each kind can run: fp16 no scaled float32 into a float16 output; int8 no float
-// bias on an int32 output. Either may requantize to int8, which replaces the workload's output
-// dtype (int32, or float32 / float16: int8 on the tensor cores' float16 stem).
 // The kernels' kOutF16: 1 when they write float16, the workload's float16 output not replaced
 // by an int8 requantize.
 inline int WgmmaOutF16(const std::string& out_dtype, const Epilogue& epilogue) {
   return out_dtype == "float16" && epilogue.output != Epilogue::Output::kInt8Requantize ? 1 : 0;
 }
 
+// The epilogues each kind can run: fp16 no scaled float32 into a float16 output; int8 no float
+// bias on an int32 output. Either may requantize to int8, which replaces the workload's output
+// dtype (int32, or float32 / float16: int8 on the tensor cores' float16 stem).
 absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue, bool int8,
                                 const std::string& out_dtype);
 
