@@ -5,7 +5,7 @@
 //   out[b, y, x, co] = epilogue(sum_{r, s, c} in[b, y + r * DH - PT, x + s * DW - PL, c]
 //                                           * weight[co, r, s, c])          (stride 1)
 //
-//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16>
+//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM>
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
 //   turn), block 128 * (1 + CONS_WG), dynamic shared memory
@@ -21,6 +21,9 @@
 // outside the image, which is exactly the zero padding (and the C tail when C % E != 0). It lands
 // as TH * TW rows of 128 bytes, the A operand layout of the GEMM core. The weight's k tile is a
 // 3-D box {E, 1, BN} of the weight viewed as {C, KH * KW, CO}, zeros past C and CO.
+// ATOM = 64 (C within 64 bytes: int8 C <= 64, the fp16 stem's 32 patch values): rows of 64
+// bytes with 64-byte swizzle, E halved, and each k tile two taps, one per 64-byte atom, where a
+// 128-byte row would hold one tap and 64 bytes of zeros.
 //
 // Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, 1}), w_map ({C, KH * KW, CO}, box
 // {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
@@ -48,45 +51,61 @@ struct ConvRows {
   }
 };
 
-template <int TH, int TW, int BN, int kInt8>
+template <int TH, int TW, int BN, int kInt8, int ATOM>
 struct ConvProducer {
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
   ConvWgmmaGeometry g;
   int b, y0, x0, n0, c_tiles;
-  __device__ __forceinline__ void operator()(unsigned char* a, unsigned char* w, hopper::u64* full,
-                                             int kt) const {
-    const int tap = kt / c_tiles;
-    const int c0 = (kt % c_tiles) * WgmmaKind<kInt8>::kAtomElems;
+  // The boxes of filter tap `tap` and channel `c0` into an A atom and a B atom.
+  __device__ __forceinline__ void LoadTap(unsigned char* a, unsigned char* w, hopper::u64* full,
+                                          int tap, int c0, int weight_tap) const {
     const int r = tap / g.kw, s = tap % g.kw;
     hopper::TmaLoad4d(a, x_map, full, c0, x0 + s * g.dil_w - g.pad_left,
                       y0 + r * g.dil_h - g.pad_top, b);
-    hopper::TmaLoad3d(w, w_map, full, c0, tap, n0);
+    hopper::TmaLoad3d(w, w_map, full, c0, weight_tap, n0);
+  }
+  __device__ __forceinline__ void operator()(unsigned char* a, unsigned char* w, hopper::u64* full,
+                                             int kt) const {
+    if constexpr (ATOM == kWgmmaAtomBytes) {  // one tap, one 128-byte row of channels
+      const int tap = kt / c_tiles;
+      LoadTap(a, w, full, tap, (kt % c_tiles) * WgmmaKind<kInt8>::kAtomElems, tap);
+    } else {
+      // Narrow channels (C within 64 bytes, c_tiles 1): taps 2 kt and 2 kt + 1 in the stage's two
+      // 64-byte atoms. Past the last tap (an odd tap count) the weight box lies past the taps, so
+      // TMA fills it with zeros (still counting its bytes) and the repeated input box adds 0.
+#pragma unroll
+      for (int atom = 0; atom < 2; ++atom) {
+        const int tap = 2 * kt + atom;
+        LoadTap(a + atom * TH * TW * ATOM, w + atom * BN * ATOM, full, tap < g.taps ? tap : 0, 0,
+                tap);
+      }
+    }
   }
 };
 
 // The output tiles of the conv, for WgmmaBlock.
-template <int TH, int TW, int BN, int kInt8>
+template <int TH, int TW, int BN, int kInt8, int ATOM>
 struct ConvTiles {
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
   ConvWgmmaGeometry g;
   int c_tiles, n_tiles;
   __device__ __forceinline__ int count() const { return g.m_tiles * n_tiles; }
-  __device__ __forceinline__ WgmmaTile<ConvProducer<TH, TW, BN, kInt8>, ConvRows<TW>> At(
+  __device__ __forceinline__ WgmmaTile<ConvProducer<TH, TW, BN, kInt8, ATOM>, ConvRows<TW>> At(
       int t) const {
     const int m_tile = t / n_tiles, n0 = (t % n_tiles) * BN;
     const int per_image = g.tiles_h * g.tiles_w;
     const int b = m_tile / per_image;
     const int y0 = (m_tile % per_image) / g.tiles_w * TH;
     const int x0 = (m_tile % per_image) % g.tiles_w * TW;
-    return {ConvProducer<TH, TW, BN, kInt8>{x_map, w_map, g, b, y0, x0, n0, c_tiles},
+    return {ConvProducer<TH, TW, BN, kInt8, ATOM>{x_map, w_map, g, b, y0, x0, n0, c_tiles},
             ConvRows<TW>{b, y0, x0, g.oh, g.ow, g.co}, 0, n0};
   }
 };
 
 template <int TH, int TW, int BN, int STAGES, int CONS_WG, int PINGPONG, int kInt8, int kEpi,
-          int kOutF16>
+          int kOutF16, int ATOM>
 __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
@@ -97,25 +116,31 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
                             pad_left, dil_h, dil_w, tiles_h, tiles_w, m_tiles};
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
   constexpr int BM = TH * TW;
-  const int c_tiles = CeilDiv(g.c, WgmmaKind<kInt8>::kAtomElems);
-  WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG>(
-      ConvTiles<TH, TW, BN, kInt8>{&x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN)}, &x_map, &w_map,
-      out, bias, scale, g.co, g.taps * c_tiles);
+  // Channels per atom row; a narrow conv has them all in one row (c_tiles 1), two taps a stage.
+  constexpr int kRowElems = ATOM / (kInt8 ? 1 : 2);
+  const int c_tiles = CeilDiv(g.c, kRowElems);
+  const int k_tiles = ATOM == kWgmmaAtomBytes ? g.taps * c_tiles : CeilDiv(g.taps, 2);
+  WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM>(
+      ConvTiles<TH, TW, BN, kInt8, ATOM>{&x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN)}, &x_map,
+      &w_map, out, bias, scale, g.co, k_tiles);
 }
 
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16)                      \
-  template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16>( \
+#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM)                \
+  template __global__ void                                                                       \
+  tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM>(                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
       int, int, int, int, int, int, int, int, int, int, int, int, int)
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0);   // the fallback config, fp32 out
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1);   // bias + relu, fp16 out
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0);    // one consumer, scaled fp32 out
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0);  // int8: bias + relu + requantize to int8
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0);   // fp16 requantized to int8 (int8's stem)
-TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1);   // ping-pong: 64 x 256 per consumer, fp16
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0);  // ping-pong int8: 128 x 128 per consumer
-#endif                                                // TUNEJIT_NVCC_CHECK
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128);   // the fallback config, fp32 out
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128);   // bias + relu, fp16 out
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128);    // one consumer, scaled fp32 out
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128);  // int8: bias + relu + requantize to int8
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128);   // fp16 requantized to int8 (int8's stem)
+TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128);   // ping-pong: 64 x 256 per consumer, fp16
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128);  // ping-pong int8: 128 x 128 per consumer
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64);    // int8, 64 channels: 64-byte rows
+TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64);    // fp16, 32 channels (the RGB stem)
+#endif                                                     // TUNEJIT_NVCC_CHECK

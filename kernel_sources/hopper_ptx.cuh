@@ -213,6 +213,16 @@ __device__ __forceinline__ u64 SmemDescriptorSw128(const void* tile, u32 k_bytes
   return start | (leading << 16) | (stride << 32) | (layout_sw128 << 62);
 }
 
+// The same for rows of 64 bytes written with 64-byte swizzle (layout 2): 8-row atoms of 512
+// bytes, so the stride byte offset is 512; `tile` 512-byte aligned.
+__device__ __forceinline__ u64 SmemDescriptorSw64(const void* tile, u32 k_bytes = 0) {
+  const u64 start = ((SharedAddress(tile) + k_bytes) >> 4) & 0x3FFFu;
+  const u64 leading = 1;
+  const u64 stride = 512 >> 4;
+  const u64 layout_sw64 = 2;
+  return start | (leading << 16) | (stride << 32) | (layout_sw64 << 62);
+}
+
 // wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 {d}, desc_a, desc_b, p, 1, 1, 0, 0:
 // D[64 x N] (f32, in registers) = A[64 x 16] * B[16 x N] (+ D when scale_d != 0), A and B fp16 in
 // shared memory described by SmemDescriptorSw128, both K-major (transpose flags 0), scales +1.

@@ -11,7 +11,8 @@
 //     (row = m0 + position in the tile), or -1 where the row is past the output's end;
 //   - its first row m0 and column n0.
 // Blocks are persistent (WgmmaBlock): a grid of one block per SM walks all the tiles.
-// Layout of one stage: A atoms then B atoms, each atom [rows][128 bytes] with 128-byte swizzle.
+// Layout of one stage: A atoms then B atoms, each atom [rows][128 bytes] with 128-byte swizzle
+// (or [rows][64 bytes] with 64-byte swizzle: WgmmaStage's ATOM).
 // kInt8 selects the element kind: 0 fp16 (HGMMA k16, float accumulators, 64 elements per 128-byte
 // row), 1 int8 (IGMMA k32, int32 accumulators, 128 per row). At the byte level the two are the
 // same kernel: 32 bytes of K per instruction, the same descriptors and accumulator layout.
@@ -31,9 +32,10 @@
 
 namespace tunejit {
 
-constexpr int kWgmmaAtomBytes = 128;     // bytes of one 128-byte swizzled row (an "atom")
-constexpr int kWgmmaProducerRegs = 40;   // setmaxnreg split with 2 consumer warpgroups:
-constexpr int kWgmmaConsumerRegs = 232;  // 128 * (40 + 2 * 232) = 64512 <= 65536
+constexpr int kWgmmaAtomBytes = 128;       // bytes of one 128-byte swizzled row (an "atom")
+constexpr int kWgmmaNarrowAtomBytes = 64;  // rows of 64 bytes, 64-byte swizzle (narrow channels)
+constexpr int kWgmmaProducerRegs = 40;     // setmaxnreg split with 2 consumer warpgroups:
+constexpr int kWgmmaConsumerRegs = 232;    // 128 * (40 + 2 * 232) = 64512 <= 65536
 
 // The element kinds (kInt8 = 0 / 1).
 template <int kInt8>
@@ -71,24 +73,32 @@ struct WgmmaConsumers {
   __device__ __forceinline__ static int RowOffset(int wg) { return kPingPong ? 0 : wg * kRows; }
 };
 
-// One stage of BK_BYTES of K: kAtoms atoms of A then of B.
-template <int BM, int BN, int BK_BYTES>
+// One stage of BK_BYTES of K: kAtoms atoms of A then of B, each atom [rows][ATOM bytes]: 128-byte
+// rows with 128-byte swizzle, or 64-byte rows with 64-byte swizzle (ATOM = 64: a conv whose
+// channels fill only 64 bytes loads two taps per stage instead of one tap and 64 zero bytes).
+template <int BM, int BN, int BK_BYTES, int ATOM = kWgmmaAtomBytes>
 struct WgmmaStage {
-  static constexpr int kAAtomBytes = BM * kWgmmaAtomBytes;
-  static constexpr int kBAtomBytes = BN * kWgmmaAtomBytes;
-  static constexpr int kAtoms = BK_BYTES / kWgmmaAtomBytes;
+  static_assert(ATOM == kWgmmaAtomBytes || ATOM == kWgmmaNarrowAtomBytes, "128- or 64-byte rows");
+  static constexpr int kAAtomBytes = BM * ATOM;
+  static constexpr int kBAtomBytes = BN * ATOM;
+  static constexpr int kAtoms = BK_BYTES / ATOM;
   static constexpr int kBytes = (kAAtomBytes + kBAtomBytes) * kAtoms;
+  // The wgmma descriptor of rows at `tile` (the atom's 8-row swizzle group aligned), k_bytes in.
+  __device__ __forceinline__ static hopper::u64 Descriptor(const void* tile, int k_bytes) {
+    if constexpr (ATOM == kWgmmaAtomBytes) return hopper::SmemDescriptorSw128(tile, k_bytes);
+    return hopper::SmemDescriptorSw64(tile, k_bytes);
+  }
 };
 
 // Producer thread: walks the k tiles of one output tile, refilling the ring. `first` is the ring
 // position (the k tiles this CTA issued for its earlier output tiles), so stages and phases run
 // on across a persistent CTA's tiles. Waiting on an empty barrier with the opposite parity passes
 // at once in the first round, when no consumer has released anything.
-template <int BM, int BN, int BK_BYTES, int STAGES, class Producer>
+template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, class Producer>
 __device__ __forceinline__ void WgmmaProduce(const Producer& produce, unsigned char* ring,
                                              hopper::u64* full, hopper::u64* empty, int k_tiles,
                                              int first) {
-  using Stage = WgmmaStage<BM, BN, BK_BYTES>;
+  using Stage = WgmmaStage<BM, BN, BK_BYTES, ATOM>;
   for (int kt = 0; kt < k_tiles; ++kt) {
     const int g = first + kt;
     const int s = g % STAGES;
@@ -111,11 +121,11 @@ __device__ __forceinline__ void WgmmaFenceAccumulators(Acc (&acc)[kSubtiles][kRe
 
 // A consumer warpgroup accumulates kSubtiles x 64 rows x BN of one output tile, from its tile
 // row `row0` on, and from ring position `first` (as WgmmaProduce).
-template <int BM, int BN, int BK_BYTES, int STAGES, int kInt8, int kSubtiles>
+template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, int kInt8, int kSubtiles>
 __device__ __forceinline__ void WgmmaConsume(
     typename WgmmaKind<kInt8>::Acc (&acc)[kSubtiles][BN / 2], const unsigned char* ring,
     hopper::u64* full, hopper::u64* empty, int row0, int k_tiles, int first) {
-  using Stage = WgmmaStage<BM, BN, BK_BYTES>;
+  using Stage = WgmmaStage<BM, BN, BK_BYTES, ATOM>;
   for (int kt = 0; kt < k_tiles; ++kt) {
     const int g = first + kt;
     const int s = g % STAGES;
@@ -127,15 +137,14 @@ __device__ __forceinline__ void WgmmaConsume(
 #pragma unroll
     for (int atom = 0; atom < Stage::kAtoms; ++atom) {
 #pragma unroll
-      for (int kk = 0; kk < kWgmmaAtomBytes / 32; ++kk) {  // 32 bytes of K per instruction
-        const hopper::u64 desc_b =
-            hopper::SmemDescriptorSw128(b_stage + atom * Stage::kBAtomBytes, 32 * kk);
+      for (int kk = 0; kk < ATOM / 32; ++kk) {  // 32 bytes of K per instruction
+        const hopper::u64 desc_b = Stage::Descriptor(b_stage + atom * Stage::kBAtomBytes, 32 * kk);
 #pragma unroll
         for (int t = 0; t < kSubtiles; ++t) {
           const unsigned char* a_rows =
-              a_stage + atom * Stage::kAAtomBytes + (row0 + t * 64) * kWgmmaAtomBytes;
-          WgmmaKind<kInt8>::template Mma<BN>::Mma(
-              acc[t], hopper::SmemDescriptorSw128(a_rows, 32 * kk), desc_b, 1);
+              a_stage + atom * Stage::kAAtomBytes + (row0 + t * 64) * ATOM;
+          WgmmaKind<kInt8>::template Mma<BN>::Mma(acc[t], Stage::Descriptor(a_rows, 32 * kk),
+                                                  desc_b, 1);
         }
       }
     }
@@ -321,7 +330,7 @@ struct WgmmaTile {
 // producer loads the next tile while the consumers write the last one out, and a grid of one
 // block per SM pays the setup once. A grid of count() blocks is the one-tile-per-block kernel.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          int kPingPong = 0, class Tiles>
+          int kPingPong = 0, int ATOM = kWgmmaAtomBytes, class Tiles>
 __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
                                            const float* bias, const float* scale, int n,
@@ -330,7 +339,7 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
   static_assert(CONS_WG == 1 || CONS_WG == 2, "one or two consumer warpgroups");
   static_assert(Consumers::kRows % 64 == 0, "each consumer warpgroup issues m64 wgmmas");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "wgmma N of hopper_ptx.cuh");
-  static_assert(BK_BYTES % kWgmmaAtomBytes == 0, "K per stage is whole 128-byte swizzle rows");
+  static_assert(BK_BYTES % ATOM == 0, "K per stage is whole swizzled rows");
   static_assert(BN <= 256, "a TMA box dimension is at most 256");
   static_assert(STAGES >= 2, "at least double buffering");
   extern __shared__ unsigned char smem_raw[];
@@ -358,8 +367,8 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
       hopper::TmaPrefetchDescriptor(b_map);
       int first = 0;
       for (int t = blockIdx.x; t < tiles.count(); t += gridDim.x, first += k_tiles) {
-        WgmmaProduce<BM, BN, BK_BYTES, STAGES>(tiles.At(t).produce, ring, full, empty, k_tiles,
-                                               first);
+        WgmmaProduce<BM, BN, BK_BYTES, STAGES, ATOM>(tiles.At(t).produce, ring, full, empty,
+                                                     k_tiles, first);
       }
     }
     return;
@@ -383,8 +392,8 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
       const int i = j / 2;
       hopper::MbarrierWait(&turn[c], (i & 1) ^ (c == 0 ? 1 : 0));
     }
-    WgmmaConsume<BM, BN, BK_BYTES, STAGES, kInt8>(acc, ring, full, empty, Consumers::RowOffset(c),
-                                                  k_tiles, j * k_tiles);
+    WgmmaConsume<BM, BN, BK_BYTES, STAGES, ATOM, kInt8>(
+        acc, ring, full, empty, Consumers::RowOffset(c), k_tiles, j * k_tiles);
     if constexpr (kPingPong != 0) {
       if (threadIdx.x % 32 == 0) hopper::MbarrierArrive(&turn[1 - c]);
     }

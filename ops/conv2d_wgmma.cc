@@ -90,6 +90,13 @@ int64_t PixelTiles(const ConvTile& t, const autotvm::Conv2dParams& p) {
   return p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
 }
 
+// The bytes of one swizzled row of an operand: 128, or 64 when the channels fit in 64 bytes, so
+// that a stage holds two taps rather than one tap and 64 zero bytes (the int8 64-channel convs,
+// the fp16 RGB stem's 32 patch values).
+int64_t ConvRowBytes(const WgmmaConv& conv) {
+  return conv.p.ci * conv.element_bytes() <= 64 ? 64 : kWgmmaRowBytes;
+}
+
 PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogue& epilogue,
                          const LaunchShape& shape) {
   const autotvm::Conv2dParams& p = conv.p;
@@ -97,10 +104,10 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   kernel.label = "conv2d_wgmma";
   kernel.spec =
       KernelSpec{"conv2d_wgmma.cu",
-                 absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h,
-                                 t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
-                                 conv.int8 ? 1 : 0, EpilogueCode(epilogue),
-                                 WgmmaOutF16(p.out_dtype, epilogue)),
+                 absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d>",
+                                 t.h, t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg,
+                                 t.gemm.pingpong, conv.int8 ? 1 : 0, EpilogueCode(epilogue),
+                                 WgmmaOutF16(p.out_dtype, epilogue), ConvRowBytes(conv)),
                  {},
                  /*arch_specific=*/true};
   kernel.shape = shape;
@@ -141,11 +148,13 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
     plan.kernels.push_back(ConvKernel(t, conv, epilogue, shape));
-    // The input as {C, W, H, N} in boxes of a 128-byte row of channels x the tile's pixels; the
-    // weight as {C, KH * KW, CO} in boxes of a row of channels x one tap x tile_n channels.
+    // The input as {C, W, H, N} in boxes of a row of channels (ConvRowBytes) x the tile's
+    // pixels; the weight as {C, KH * KW, CO} in boxes of a row of channels x one tap x tile_n.
+    const int64_t row_bytes = ConvRowBytes(conv);
     plan.tensor_maps = {
-        {InputArg(0), SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, t.h, 1})},
-        {InputArg(1), SwizzledMap(conv.element(), {p.ci, p.kh * p.kw, p.co}, {1, t.gemm.n})}};
+        {InputArg(0), SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, t.h, 1}, row_bytes)},
+        {InputArg(1),
+         SwizzledMap(conv.element(), {p.ci, p.kh * p.kw, p.co}, {1, t.gemm.n}, row_bytes)}};
     return plan;
   }
 

@@ -148,11 +148,11 @@ absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue
 }
 
 TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<int64_t> dims,
-                          std::initializer_list<int64_t> box) {
+                          std::initializer_list<int64_t> box, int64_t row_bytes) {
   TensorMapDesc d;
   d.element = element;
   d.rank = static_cast<int>(dims.size());
-  d.swizzle = TensorMapDesc::Swizzle::k128B;
+  d.swizzle = row_bytes == 64 ? TensorMapDesc::Swizzle::k64B : TensorMapDesc::Swizzle::k128B;
   uint64_t stride = ElementBytes(element);
   int i = 0;
   for (int64_t dim : dims) {
@@ -161,7 +161,7 @@ TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<
     stride *= static_cast<uint64_t>(dim);
     ++i;
   }
-  d.box[0] = static_cast<uint32_t>(kWgmmaRowBytes / ElementBytes(element));
+  d.box[0] = static_cast<uint32_t>(row_bytes / ElementBytes(element));
   i = 1;
   for (int64_t b : box) d.box[i++] = static_cast<uint32_t>(b);
   return d;

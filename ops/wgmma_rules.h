@@ -68,10 +68,10 @@ absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue
                                 const std::string& out_dtype);
 
 // A K-major TMA view as the core loads it: `dims` innermost first (dims[0] = the contiguous
-// channels / K), box {one 128-byte row of elements, box...}, 128-byte swizzle; strides from the
-// dims (a dense tensor).
+// channels / K), box {one row of `row_bytes` (128, or 64 for narrow channels) of elements,
+// box...}, swizzled by the row size; strides from the dims (a dense tensor).
 TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<int64_t> dims,
-                          std::initializer_list<int64_t> box);
+                          std::initializer_list<int64_t> box, int64_t row_bytes = kWgmmaRowBytes);
 
 // The grid of a persistent wgmma kernel (kernel_sources/wgmma_core.cuh WgmmaBlock) over `tiles`
 // output tiles: one block per SM, fewer when there are fewer tiles. InvalidArgument (naming

@@ -1,6 +1,7 @@
 // GPU (Hopper only): conv2d_nhwc_wgmma.cuda (kernel_sources/conv2d_wgmma.cu) against an exact CPU
 // convolution, for the fallback and a fixed-seed sample of valid configs: tails of the pixel tile,
-// of the 64-channel k tile (C = 72) and of tile_n (CO = 136), 1x1, padded and dilated filters, all
+// of the 64-channel k tile (C = 72) and of tile_n (CO = 136), 1x1, padded and dilated filters,
+// channels within 64 bytes (64-byte rows, two taps a stage, an odd tap count), all
 // epilogues (requantized int8 outputs of 4-byte words, and of bytes when CO % 4 != 0), in fp16
 // and int8; then per-layer throughput on VGG-16's convolutions at batch 128.
 // Inputs are RandomQuarters: the fp32 outputs must equal the CPU sums bit for bit.
@@ -166,7 +167,10 @@ TEST(Conv2dWgmmaGpu, FallbackMatchesOnEdgeShapes) {
   for (const Shape& s : std::vector<Shape>{{2, 20, 20, 72, 136, 3, 1, 1},
                                            {1, 16, 16, 64, 64, 1, 0, 1},
                                            {1, 18, 18, 64, 128, 3, 2, 2},
-                                           {3, 14, 14, 128, 64, 3, 1, 1}}) {
+                                           {3, 14, 14, 128, 64, 3, 1, 1},
+                                           // 64-byte rows: 32 and 24 channels, 9 taps (odd)
+                                           {2, 18, 18, 32, 64, 3, 1, 1},
+                                           {1, 18, 18, 24, 72, 3, 2, 2}}) {
     const Operands o = MakeOperands(s, static_cast<uint32_t>(s.h * s.c + s.co));
     const autotvm::ConfigEntity fallback = *op->FallbackConfig(Workload(s, false));
     CheckCases(*harness, o,
@@ -235,7 +239,8 @@ TEST(Conv2dWgmmaGpu, Int8MatchesExactly) {
   for (const Shape& s :
        std::vector<Shape>{{2, 20, 20, 144, 136, 3, 1, 1},
                           {1, 16, 16, 16, 64, 1, 0, 1},
-                          {1, 12, 12, 32, 70, 3, 1, 1}}) {  // CO % 4 != 0: byte stores
+                          {1, 12, 12, 32, 70, 3, 1, 1},      // CO % 4 != 0: byte stores
+                          {2, 20, 20, 64, 136, 3, 1, 1}}) {  // 64-byte rows, two taps a stage
     const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
                               autotvm::Json::array({testing::Tensor({s.n, s.h, s.w, s.c}, "int8"),
                                                     testing::Tensor({s.co, s.k, s.k, s.c}, "int8"),

@@ -75,7 +75,7 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   ASSERT_EQ(plan->kernels.size(), 1u);
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
-  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0>");
+  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128>");
   EXPECT_TRUE(k.spec.arch_specific);
   // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
   // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
@@ -143,8 +143,44 @@ TEST(Conv2dWgmma, WorkloadRules) {
                         kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
     ASSERT_TRUE(fp16_to_int8.ok()) << out << ": " << fp16_to_int8.status();
     EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
-              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0>");
+              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128>");
   }
+}
+
+// Channels within 64 bytes (int8 C = 64, the fp16 stem's 32 patch values): 64-byte rows with
+// 64-byte swizzle, so a stage holds two taps instead of one tap and 64 zero bytes.
+TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
+  const Epilogue requantize{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  absl::StatusOr<OpPlan> int8 =
+      Op().Specialize(ConvWorkload(2, 56, 56, 64, 128, 3, 1, 1, 1, "int32", "int8"),
+                      Tile(8, 16, 128, 4, 2), kHopper, requantize);
+  ASSERT_TRUE(int8.ok()) << int8.status();
+  EXPECT_EQ(int8->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64>");
+  EXPECT_EQ(TensorMapText(int8->tensor_maps[0].desc),
+            "i8 [64, 56, 56, 2] box [64, 16, 8, 1] swizzle 64B");
+  EXPECT_EQ(TensorMapText(int8->tensor_maps[1].desc),
+            "i8 [64, 9, 128] box [64, 1, 128] swizzle 64B");
+  // The shared memory is the same: a stage is still 128 bytes of K (two 64-byte taps).
+  EXPECT_EQ(int8->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
+  absl::StatusOr<OpPlan> stem = Op().Specialize(ConvWorkload(2, 32, 32, 32, 64, 1, 0, 1, 1),
+                                                Tile(16, 16, 64, 4, 1), kHopper, {});
+  ASSERT_TRUE(stem.ok()) << stem.status();
+  EXPECT_EQ(stem->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64>");
+  EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
+            "f16 [32, 32, 32, 2] box [32, 16, 16, 1] swizzle 64B");
+  for (const OpPlan* plan : {&*int8, &*stem}) {
+    for (const PlannedTensorMap& m : plan->tensor_maps) {
+      EXPECT_TRUE(CheckTensorMap(m.desc, 0x10000).ok()) << TensorMapText(m.desc);
+    }
+  }
+  // 72 fp16 channels (144 bytes) keep 128-byte rows.
+  absl::StatusOr<OpPlan> wide =
+      Op().Specialize(ConvWorkload(2, 20, 20, 72, 64, 3), Tile(8, 16, 64, 4, 2), kHopper, {});
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128>"));
 }
 
 // int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the
@@ -156,7 +192,7 @@ TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
   absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128>");
   // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -204,7 +240,7 @@ TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
       Op().Specialize(w, Tile(4, 16, 256, 4, 2, 1), kHopper, {});
   ASSERT_TRUE(pingpong.ok()) << pingpong.status();
   EXPECT_EQ(pingpong->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0>");
+            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128>");
 }
 
 absl::StatusOr<autotvm::ConfigSpace> Space() {
