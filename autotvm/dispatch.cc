@@ -147,6 +147,15 @@ std::vector<Implementation> Conv2dWgmmaImplementations(const Conv2dParams& p) {
   return {{MakeConv2dWorkload(kConv2dNhwcWgmma, p), 10}};
 }
 
+std::vector<Implementation> Conv2dStemImplementations(const Conv2dParams& p) {
+  const int64_t patch = p.ci * p.kh * p.kw;
+  if (p.data_dtype != "float32" || p.kernel_dtype != "float32" || p.groups != 1 ||
+      patch > kMaxStemPatch || p.co % 16 != 0 || p.co > kMaxStemChannels) {
+    return {};
+  }
+  return {{MakeConv2dWorkload(kConv2dNchwStemMma, p), 10}};
+}
+
 std::vector<Implementation> DenseWgmmaImplementations(const DenseParams& p) {
   const int64_t align = WgmmaAlignment(p.data_dtype);
   if (align == 0 || p.k % align != 0) return {};

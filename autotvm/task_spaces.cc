@@ -133,6 +133,18 @@ absl::StatusOr<ConfigSpace> ConvWgmmaSpace() {
   return s;
 }
 
+// conv2d_nchw_stem_mma.cuda (tunejit-only, kernel_sources/conv2d_stem.cu): a block computes
+// tile_h x tile_w output pixels (all channels) with `warps` warps, 16 pixels of a row at a time.
+// ops/conv2d_stem.cc rejects tiles with fewer 16-pixel rows than warps, and shared memory past 48
+// KiB.
+absl::StatusOr<ConfigSpace> StemSpace() {
+  ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_h", {1, 2, 4, 8, 16}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_w", {16, 32, 64, 128}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("warps", {1, 2, 4, 8}));
+  return s;
+}
+
 }  // namespace
 
 bool HasConfigSpace(const std::string& task_name) {
@@ -140,7 +152,8 @@ bool HasConfigSpace(const std::string& task_name) {
          task_name == "conv2d_nchw_winograd_without_weight_transform.cuda" ||
          task_name == "conv2d_NCHWc_int8.cuda" || task_name == "dense_small_batch.cuda" ||
          task_name == "dense_large_batch.cuda" || task_name == "depthwise_conv2d_nchw.cuda" ||
-         task_name == "dense_wgmma.cuda" || task_name == kConv2dNhwcWgmma;
+         task_name == "dense_wgmma.cuda" || task_name == kConv2dNhwcWgmma ||
+         task_name == kConv2dNchwStemMma;
 }
 
 absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Target& target) {
@@ -158,6 +171,7 @@ absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Tar
   }
   TUNEJIT_ASSIGN_OR_RETURN(Conv2dParams p, ParseConv2dWorkload(workload));
   if (task == kConv2dNhwcWgmma) return ConvWgmmaSpace();
+  if (task == kConv2dNchwStemMma) return StemSpace();
   if (task == "conv2d_nchw.cuda") return DirectSpace(p, target);
   if (task == "conv2d_NCHWc_int8.cuda") return Int8Space(p);
   if (task == "depthwise_conv2d_nchw.cuda") return DepthwiseSpace(p, target);

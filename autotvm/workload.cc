@@ -219,9 +219,11 @@ absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload) {
     TUNEJIT_RETURN_IF_ERROR(FillNhwc(data, kernel, workload, &p));
   } else if (task == "conv2d_nchw.cuda" || task == "conv2d_nchw_winograd.cuda" ||
              task == "conv2d_NCHWc_int8.cuda" || task == "topi_nn_conv2d" ||
-             task == "depthwise_conv2d_nchw.cuda" || task == "topi_nn_depthwise_conv2d_nchw") {
+             task == "depthwise_conv2d_nchw.cuda" || task == "topi_nn_depthwise_conv2d_nchw" ||
+             task == kConv2dNchwStemMma) {
     TUNEJIT_RETURN_IF_ERROR(
         FillPlain(data, kernel, absl::StrContains(task, "depthwise"), workload, &p));
+    p.nhwc_out = task == kConv2dNchwStemMma;
   } else {
     return ArgError(workload, "not a supported conv2d task");
   }

@@ -41,6 +41,8 @@ struct Conv2dParams {
   // conv2d_NCHWc_int8: "NCHW" or "NCHW4c" (then shapes are unpacked here); "NHWC" for
   // conv2d_nhwc_wgmma.cuda (the fields still mean N, CI, H, W, CO, KH, KW).
   std::string layout = "NCHW";
+  // NCHW data written NHWC (conv2d_nchw_stem_mma.cuda: the graph's input into NHWC layers).
+  bool nhwc_out = false;
 
   int64_t OutH() const;
   int64_t OutW() const;
@@ -56,11 +58,15 @@ struct DenseParams {
 
 // tunejit's Hopper tensor-core convolution: NHWC data, OHWI kernel (layout "NHWC" in the params).
 inline constexpr char kConv2dNhwcWgmma[] = "conv2d_nhwc_wgmma.cuda";
+// tunejit's stem convolution: NCHW float32 data and OIHW float32 kernel as the graph has them,
+// float16 products on mma.sync, the output NHWC (Conv2dParams::nhwc_out).
+inline constexpr char kConv2dNchwStemMma[] = "conv2d_nchw_stem_mma.cuda";
 
 // Accepts conv2d_nchw.cuda, conv2d_nchw_winograd.cuda (+ _without_weight_transform),
 // conv2d_NCHWc_int8.cuda and depthwise_conv2d_nchw.cuda argument lists, with every encoding real
 // logs use (int / 2- / 4-element padding, missing dilation, packed 5-D/6-D int8 tensors); and
-// conv2d_nhwc_wgmma.cuda (data [N, H, W, C], kernel [CO, KH, KW, C]).
+// conv2d_nhwc_wgmma.cuda (data [N, H, W, C], kernel [CO, KH, KW, C]) and
+// conv2d_nchw_stem_mma.cuda (data [N, C, H, W], kernel [CO, C, KH, KW], output NHWC).
 absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload);
 // Accepts dense_small_batch.cuda, dense_large_batch.cuda and dense_wgmma.cuda (same arguments;
 // the wgmma one is tunejit's, with float16 data).

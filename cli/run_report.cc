@@ -145,7 +145,10 @@ void AttachBaseline(const std::vector<BaselineLayer>& baseline, std::vector<Repo
 }
 
 double LayerPeak(const ReportLayer& layer, const DevicePeaks& peaks) {
-  if (layer.dtype == "float16") return peaks.fp16_flops_per_s;
+  // The stem template multiplies its float32 input in float16 on the tensor cores.
+  if (layer.dtype == "float16" || absl::StrContains(layer.kernel, "_stem_mma.")) {
+    return peaks.fp16_flops_per_s;
+  }
   if (!IsInt8(layer)) return peaks.fp32_flops_per_s;
   return OnTensorCores(layer) ? peaks.int8_tensor_ops_per_s : peaks.int8_ops_per_s;
 }

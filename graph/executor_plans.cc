@@ -54,28 +54,6 @@ absl::StatusOr<PlannedKernel> ConvertStepKernel(const StepTensor& in, const Step
   return ConvertKernel(p);
 }
 
-// An im2col step: the patches of its conv node's input, `out` [N, K, OH, OW]
-// (graph/executor_steps.h).
-absl::StatusOr<PlannedKernel> Im2colStepKernel(const Graph& graph, const Node& conv,
-                                               const StepTensor& out) {
-  const autotvm::Conv2dParams c = ConvGeometry(graph, conv);
-  return Im2colNhwcF16Kernel({.n = c.n,
-                              .c = c.ci,
-                              .h = c.h,
-                              .w = c.w,
-                              .kh = static_cast<int>(c.kh),
-                              .kw = static_cast<int>(c.kw),
-                              .stride_h = c.stride_h,
-                              .stride_w = c.stride_w,
-                              .pad_top = c.pad_top,
-                              .pad_left = c.pad_left,
-                              .dilation_h = c.dilation_h,
-                              .dilation_w = c.dilation_w,
-                              .oh = c.OutH(),
-                              .ow = c.OutW(),
-                              .k = out.shape[1]});
-}
-
 // A clip step runs a graph clip or a relu that no producer absorbed (clip to [0, inf)).
 absl::StatusOr<PlannedKernel> ClipStepKernel(const Node& node, int64_t total) {
   if (node.op == OpKind::kRelu) {
@@ -108,8 +86,6 @@ absl::StatusOr<PlannedKernel> ElementwiseKernel(const Executor::State& state, co
                             state.scales[state.program.tensors[step.output].scale_slot]);
     case StepKind::kConvert:
       return ConvertStepKernel(in, state.program.tensors[step.output]);
-    case StepKind::kIm2col:
-      return Im2colStepKernel(state.graph, node, state.program.tensors[step.output]);
     case StepKind::kConv2d:
     case StepKind::kDense:
       break;

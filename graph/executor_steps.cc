@@ -180,24 +180,6 @@ class Lowerer {
     return InputValue(t, int8 ? Form{DType::kI8, false} : kFloatNchw, user);
   }
 
-  // The float16 NHWC im2col patches of conv node `i`'s float32 NCHW input (graph/lowering.h
-  // NodeTask::im2col): logically [N, K, OH, OW].
-  absl::StatusOr<int> Im2colValue(int i) {
-    const Node& node = g_.nodes()[i];
-    const autotvm::Conv2dParams p = ConvGeometry(g_, node);
-    Step s;
-    s.kind = StepKind::kIm2col;
-    s.name = node.name + ".im2col";
-    s.node = i;
-    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], kFloatNchw, i));
-    StepTensor patches{
-        s.name, {p.n, Im2colChannels(p), p.OutH(), p.OutW()}, DType::kF16, -1, -1, false, -1};
-    patches.nhwc = true;
-    s.output = AddTensor(std::move(patches));
-    p_.steps.push_back(std::move(s));
-    return p_.steps.back().output;
-  }
-
   // Graph outputs are read back as float32 NCHW (Executor::Output): one in another form (an fp16
   // layer's) gets a convert step, whose output becomes the graph tensor's value.
   absl::Status OutputsAsFloatNchw() {
@@ -268,11 +250,9 @@ class Lowerer {
     if (task.fp16) {
       // Tensor cores: float16 in (NHWC for a conv); the workload's out_dtype picks the output.
       const bool nhwc = task.nhwc;
-      if (task.im2col) {
-        TUNEJIT_ASSIGN_OR_RETURN(s.input, Im2colValue(i));
-      } else {
-        TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], Form{DType::kF16, nhwc}, i));
-      }
+      // The stem template reads the float32 NCHW input itself.
+      const Form in_form = task.stem ? kFloatNchw : Form{DType::kF16, nhwc};
+      TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], in_form, i));
       DType out_dtype = task.fp16_output ? DType::kF16 : DType::kF32;
       int slot = -1;
       RequantizeIfWanted(s, end, fused, out_dtype, slot);  // int8 on the tensor cores' stem
@@ -445,8 +425,6 @@ std::string_view StepKindName(StepKind kind) {
       return "clip";
     case StepKind::kConvert:
       return "convert";
-    case StepKind::kIm2col:
-      return "im2col";
   }
   return "?";
 }

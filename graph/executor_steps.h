@@ -22,9 +22,9 @@
 //    wanting that form. With TaskOptions::int8_tensor_cores the int8 convs run NHWC too (int8
 //    in, requantized int8 out), and the max pools between them; the dense layers are float16
 //    tensor-core layers as at Precision::kFp16 (a convert step makes their float32 input
-//    float16). A conv too narrow for the tensor-core template (NodeTask::im2col, VGG-16's RGB
-//    stem) gets an im2col step before it, and runs as a 1x1 conv over the patches; with
-//    int8_tensor_cores that float16 stem requantizes its output to int8 NHWC itself.
+//    float16). A conv too narrow for the tensor-core template (NodeTask::stem, VGG-16's RGB
+//    stem) reads the float32 NCHW input itself and writes NHWC; with int8_tensor_cores it
+//    requantizes its output to int8 NHWC.
 // Step tensors are planned with lifetimes over step indices (graph/memory_plan.h PlanBuffers):
 // graph inputs and outputs stay live for the whole run (inputs are set before, outputs read
 // after).
@@ -78,7 +78,6 @@ enum class StepKind {
   kGlobalAvgPool2d,
   kClip,
   kConvert,  // float32 <-> float16 and / or NCHW <-> NHWC
-  kIm2col    // fp16 stem: float32 NCHW -> float16 NHWC patches of the conv step `node`
 };
 std::string_view StepKindName(StepKind kind);  // "conv2d", "dense", "max_pool2d", ...
 

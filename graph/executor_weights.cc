@@ -50,18 +50,8 @@ std::vector<T> ToOhwi(const std::vector<T>& w, const std::vector<int64_t>& shape
 }
 
 // The fp16 tensor-core templates' weights in float16 (round to nearest even): OHWI for a conv,
-// [N, K] for a dense (as given), and for an im2col stem conv [CO, `im2col_k`]: each OIHW row as
-// it is (the patches' order), zero-padded.
-std::vector<uint16_t> Fp16Weights(const std::vector<float>& w, const std::vector<int64_t>& shape,
-                                  int64_t im2col_k) {
-  if (im2col_k > 0) {
-    const int64_t co = shape[0], patch = static_cast<int64_t>(w.size()) / co;
-    std::vector<uint16_t> out(co * im2col_k, FloatToHalf(0.0f));
-    for (int64_t o = 0; o < co; ++o) {
-      for (int64_t k = 0; k < patch; ++k) out[o * im2col_k + k] = FloatToHalf(w[o * patch + k]);
-    }
-    return out;
-  }
+// [N, K] for a dense (as given).
+std::vector<uint16_t> Fp16Weights(const std::vector<float>& w, const std::vector<int64_t>& shape) {
   std::vector<uint16_t> out(w.size());
   for (size_t i = 0; i < w.size(); ++i) out[i] = FloatToHalf(w[i]);
   return shape.size() == 4 ? ToOhwi(out, shape) : out;
@@ -80,10 +70,10 @@ absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int 
   const int64_t channels = state.graph.tensor(step.weight).shape[0];
   const bool requantize = step.epilogue.output == Epilogue::Output::kInt8Requantize;
   EpilogueScales e;
-  if (const NodeTask& task = state.program.tasks[step.task]; task.fp16) {
-    const int64_t im2col_k = task.im2col ? state.program.tensors[step.input].shape[1] : 0;
-    TUNEJIT_ASSIGN_OR_RETURN(
-        rt.weight, Upload(state, Fp16Weights(w, state.graph.tensor(step.weight).shape, im2col_k)));
+  // The stem template converts its float32 weight itself.
+  if (const NodeTask& task = state.program.tasks[step.task]; task.fp16 && !task.stem) {
+    TUNEJIT_ASSIGN_OR_RETURN(rt.weight,
+                             Upload(state, Fp16Weights(w, state.graph.tensor(step.weight).shape)));
     e = requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
                    : EpilogueScales{{}, bias};
   } else if (step.int8) {

@@ -53,18 +53,11 @@ std::vector<autotvm::Implementation> Fp16Dense(autotvm::DenseParams p, bool fp16
   return autotvm::DenseWgmmaImplementations(p);
 }
 
-// An fp16 conv too narrow for the tensor-core template, as a 1x1 conv over its im2col patches
-// (stride 1, no padding: the im2col step did both), or none when the patch is too long.
-std::vector<autotvm::Implementation> Fp16StemConv(const autotvm::Conv2dParams& p, bool fp16_out) {
-  if (p.groups != 1 || Im2colChannels(p) > kMaxIm2colChannels) return {};
-  autotvm::Conv2dParams q;
-  q.n = p.n;
-  q.ci = Im2colChannels(p);
-  q.h = p.OutH();
-  q.w = p.OutW();
-  q.co = p.co;
-  q.kh = q.kw = 1;
-  return Fp16Conv(q, fp16_out);
+// An fp16 conv too narrow for the tensor-core template (VGG-16's RGB stem) on the stem template,
+// which reads the float32 NCHW input and weight as they are; none when it cannot take it.
+std::vector<autotvm::Implementation> Fp16StemConv(autotvm::Conv2dParams p, bool fp16_out) {
+  p.out_dtype = fp16_out ? "float16" : "float32";
+  return autotvm::Conv2dStemImplementations(p);
 }
 
 absl::Status RequireFloat(const Graph& graph, int index, const Node& node) {
@@ -103,10 +96,6 @@ autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node) {
   p.dilation_h = node.attrs.dilation_h;
   p.dilation_w = node.attrs.dilation_w;
   return p;
-}
-
-int64_t Im2colChannels(const autotvm::Conv2dParams& p) {
-  return (p.ci / std::max<int64_t>(p.groups, 1) * p.kh * p.kw + 7) / 8 * 8;
 }
 
 std::string_view PrecisionName(Precision precision) {
@@ -152,12 +141,13 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
         // fp16, or a conv the int8 rule keeps float (the RGB stem) with int8 on the tensor
         // cores: the same float16 workload either way (so fp16 logs' records apply), its float32
         // accumulators requantized to int8 NHWC when int8 convs read it (a float32 NCHW stem took
-        // 1.4 ms and its transpose to NHWC 0.8 ms of 10.7).
+        // 1.4 ms and its transpose to NHWC 0.8 ms of 10.7). The RGB stem itself has too few
+        // channels for the tensor-core template: the stem template takes it.
         task.fp16_output = FeedsConvOrDense(graph, i);
         task.implementations = Fp16Conv(p, task.fp16_output);
         if (task.implementations.empty()) {
           task.implementations = Fp16StemConv(p, task.fp16_output);
-          task.im2col = !task.implementations.empty();
+          task.stem = !task.implementations.empty();
         }
         task.fp16 = task.nhwc = !task.implementations.empty();
       }

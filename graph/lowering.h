@@ -11,15 +11,15 @@
 // TaskOptions::int8_tensor_cores, every such conv the tensor-core template can express runs there
 // instead (conv2d_nhwc_wgmma.cuda, int8 NHWC, IGMMA), and only there; the convs the rule keeps
 // float (the RGB stem) and the dense layers then run float16 on wgmma as at Precision::kFp16
-// (the stem as a 1x1 conv over im2col patches, requantizing to int8 NHWC in its epilogue), where
+// (the stem on the stem template, requantizing to int8 NHWC in its epilogue), where
 // float32 on the CUDA cores took a fifth of the network's time.
 //
 // Precision::kFp16 is the Hopper tensor-core path (issue 7): a conv2d_nhwc_wgmma.cuda can express
 // (autotvm::Conv2dWgmmaImplementations) and every dense with K a multiple of 8 run float16 x
 // float16 on wgmma with float32 accumulation, writing float16 activations (float32 for a layer
 // no conv or dense reads after: the logits). A conv with too few channels for the template
-// (VGG-16's 3-channel first conv) runs as a 1x1 tensor-core conv over its im2col patches when
-// they are short (NodeTask::im2col); anything else stays float32. The executor runs them NHWC
+// (VGG-16's 3-channel first conv) runs on conv2d_nchw_stem_mma.cuda when its patch is short
+// (NodeTask::stem); anything else stays float32. The executor runs them NHWC
 // (graph/executor_steps.h).
 //
 //   TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> tasks, ExtractTasks(graph, Precision::kInt8));
@@ -55,20 +55,14 @@ struct NodeTask {
   // float16 output when `fp16_output` (a later conv or dense reads it), else float32.
   bool fp16 = false;
   bool fp16_output = false;
-  // fp16: the conv has too few input channels for the template's 16-byte pixels (VGG-16's RGB
-  // stem), so it runs as a 1x1 conv over its im2col patches: the workload's C is
-  // CI * KH * KW rounded up to a multiple of 8 (Im2colChannels), H x W its output size.
-  bool im2col = false;
+  // fp16: the conv has too few input channels for the wgmma template's 16-byte pixels (VGG-16's
+  // RGB stem), so it runs on conv2d_nchw_stem_mma.cuda: float32 NCHW input and OIHW weight as
+  // the graph has them, float16 products, NHWC output.
+  bool stem = false;
   // Every task name that can implement the node, in Relay's order; priority as Relay's plevel.
   std::vector<autotvm::Implementation> implementations;
   double flops = 0;  // 2 x MACs
 };
-
-// The patch length of an im2col stem conv (NodeTask::im2col): CI * KH * KW rounded up to 8.
-int64_t Im2colChannels(const autotvm::Conv2dParams& p);
-// The most patch elements the stem takes: one 128-byte k tile of float16 (beyond that the
-// padded 1x1 GEMM would waste more than the direct kernels cost).
-inline constexpr int64_t kMaxIm2colChannels = 64;
 
 struct TaskOptions {
   // Precision::kInt8: the int8 convs the tensor-core template can express run on it (NHWC,

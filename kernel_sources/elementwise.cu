@@ -244,45 +244,6 @@ __device__ __forceinline__ f16 FromFloat<f16>(float v) {
   return h;
 }
 
-// The fp16 path's im2col stem: float32 NCHW x [N, C, H, W] -> float16 patches y [N, OH, OW, K],
-// K a multiple of 8: y[b, oy, ox, k] = x[b, c, oy * sh + r * dh - pt, ox * sw + s * dw - pl] for
-// k = (c * KH + r) * KW + s < C * KH * KW (the order of an OIHW weight's rows), 0 outside the
-// image and past C * KH * KW. A 1x1 tensor-core conv over y is then the conv (graph/lowering.h
-// NodeTask::im2col). One thread per 8 patch elements: one 16-byte store. Both tensors have
-// fewer than 2^31 elements (the builder checks): 32-bit index math, and (c, r, s) stepped along
-// k rather than divided out per element (integer division dominated the first version).
-__global__ void im2col_nhwc_f16(const float* __restrict__ x, uint4* __restrict__ y, int n, int c,
-                                int h, int w, int oh, int ow, int kh, int kw, int sh, int sw,
-                                int pad_top, int pad_left, int dh, int dw, int k8) {
-  const int total = n * oh * ow * k8;
-  const int patch = c * kh * kw;
-  TUNEJIT_GRID_STRIDE_32(i, total) {
-    const NhwcVector at(i, k8, ow, oh);
-    const int ox = at.x, oy = at.y, image = at.image;
-    int k = at.vector * 8;
-    int s = k % kw, r = (k / kw) % kh, ch = k / (kw * kh);
-    const int y0 = oy * sh - pad_top, x0 = ox * sw - pad_left;
-    unsigned int packed[4] = {0, 0, 0, 0};
-#pragma unroll
-    for (int j = 0; j < 8; ++j, ++k) {
-      float v = 0.0f;
-      const int iy = y0 + r * dh, ix = x0 + s * dw;
-      if (k < patch && iy >= 0 && iy < h && ix >= 0 && ix < w) {
-        v = __ldg(x + ((image * c + ch) * h + iy) * w + ix);
-      }
-      packed[j / 2] |= static_cast<unsigned int>(FromFloat<f16>(v).bits) << (16 * (j % 2));
-      if (++s == kw) {  // step (c, r, s) to k + 1
-        s = 0;
-        if (++r == kh) {
-          r = 0;
-          ++ch;
-        }
-      }
-    }
-    y[i] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-  }
-}
-
 // y = x in another element type, same layout.
 template <typename TIn, typename TOut>
 __global__ void convert(const TIn* __restrict__ x, TOut* __restrict__ y, s64 total) {

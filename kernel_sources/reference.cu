@@ -5,7 +5,7 @@
 // runtime argument, so one compiled kernel per (dtype, epilogue, layout) serves all workloads.
 // fp16 data (the tensor-core templates') is read as its 16 bits (tunejit::f16, common.cuh).
 //
-//   KernelSpec{"reference.cu", "tunejit::conv2d_reference<float, 0, false>"}
+//   KernelSpec{"reference.cu", "tunejit::conv2d_reference<float, 0, false, false>"}
 #include "common.cuh"
 
 namespace tunejit {
@@ -38,8 +38,9 @@ __device__ __forceinline__ double Widen<f16>(f16 v) {
 }
 
 // Convolution with groups, NCHW data / OIHW weight (depthwise: groups == ci, weight
-// [co, 1, kh, kw]), or with kNhwc NHWC data / OHWI weight (the output is NHWC too).
-template <typename T, int kEpi, bool kNhwc>
+// [co, 1, kh, kw]), or with kNhwc NHWC data / OHWI weight; the output NHWC when kNhwcOut (NHWC
+// data, or the stem's NCHW data written NHWC).
+template <typename T, int kEpi, bool kNhwc, bool kNhwcOut>
 __global__ void conv2d_reference(const T* __restrict__ data, const T* __restrict__ weight,
                                  const float* __restrict__ bias, const float* __restrict__ scale,
                                  void* out, int n, int ci, int h, int w, int co, int oh, int ow,
@@ -53,7 +54,7 @@ __global__ void conv2d_reference(const T* __restrict__ data, const T* __restrict
   for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<s64>(gridDim.x) * blockDim.x) {
     int b, f, y, x;
-    if (kNhwc) {
+    if (kNhwcOut) {
       f = static_cast<int>(i % co);
       x = static_cast<int>((i / co) % ow);
       y = static_cast<int>((i / (static_cast<s64>(co) * ow)) % oh);
@@ -109,14 +110,15 @@ __global__ void dense_reference(const T* __restrict__ a, const T* __restrict__ w
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV_REFERENCE(T, EPI, NHWC)                                                    \
-  template __global__ void tunejit::conv2d_reference<T, EPI, NHWC>(                             \
+#define TUNEJIT_CONV_REFERENCE(T, EPI, NHWC, NHWC_OUT)                                          \
+  template __global__ void tunejit::conv2d_reference<T, EPI, NHWC, NHWC_OUT>(                   \
       const T*, const T*, const float*, const float*, void*, int, int, int, int, int, int, int, \
       int, int, int, int, int, int, int, int, int)
-TUNEJIT_CONV_REFERENCE(float, 0, false);
-TUNEJIT_CONV_REFERENCE(signed char, 0, false);
-TUNEJIT_CONV_REFERENCE(tunejit::f16, 0, true);
-TUNEJIT_CONV_REFERENCE(signed char, 0, true);
+TUNEJIT_CONV_REFERENCE(float, 0, false, false);
+TUNEJIT_CONV_REFERENCE(signed char, 0, false, false);
+TUNEJIT_CONV_REFERENCE(tunejit::f16, 0, true, true);
+TUNEJIT_CONV_REFERENCE(signed char, 0, true, true);
+TUNEJIT_CONV_REFERENCE(float, 11, false, true);  // the stem's: NCHW in, NHWC out
 template __global__ void tunejit::dense_reference<float, 7>(const float*, const float*,
                                                             const float*, const float*, void*, int,
                                                             int, int);

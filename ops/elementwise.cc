@@ -215,31 +215,6 @@ absl::StatusOr<PlannedKernel> ConvertKernel(const ConvertParams& p) {
   return kernel;
 }
 
-absl::StatusOr<PlannedKernel> Im2colNhwcF16Kernel(const Im2colParams& p) {
-  constexpr char kOp[] = "im2col_nhwc_f16";
-  for (int64_t v :
-       {p.n, p.c, p.h, p.w, int64_t{p.kh}, int64_t{p.kw}, int64_t{p.stride_h}, int64_t{p.stride_w},
-        int64_t{p.dilation_h}, int64_t{p.dilation_w}, p.oh, p.ow, p.k}) {
-    TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "shape, window, stride and dilation", v));
-  }
-  if (p.pad_top < 0 || p.pad_left < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(kOp, ": negative padding"));
-  }
-  if (p.k % 8 != 0 || p.k < p.c * p.kh * p.kw) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kOp, ": patch length ", p.k,
-                     " must be a multiple of 8 and hold C*KH*KW = ", p.c * p.kh * p.kw));
-  }
-  TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "N*C*H*W", p.n * p.c * p.h * p.w).status());
-  TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "N*OH*OW*K", p.n * p.oh * p.ow * p.k).status());
-  return GridStrideKernel(
-      kOp, "tunejit::im2col_nhwc_f16", p.n * p.oh * p.ow * (p.k / 8),
-      {InputArg(0), OutputArg(0), Int32Arg(p.n), Int32Arg(p.c), Int32Arg(p.h), Int32Arg(p.w),
-       Int32Arg(p.oh), Int32Arg(p.ow), Int32Arg(p.kh), Int32Arg(p.kw), Int32Arg(p.stride_h),
-       Int32Arg(p.stride_w), Int32Arg(p.pad_top), Int32Arg(p.pad_left), Int32Arg(p.dilation_h),
-       Int32Arg(p.dilation_w), Int32Arg(p.k / 8)});
-}
-
 absl::StatusOr<PlannedKernel> QuantizeKernel(int64_t total, float scale) {
   TUNEJIT_RETURN_IF_ERROR(CheckCount("quantize", "elements", total));
   if (!(scale > 0.0f)) return absl::InvalidArgumentError("quantize: scale must be > 0");

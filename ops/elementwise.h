@@ -79,18 +79,6 @@ struct ConvertParams {
 };
 absl::StatusOr<PlannedKernel> ConvertKernel(const ConvertParams& params);
 
-// The fp16 path's im2col stem (kernel_sources/elementwise.cu im2col_nhwc_f16): float32 NCHW
-// [n, c, h, w] -> float16 [n, oh, ow, k] patches in OIHW order (c, kh, kw), zero-padded to k (a
-// multiple of 8, at least c * kh * kw), for a 1x1 tensor-core conv. oh / ow must be the conv's
-// output size. Input 0 x, output 0 y.
-struct Im2colParams {
-  int64_t n = 1, c = 1, h = 1, w = 1;
-  int kh = 1, kw = 1, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
-  int dilation_h = 1, dilation_w = 1;
-  int64_t oh = 1, ow = 1, k = 8;
-};
-absl::StatusOr<PlannedKernel> Im2colNhwcF16Kernel(const Im2colParams& params);
-
 // int8 q = saturate(round_half_even(x / scale)). Input 0 float x, output 0 int8 q.
 absl::StatusOr<PlannedKernel> QuantizeKernel(int64_t total, float scale);
 

@@ -52,7 +52,8 @@ absl::StatusOr<OpPlan> ReferenceConv2dPlan(const autotvm::Conv2dParams& p,
   kernel.spec =
       KernelSpec{"reference.cu",
                  absl::StrCat("tunejit::conv2d_reference<", t, ", ", EpilogueCode(epilogue), ", ",
-                              p.layout == "NHWC" ? "true" : "false", ">"),
+                              p.layout == "NHWC" ? "true" : "false", ", ",
+                              p.layout == "NHWC" || p.nhwc_out ? "true" : "false", ">"),
                  {}};
   kernel.shape = GridStride(total);
   kernel.args = EpilogueTensorArgs(epilogue);

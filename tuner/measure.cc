@@ -34,8 +34,9 @@ double SecondsSince(Clock::time_point start) {
 struct TaskTensors {
   size_t data_bytes = 0, weight_bytes = 0;
   int64_t out_elements = 0;
-  std::string data_dtype;  // "float32", "float16" (the tensor-core templates) or "int8"
-  std::string out_dtype;   // "float32", "int32" or "float16"
+  std::string data_dtype;   // "float32", "float16" (the tensor-core templates) or "int8"
+  std::string out_dtype;    // "float32", "int32" or "float16"
+  bool float_stem = false;  // conv2d_nchw_stem_mma.cuda: float32 data, float16 products
   OpPlan reference;
   bool int8() const { return data_dtype == "int8"; }
   size_t out_bytes() const { return out_elements * (out_dtype == "float16" ? 2 : 4); }
@@ -49,6 +50,7 @@ size_t DtypeBytes(const std::string& dtype) {
 absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
   TaskTensors t;
   if (absl::StatusOr<autotvm::Conv2dParams> c = autotvm::ParseConv2dWorkload(w); c.ok()) {
+    t.float_stem = c->nhwc_out;
     t.data_dtype = c->data_dtype;
     t.out_dtype = c->out_dtype;
     t.data_bytes = c->n * c->ci * c->h * c->w * DtypeBytes(c->data_dtype);
@@ -64,7 +66,7 @@ absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
     t.out_elements = d.m * d.n;
     TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceDensePlan(d, Epilogue{}));
   }
-  if (t.out_dtype == "float16" && t.data_dtype != "float16") {
+  if (t.out_dtype == "float16" && t.data_dtype != "float16" && !t.float_stem) {
     return absl::UnimplementedError(absl::StrCat(
         w.task_name, ": a float16 output needs float16 data (the tensor-core templates)"));
   }
@@ -258,6 +260,7 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   TUNEJIT_ASSIGN_OR_RETURN(TaskTensors t, TensorsOf(task.workload));
   s->tolerance = task.workload.task_name.find("winograd") != std::string::npos
                      ? options.winograd_tolerance
+                 : t.float_stem              ? options.stem_tolerance
                  : t.out_dtype == "float16"  ? options.fp16_output_tolerance
                  : t.data_dtype == "float16" ? options.fp16_tolerance
                                              : options.fp32_tolerance;

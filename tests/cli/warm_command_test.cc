@@ -106,9 +106,8 @@ TEST_F(WarmCommandTest, OnnxModelListsAndCompilesItsLayers) {
   EXPECT_EQ(Warm({"--model", model}, &out), kExitFailure);  // dynamic batch, no --batch
 }
 
-// The Hopper paths of VGG-16 with no GPU: every conv on the tensor-core template (the RGB stem as
-// a float16 1x1 conv over its im2col patches) and the classifier on float16 wgmma, at fp16 and
-// at int8 with --tensor-cores.
+// The Hopper paths of VGG-16 with no GPU: every conv on the tensor-core templates (the RGB stem on
+// the stem template) and the classifier on float16 wgmma, at fp16 and at int8 with --tensor-cores.
 TEST_F(WarmCommandTest, Vgg16TensorCorePathsCompileForSm90) {
   std::string out;
   ASSERT_EQ(Warm({"--model", "vgg16", "--batch", "2", "--precision", "int8", "--tensor-cores",
@@ -117,14 +116,14 @@ TEST_F(WarmCommandTest, Vgg16TensorCorePathsCompileForSm90) {
             kExitOk)
       << out;
   EXPECT_THAT(out, HasSubstr("batch 2, int8 (tensor cores): 16 tuned layers"));
-  EXPECT_THAT(out, HasSubstr("features.0               conv2d_nhwc_wgmma.cuda"));  // im2col
+  EXPECT_THAT(out, HasSubstr("features.0               conv2d_nchw_stem_mma.cuda"));
   EXPECT_THAT(out, HasSubstr("features.28              conv2d_nhwc_wgmma.cuda"));
   EXPECT_THAT(out, HasSubstr("classifier.6             dense_wgmma.cuda"));
   EXPECT_THAT(out, HasSubstr("failed 0"));
   ASSERT_EQ(Warm({"--model", "vgg16", "--batch", "2", "--precision", "fp16", "--jobs", "2"}, &out),
             kExitOk)
       << out;
-  EXPECT_THAT(out, HasSubstr("features.0               conv2d_nhwc_wgmma.cuda"));  // im2col
+  EXPECT_THAT(out, HasSubstr("features.0               conv2d_nchw_stem_mma.cuda"));
   EXPECT_THAT(out, HasSubstr("classifier.0             dense_wgmma.cuda"));
   EXPECT_THAT(out, HasSubstr("failed 0"));
   // Only int8 has a dp4a path to leave.

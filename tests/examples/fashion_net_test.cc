@@ -1,7 +1,7 @@
 // examples/fashion_mnist/fashion_net.h: the graph mirrors train.py's PyTorch module (the same
 // parameter names and shapes, so its safetensors binds), lowers at every precision the way the
-// example expects (the 1-channel stem as im2col at fp16, float32 at int8), and its CPU reference
-// forward gives finite logits. CPU only.
+// example expects (the 1-channel stem on the stem template at fp16, float32 at int8), and its CPU
+// reference forward gives finite logits. CPU only.
 #include "examples/fashion_mnist/fashion_net.h"
 
 #include <cmath>
@@ -69,7 +69,7 @@ TEST(FashionNet, LowersAtEveryPrecision) {
   absl::StatusOr<std::vector<NodeTask>> fp16 = ExtractTasks(*g, Precision::kFp16);
   ASSERT_TRUE(fp16.ok()) << fp16.status();
   ASSERT_EQ(fp16->size(), 7u);
-  EXPECT_TRUE((*fp16)[0].im2col);  // 1 channel x 3 x 3 = 9, padded to 16
+  EXPECT_TRUE((*fp16)[0].stem);  // 1 channel: the stem template
   for (const NodeTask& t : *fp16) EXPECT_TRUE(t.fp16) << t.name;
   absl::StatusOr<std::vector<NodeTask>> int8 = ExtractTasks(*g, Precision::kInt8);
   ASSERT_TRUE(int8.ok()) << int8.status();

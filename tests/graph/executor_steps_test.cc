@@ -153,14 +153,14 @@ TEST(ExecutorStepsTest, Vgg16Int8FirstConvFloatRequantizesLastConvDequantizes) {
   EXPECT_EQ(p->scale_sources.size(), 12u);
 }
 
-// --precision fp16: the tensor-core layers run NHWC float16 end to end, from the im2col stem
-// (features.0 as a 1x1 conv over its patches) to the one conversion the flatten's NCHW order needs.
+// --precision fp16: the tensor-core layers run NHWC float16 end to end, from the stem (features.0,
+// which reads the float32 NCHW input itself) to the one conversion the flatten's NCHW order needs.
 TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kFp16);
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->steps.size(), 23u);  // 13 convs + 5 pools + 3 dense + im2col + convert
+  EXPECT_EQ(p->steps.size(), 22u);  // 13 convs + 5 pools + 3 dense + convert
   std::vector<std::string> converts;
   for (const Step& s : p->steps) {
     if (s.kind == StepKind::kConvert) converts.push_back(s.name);
@@ -168,20 +168,21 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
   EXPECT_THAT(converts, ElementsAre("flatten.convert"));
   auto dtype = [&](int t) { return p->tensors[t].dtype; };
   auto nhwc = [&](int t) { return p->tensors[t].nhwc; };
-  const Step& im2col = p->steps[0];
-  EXPECT_EQ(im2col.kind, StepKind::kIm2col);
-  EXPECT_EQ(im2col.name, "features.0.im2col");
-  EXPECT_EQ(p->tensors[im2col.input].name, "input");
-  EXPECT_THAT(p->tensors[im2col.output].shape, ElementsAre(1, 32, 224, 224));
-  const Step& first = StepNamed(*p, "features.0");
-  EXPECT_TRUE(p->tasks[first.task].im2col);
-  EXPECT_EQ(first.input, im2col.output);
+  const Step& first = p->steps[0];
+  EXPECT_EQ(first.name, "features.0");
+  EXPECT_TRUE(p->tasks[first.task].stem);
+  EXPECT_EQ(p->tasks[first.task].implementations[0].workload.task_name,
+            "conv2d_nchw_stem_mma.cuda");
+  EXPECT_EQ(p->tensors[first.input].name, "input");  // float32 NCHW, as the graph has it
+  EXPECT_EQ(dtype(first.input), DType::kF32);
+  EXPECT_FALSE(nhwc(first.input));
   for (const Step& s : p->steps) {
     if (s.kind == StepKind::kConv2d || s.kind == StepKind::kMaxPool2d) {
-      EXPECT_EQ(dtype(s.input), DType::kF16) << s.name;
-      EXPECT_TRUE(nhwc(s.input)) << s.name;
       EXPECT_EQ(dtype(s.output), DType::kF16) << s.name;
       EXPECT_TRUE(nhwc(s.output)) << s.name;
+      if (s.name == "features.0") continue;
+      EXPECT_EQ(dtype(s.input), DType::kF16) << s.name;
+      EXPECT_TRUE(nhwc(s.input)) << s.name;
     }
     if (s.kind == StepKind::kConv2d) {
       EXPECT_TRUE(p->tasks[s.task].fp16) << s.name;
@@ -205,24 +206,24 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
 }
 
 // --precision int8 --tensor-cores: every conv runs NHWC on the tensor-core template. The RGB stem
-// runs float16 over its im2col patches and requantizes its output to int8 NHWC itself (no
-// transpose); the pools between run NHWC int8; the last conv dequantizes NHWC float32, which its
-// pool reads after one transpose back to NCHW.
+// runs on the stem template, from the float32 NCHW input, and requantizes its output to int8 NHWC
+// itself (no transpose); the pools between run NHWC int8; the last conv dequantizes NHWC float32,
+// which its pool reads after one transpose back to NCHW.
 TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kInt8, {.int8_tensor_cores = true});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->steps.size(), 24u);  // im2col + 13 convs + 5 pools + 3 dense + 2 converts
+  EXPECT_EQ(p->steps.size(), 23u);  // 13 convs + 5 pools + 3 dense + 2 converts
   std::vector<std::string> converts;
   for (const Step& s : p->steps) {
     if (s.kind == StepKind::kConvert) converts.push_back(s.name);
   }
   EXPECT_THAT(converts, ElementsAre("features.30.convert", "classifier.0.convert"));
   const Step& stem = StepNamed(*p, "features.0");
-  EXPECT_EQ(p->steps[0].kind, StepKind::kIm2col);
-  EXPECT_EQ(stem.input, p->steps[0].output);
-  EXPECT_EQ(p->tensors[stem.input].dtype, DType::kF16);
+  EXPECT_EQ(p->steps[0].name, "features.0");
+  EXPECT_EQ(p->tensors[stem.input].name, "input");
+  EXPECT_EQ(p->tensors[stem.input].dtype, DType::kF32);
   EXPECT_EQ(stem.epilogue.output, Out::kInt8Requantize);
   EXPECT_EQ(stem.fused, "bias+relu+requantize");
   const StepTensor& stem_out = p->tensors[stem.output];
@@ -232,7 +233,8 @@ TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   EXPECT_EQ(StepNamed(*p, "features.2").input, stem.output);  // read as written
   for (const Step& s : p->steps) {
     if (s.kind != StepKind::kConv2d) continue;
-    EXPECT_EQ(p->tasks[s.task].implementations[0].workload.task_name, "conv2d_nhwc_wgmma.cuda")
+    EXPECT_EQ(p->tasks[s.task].implementations[0].workload.task_name,
+              s.name == "features.0" ? "conv2d_nchw_stem_mma.cuda" : "conv2d_nhwc_wgmma.cuda")
         << s.name;
     if (s.name == "features.0") continue;
     EXPECT_TRUE(p->tensors[s.input].nhwc) << s.name;

@@ -160,8 +160,8 @@ TEST(KernelChoiceTest, Int8StepsPlanQuantizeAndInt8Pool) {
 
 // --precision fp16: VGG-16's convs after the first and its dense layers are the Hopper
 // tensor-core tasks (fp16 in and out, but float32 logits), each one the template can implement
-// and plan with its fallback config; the 3-channel first conv is a 1x1 tensor-core conv over its
-// 27-element im2col patches, padded to 32.
+// and plan with its fallback config; the 3-channel first conv runs on the stem template, which
+// reads the float32 NCHW input and weight as the graph has them.
 TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
   Vgg16Options options;
   options.batch = 128;
@@ -169,20 +169,23 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
   ASSERT_TRUE(g.ok()) << g.status();
   const std::vector<NodeTask> tasks = Tasks(*g, Precision::kFp16);
   ASSERT_EQ(tasks.size(), 16u);
-  EXPECT_TRUE(tasks[0].im2col);
   const autotvm::Workload& stem = tasks[0].implementations[0].workload;
   absl::StatusOr<autotvm::Conv2dParams> stem_p = autotvm::ParseConv2dWorkload(stem);
   ASSERT_TRUE(stem_p.ok()) << stem_p.status();
-  EXPECT_EQ(stem_p->ci, 32);
+  EXPECT_EQ(stem_p->ci, 3);
   EXPECT_EQ(stem_p->h, 224);
-  EXPECT_EQ(stem_p->kh * stem_p->kw, 1);
-  EXPECT_EQ(stem_p->pad_top + stem_p->stride_h, 1);  // no padding, stride 1: im2col did both
+  EXPECT_EQ(stem_p->kh * stem_p->kw, 9);
+  EXPECT_EQ(stem_p->pad_top, 1);
+  EXPECT_TRUE(stem_p->nhwc_out);
   for (size_t i = 0; i < tasks.size(); ++i) {
-    EXPECT_EQ(tasks[i].im2col, i == 0) << tasks[i].name;
+    EXPECT_EQ(tasks[i].stem, i == 0) << tasks[i].name;
     ASSERT_EQ(tasks[i].implementations.size(), 1u) << tasks[i].name;
     const autotvm::Workload& w = tasks[i].implementations[0].workload;
-    EXPECT_EQ(w.task_name, i < 13 ? "conv2d_nhwc_wgmma.cuda" : "dense_wgmma.cuda") << tasks[i].name;
-    EXPECT_EQ(w.args[0][2], "float16") << tasks[i].name;
+    EXPECT_EQ(w.task_name, i == 0   ? "conv2d_nchw_stem_mma.cuda"
+                           : i < 13 ? "conv2d_nhwc_wgmma.cuda"
+                                    : "dense_wgmma.cuda")
+        << tasks[i].name;
+    EXPECT_EQ(w.args[0][2], i == 0 ? "float32" : "float16") << tasks[i].name;
     // fp16 activations inside the network; the logits (classifier.6) leave in float32.
     EXPECT_EQ(w.args.back(), i + 1 < tasks.size() ? "float16" : "float32") << tasks[i].name;
     const OpTemplate* op = FindOpTemplate(w.task_name);
@@ -206,10 +209,10 @@ TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
   absl::StatusOr<std::vector<NodeTask>> tasks =
       ExtractTasks(*g, Precision::kInt8, {.int8_tensor_cores = true});
   ASSERT_TRUE(tasks.ok()) << tasks.status();
-  // The RGB stem, which the int8 rule keeps float, runs float16 over im2col patches and
-  // requantizes its float32 accumulators.
+  // The RGB stem, which the int8 rule keeps float, runs on the stem template (float16 products)
+  // and requantizes its float32 accumulators.
   const NodeTask& stem = tasks->front();
-  EXPECT_TRUE(stem.fp16 && stem.im2col && stem.nhwc && !stem.int8);
+  EXPECT_TRUE(stem.fp16 && stem.stem && stem.nhwc && !stem.int8);
   // The same workload as at --precision fp16 (float16 output), so fp16 logs' records apply.
   absl::StatusOr<std::vector<NodeTask>> fp16 = ExtractTasks(*g, Precision::kFp16);
   ASSERT_TRUE(fp16.ok()) << fp16.status();
@@ -218,7 +221,7 @@ TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
   absl::StatusOr<KernelChoice> stem_choice = ChooseKernel(
       stem, nullptr, Cuda(), Limits(), Epilogue{true, true, Epilogue::Output::kInt8Requantize});
   ASSERT_TRUE(stem_choice.ok()) << stem_choice.status();
-  EXPECT_EQ(stem_choice->candidates[0].task_name, "conv2d_nhwc_wgmma.cuda");
+  EXPECT_EQ(stem_choice->candidates[0].task_name, "conv2d_nchw_stem_mma.cuda");
   int planned = 0;
   for (const NodeTask& t : *tasks) {
     if (!t.nhwc || t.fp16) continue;

@@ -85,15 +85,6 @@ Operands MakeOperands(const Shape& s, uint32_t seed) {
   return o;
 }
 
-// common.cuh's epilogue in the same float operations.
-float Expected(float acc, int64_t co, const Operands& o, const Epilogue& e) {
-  float v = acc;
-  if (e.output != Epilogue::Output::kAccumulator) v = v * o.scale[co];
-  if (e.bias) v = v + o.bias[co];
-  if (e.relu && v < 0) v = 0;
-  return v;
-}
-
 struct Case {
   autotvm::ConfigEntity config;
   Epilogue epilogue;
@@ -126,22 +117,12 @@ void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vect
     int wrong = 0;
     for (size_t i = 0; i < o.acc.size() && wrong < 5; ++i) {
       const int64_t co = static_cast<int64_t>(i) % o.s.co;
-      const float want = Expected(o.acc[i], co, o, cs.epilogue);
-      bool same = false;
+      const float want = testing::EpilogueValue(o.acc[i], o.bias[co], o.scale[co], cs.epilogue);
+      const testing::StoredAs as = to_int8      ? testing::StoredAs::kInt8
+                                   : cs.f16_out ? testing::StoredAs::kFloat16
+                                                : testing::StoredAs::kFloat32;
       float got = 0;
-      if (to_int8) {  // the float16 stem of int8 on the tensor cores
-        got = static_cast<int8_t>((*out)[0][i]);
-        same = got == std::clamp(std::nearbyint(want), -128.0f, 127.0f);
-      } else if (cs.f16_out) {
-        uint16_t h;
-        std::memcpy(&h, (*out)[0].data() + i * 2, 2);
-        got = testing::HalfToFloat(h);
-        same = h == testing::FloatToHalf(want);
-      } else {
-        std::memcpy(&got, (*out)[0].data() + i * 4, 4);
-        same = got == want;
-      }
-      if (same) continue;
+      if (testing::StoredExactly((*out)[0], i, as, want, &got)) continue;
       const int64_t pixel = static_cast<int64_t>(i) / o.s.co;
       ADD_FAILURE() << plans[c].kernels[0].spec.name_expression << " image "
                     << pixel / (o.s.oh() * o.s.ow()) << " y " << pixel / o.s.ow() % o.s.oh()

@@ -326,9 +326,7 @@ TEST(Fp16PathKernels, CompileWithNvrtc) {
   std::vector<absl::StatusOr<PlannedKernel>> kernels = {
       MaxPool2dNhwcKernel({.n = 1, .c = 16, .h = 4, .w = 4}, T::kFloat16),
       MaxPool2dNhwcKernel({.n = 1, .c = 16, .h = 4, .w = 4}, T::kInt8),
-      ConvertKernel({.n = 2, .c = 16, .hw = 9, .from = T::kInt8, .to = T::kInt8, .to_nhwc = true}),
-      Im2colNhwcF16Kernel(
-          {.n = 1, .c = 3, .h = 4, .w = 4, .kh = 3, .kw = 3, .oh = 2, .ow = 2, .k = 32})};
+      ConvertKernel({.n = 2, .c = 16, .hw = 9, .from = T::kInt8, .to = T::kInt8, .to_nhwc = true})};
   for (bool from_nhwc : {false, true}) {
     for (T from : {T::kFloat32, T::kFloat16}) {
       for (T to : {T::kFloat32, T::kFloat16}) {
@@ -344,64 +342,6 @@ TEST(Fp16PathKernels, CompileWithNvrtc) {
     absl::StatusOr<CompiledKernel> compiled = compiler.Compile(k->spec, GpuArch{9, 0, false});
     EXPECT_TRUE(compiled.ok()) << k->spec.name_expression << ": " << compiled.status();
   }
-}
-
-TEST(Im2colNhwcF16Kernel, PatchMustHoldTheWindowInWholeVectors) {
-  Im2colParams p{.n = 1, .c = 3, .h = 8, .w = 8, .kh = 3, .kw = 3, .oh = 6, .ow = 6, .k = 32};
-  EXPECT_TRUE(Im2colNhwcF16Kernel(p).ok());
-  p.k = 24;  // 27 patch elements do not fit
-  EXPECT_EQ(Im2colNhwcF16Kernel(p).status().code(), absl::StatusCode::kInvalidArgument);
-  p.k = 30;  // not whole 16-byte vectors
-  EXPECT_FALSE(Im2colNhwcF16Kernel(p).ok());
-  p.k = 32;
-  p.stride_h = 0;
-  EXPECT_FALSE(Im2colNhwcF16Kernel(p).ok());
-  p.stride_h = 1;
-  p.pad_top = -1;
-  EXPECT_FALSE(Im2colNhwcF16Kernel(p).ok());
-}
-
-// The stem's patches against a direct host gather: stride 2, padding and dilation, with sizes
-// that leave the last window partly outside the image.
-TEST_F(ElementwiseGpu, Im2colGathersOihwOrderedPatches) {
-  const Im2colParams p{.n = 2,
-                       .c = 3,
-                       .h = 9,
-                       .w = 7,
-                       .kh = 3,
-                       .kw = 3,
-                       .stride_h = 2,
-                       .stride_w = 1,
-                       .pad_top = 1,
-                       .pad_left = 2,
-                       .dilation_h = 1,
-                       .dilation_w = 2,
-                       .oh = 5,
-                       .ow = 7,
-                       .k = 32};
-  const std::vector<float> x = testing::RandomFloats(p.n * p.c * p.h * p.w, 13);
-  std::vector<uint16_t> want(p.n * p.oh * p.ow * p.k, FloatToHalf(0.0f));
-  for (int64_t b = 0; b < p.n; ++b) {
-    for (int64_t oy = 0; oy < p.oh; ++oy) {
-      for (int64_t ox = 0; ox < p.ow; ++ox) {
-        for (int64_t c = 0; c < p.c; ++c) {
-          for (int r = 0; r < p.kh; ++r) {
-            for (int s = 0; s < p.kw; ++s) {
-              const int64_t iy = oy * p.stride_h + r * p.dilation_h - p.pad_top;
-              const int64_t ix = ox * p.stride_w + s * p.dilation_w - p.pad_left;
-              if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
-              const int64_t k = (c * p.kh + r) * p.kw + s;
-              want[((b * p.oh + oy) * p.ow + ox) * p.k + k] =
-                  FloatToHalf(x[((b * p.c + c) * p.h + iy) * p.w + ix]);
-            }
-          }
-        }
-      }
-    }
-  }
-  auto k = Im2colNhwcF16Kernel(p);
-  ASSERT_TRUE(k.ok()) << k.status();
-  EXPECT_EQ(FromBytes<uint16_t>(Run(*k, {Bytes(x)}, want.size() * 2)), want);
 }
 
 TEST_F(ElementwiseGpu, ConvertTypesAndLayouts) {

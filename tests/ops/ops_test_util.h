@@ -159,6 +159,39 @@ std::vector<T> FromBytes(const std::vector<uint8_t>& b) {
   return v;
 }
 
+// kernel_sources/common.cuh's epilogue in the same float operations, before any rounding.
+inline float EpilogueValue(float acc, float bias, float scale, const Epilogue& e) {
+  float v = acc;
+  if (e.output != Epilogue::Output::kAccumulator) v = v * scale;
+  if (e.bias) v = v + bias;
+  if (e.relu && v < 0) v = 0;
+  return v;
+}
+
+// How a kernel stored its outputs: float32, float16, or int8 requantized.
+enum class StoredAs { kFloat32, kFloat16, kInt8 };
+
+// Whether output `i` of `bytes` is `want` exactly as stored (float16 and int8 correctly rounded,
+// int8 saturated); `got` receives the stored value.
+inline bool StoredExactly(const std::vector<uint8_t>& bytes, size_t i, StoredAs as, float want,
+                          float* got) {
+  switch (as) {
+    case StoredAs::kInt8:
+      *got = static_cast<int8_t>(bytes[i]);
+      return *got == std::clamp(std::nearbyint(want), -128.0f, 127.0f);
+    case StoredAs::kFloat16: {
+      uint16_t h;
+      std::memcpy(&h, bytes.data() + i * 2, 2);
+      *got = HalfToFloat(h);
+      return h == FloatToHalf(want);
+    }
+    case StoredAs::kFloat32:
+      break;
+  }
+  std::memcpy(got, bytes.data() + i * 4, 4);
+  return *got == want;
+}
+
 // One device, one stream, one compiler over a scratch cache: compile plans in bulk (parallel),
 // then run each with fresh buffers.
 class GpuHarness {

@@ -36,9 +36,9 @@ void ExpectBuilds(const OpPlan& plan, const std::string& name_expression) {
 
 TEST(ReferenceKernels, NchwAndNhwcConvInEveryDataTypeBuild) {
   ExpectBuilds(*ReferenceConv2dPlan(Conv("float32"), Epilogue{}),
-               "tunejit::conv2d_reference<float, 0, false>");
+               "tunejit::conv2d_reference<float, 0, false, false>");
   ExpectBuilds(*ReferenceConv2dPlan(Conv("int8"), Epilogue{}),
-               "tunejit::conv2d_reference<signed char, 0, false>");
+               "tunejit::conv2d_reference<signed char, 0, false, false>");
   // The tensor-core template's workloads: NHWC / OHWI (layout "NHWC" once parsed).
   for (const std::string dtype : {"float16", "int8"}) {
     autotvm::Conv2dParams p = Conv(dtype);
@@ -48,9 +48,24 @@ TEST(ReferenceKernels, NchwAndNhwcConvInEveryDataTypeBuild) {
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     absl::StatusOr<OpPlan> plan = ReferenceConv2dPlan(*parsed, Epilogue{});
     ASSERT_TRUE(plan.ok()) << plan.status();
-    ExpectBuilds(*plan, dtype == "int8" ? "tunejit::conv2d_reference<signed char, 0, true>"
-                                        : "tunejit::conv2d_reference<tunejit::f16, 0, true>");
+    ExpectBuilds(*plan, dtype == "int8" ? "tunejit::conv2d_reference<signed char, 0, true, true>"
+                                        : "tunejit::conv2d_reference<tunejit::f16, 0, true, true>");
   }
+}
+
+// The stem's workload reads NCHW float32 and writes NHWC: the reference writes NHWC too.
+TEST(ReferenceKernels, StemConvWritesNhwcFromNchwData) {
+  autotvm::Conv2dParams p = Conv("float32");
+  p.ci = 3;
+  p.co = 64;
+  const std::vector<autotvm::Implementation> impls = autotvm::Conv2dStemImplementations(p);
+  ASSERT_EQ(impls.size(), 1u);
+  absl::StatusOr<autotvm::Conv2dParams> parsed = autotvm::ParseConv2dWorkload(impls[0].workload);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->nhwc_out);
+  EXPECT_EQ(parsed->layout, "NCHW");
+  ExpectBuilds(*ReferenceConv2dPlan(*parsed, Epilogue{}),
+               "tunejit::conv2d_reference<float, 0, false, true>");
 }
 
 TEST(ReferenceKernels, DenseInFloatAndHalfBuilds) {

@@ -1,0 +1,215 @@
+// File: kernel_sources/conv2d_stem.cu
+// conv2d_nchw_stem_mma.cuda (issue 7: "a stem kernel for the 3-channel first conv"): a direct
+// convolution for convs with few input channels (VGG-16's RGB stem: CI 3, 3x3, 64 out), read
+// from the graph's float32 NCHW input and written NHWC as float16, float32 or requantized int8,
+// for the tensor-core layers after it. It replaces an im2col pass (0.42 ms at batch 128) plus a
+// 1x1 wgmma GEMM over the patches (1.05 ms): the patches are built in shared memory instead.
+//   out[b, y, x, co] = epilogue(sum_{c, r, s} in[b, c, y * SH + r * DH - PT, x * SW + s * DW - PL]
+//                                              * weight[co, c, r, s])
+//
+//   conv2d_stem<CI, KH, KW, SH, SW, DH, DW, CO, TH, TW, WARPS, kEpi, kOutF16>
+//   grid N * ceil(OH / TH) * ceil(OW / TW) (one output tile of TH x TW pixels each),
+//   block 32 * WARPS, static shared memory only.
+//
+// The block stages its tile's input window (CI x the rows and columns TH x TW outputs read) in
+// shared memory as float16, zero outside the image. The GEMM is M = pixels, N = CO, K = the
+// CI * KH * KW patch zero-padded to KPAD (a multiple of 16), on mma.sync m16n8k16 (f16 x f16 ->
+// f32; any sm_80+ GPU). A warp takes 16 pixels of one tile row at a time: each lane gathers its
+// A fragment straight from the window (its patch offsets are fixed per lane, so they are computed
+// once), and holds its B fragments (the whole [CO, KPAD] weight) in registers for the block's
+// life, converted from the float32 OIHW weight as the graph has it (no packing step: a [CO, CI, KH,
+// KW] row is the patch in the window's order). The epilogue (common.cuh's formula) goes through a
+// per-warp staging buffer, so that the 16 pixels' CO channels, contiguous in NHWC, leave as 16-byte
+// stores.
+//
+// Kernel parameters: data (float32 NCHW), weight (float32 OIHW), bias, scale, out
+// (ops/op_template.h conventions; out NHWC), then H, W, OH, OW, pad top, pad left, tiles per image
+// along w, tiles per image.
+#include "common.cuh"
+
+namespace tunejit {
+
+__device__ __forceinline__ unsigned short FloatToF16Bits(float v) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+
+// D = A (16 x 16, row-major) * B (16 x 8, column-major) + D; float16 operands, float32 sums.
+__device__ __forceinline__ void MmaF16M16N8K16(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                               unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// The shapes a stem kernel derives from its template arguments (the host's StemShape in
+// ops/conv2d_stem.cc computes the same shared memory size).
+template <int CI, int KH, int KW, int SH, int SW, int DH, int DW, int CO, int TH, int TW, int WARPS,
+          int kOutBytes>
+struct StemShape {
+  static constexpr int kPatch = CI * KH * KW;
+  static constexpr int kKSteps = (kPatch + 15) / 16;
+  static constexpr int kWinH = (TH - 1) * SH + (KH - 1) * DH + 1;  // input rows of a tile
+  static constexpr int kWinW = (TW - 1) * SW + (KW - 1) * DW + 1;
+  static constexpr int kWindow = CI * kWinH * kWinW;
+  static constexpr int kNTiles = CO / 8;
+  // A staged row: CO outputs plus 16 bytes, so the 8 rows a store instruction touches fall in
+  // different banks.
+  static constexpr int kRowBytes = CO * kOutBytes;
+  static constexpr int kStageRow = kRowBytes + 16;
+  static constexpr int kMTiles = TH * TW / 16;
+  static_assert(TW % 16 == 0, "a warp's 16 pixels lie in one tile row");
+  static_assert(CO % 16 == 0, "whole 16-byte output chunks");
+  static_assert(kKSteps <= 4, "the stem takes patches of at most 64 values");
+};
+
+template <int CI, int KH, int KW, int SH, int SW, int DH, int DW, int CO, int TH, int TW, int WARPS,
+          int kEpi, int kOutF16>
+__global__ void __launch_bounds__(32 * WARPS)
+    conv2d_stem(const float* __restrict__ data, const float* __restrict__ weight,
+                const float* __restrict__ bias, const float* __restrict__ scale, void* out, int h,
+                int w, int oh, int ow, int pad_top, int pad_left, int tiles_w, int tiles) {
+  typedef EpilogueOp<kEpi, float> Op;
+  constexpr bool kInt8Out = kOutF16 == 0 && Op::kOut == kEpiOutInt8;
+  constexpr int kOutBytes = kOutF16 ? 2 : kInt8Out ? 1 : 4;
+  typedef StemShape<CI, KH, KW, SH, SW, DH, DW, CO, TH, TW, WARPS, kOutBytes> S;
+  __shared__ unsigned short window[S::kWindow];
+  __shared__ __align__(16) unsigned char stage[WARPS][16 * S::kStageRow];
+
+  const int b = blockIdx.x / tiles;
+  const int tile = blockIdx.x % tiles;
+  const int y0 = tile / tiles_w * TH;
+  const int x0 = tile % tiles_w * TW;
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int g = lane >> 2;  // the fragment row (and B column) of this lane
+  const int t = lane & 3;   // its pair of K (and C) columns
+
+  // The window: CI planes of kWinH x kWinW input values as float16, zeros outside the image.
+  const int iy0 = y0 * SH - pad_top;
+  const int ix0 = x0 * SW - pad_left;
+  const float* image = data + static_cast<s64>(b) * CI * h * w;
+  for (int i = threadIdx.x; i < S::kWindow; i += 32 * WARPS) {
+    const int c = i / (S::kWinH * S::kWinW);
+    const int iy = iy0 + i / S::kWinW % S::kWinH;
+    const int ix = ix0 + i % S::kWinW;
+    const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < w;
+    window[i] =
+        FloatToF16Bits(inside ? __ldg(image + (static_cast<s64>(c) * h + iy) * w + ix) : 0.0f);
+  }
+
+  // This lane's patch offsets in the window: K columns 16 s + 2 t + {0, 1, 8, 9}. Past the patch
+  // they point at the pixel itself: a finite value, times the zero weight there. (A zero slot at
+  // a fixed offset would not do: the offsets are relative to the pixel.)
+  int patch[S::kKSteps][4];
+#pragma unroll
+  for (int s = 0; s < S::kKSteps; ++s) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int k = 16 * s + 2 * t + (j & 1) + (j >> 1) * 8;
+      const int c = k / (KH * KW), r = k / KW % KH, q = k % KW;
+      patch[s][j] = k < S::kPatch ? (c * S::kWinH + r * DH) * S::kWinW + q * DW : 0;
+    }
+  }
+  // B fragments: column g of each 8-channel tile, K pairs (2t, 2t + 1) and (2t + 8, 2t + 9).
+  unsigned bfrag[S::kKSteps][S::kNTiles][2];
+  float col_bias[S::kNTiles][2], col_scale[S::kNTiles][2];
+#pragma unroll
+  for (int n = 0; n < S::kNTiles; ++n) {
+    const float* row = weight + (8 * n + g) * S::kPatch;
+#pragma unroll
+    for (int s = 0; s < S::kKSteps; ++s) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int k = 16 * s + 8 * half + 2 * t;
+        const float w0 = k < S::kPatch ? __ldg(row + k) : 0.0f;
+        const float w1 = k + 1 < S::kPatch ? __ldg(row + k + 1) : 0.0f;
+        bfrag[s][n][half] = FloatToF16Bits(w0) | unsigned(FloatToF16Bits(w1)) << 16;
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int c = 8 * n + 2 * t + e;
+      col_bias[n][e] = Op::kBias ? __ldg(bias + c) : 0.0f;
+      col_scale[n][e] = Op::kOut != kEpiOutAccumulator ? __ldg(scale + c) : 1.0f;
+    }
+  }
+  __syncthreads();
+
+  unsigned char* my_stage = stage[warp];
+  for (int m = warp; m < S::kMTiles; m += WARPS) {
+    const int ty = m * 16 / TW, tx = m * 16 % TW;
+    const int y = y0 + ty;
+    if (y >= oh || x0 + tx >= ow) continue;  // warp-uniform
+    float acc[S::kNTiles][4];
+#pragma unroll
+    for (int n = 0; n < S::kNTiles; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+    const int pixel = ty * SH * S::kWinW + (tx + g) * SW;  // row g; row g + 8 is 8 SW further
+#pragma unroll
+    for (int s = 0; s < S::kKSteps; ++s) {
+      unsigned a[4];
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {  // K columns 2t, 2t+1, then 2t+8, 2t+9
+#pragma unroll
+        for (int row = 0; row < 2; ++row) {  // pixel g, then g + 8
+          const unsigned short* p = window + pixel + row * 8 * SW;
+          a[2 * half + row] = p[patch[s][2 * half]] | unsigned(p[patch[s][2 * half + 1]]) << 16;
+        }
+      }
+#pragma unroll
+      for (int n = 0; n < S::kNTiles; ++n)
+        MmaF16M16N8K16(acc[n], a, bfrag[s][n][0], bfrag[s][n][1]);
+    }
+    // Epilogue into the staging rows: row g holds acc[.][0..1], row g + 8 acc[.][2..3].
+#pragma unroll
+    for (int n = 0; n < S::kNTiles; ++n) {
+#pragma unroll
+      for (int row = 0; row < 2; ++row) {
+        const float v0 = Op::Apply(acc[n][2 * row], col_bias[n][0], col_scale[n][0]);
+        const float v1 = Op::Apply(acc[n][2 * row + 1], col_bias[n][1], col_scale[n][1]);
+        unsigned char* dst = my_stage + (g + 8 * row) * S::kStageRow + (8 * n + 2 * t) * kOutBytes;
+        if constexpr (kOutF16 != 0) {
+          *reinterpret_cast<unsigned*>(dst) = FloatToF16Bits(v0) | unsigned(FloatToF16Bits(v1))
+                                                                       << 16;
+        } else if constexpr (kInt8Out) {
+          *reinterpret_cast<unsigned short*>(dst) =
+              static_cast<unsigned char>(SaturateToInt8(v0)) |
+              static_cast<unsigned short>(static_cast<unsigned char>(SaturateToInt8(v1))) << 8;
+        } else {
+          *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+        }
+      }
+    }
+    __syncwarp();
+    // The 16 pixels are contiguous in NHWC: 16 rows of CO outputs, in 16-byte chunks.
+    constexpr int kChunksPerRow = S::kRowBytes / 16;
+    unsigned char* first = static_cast<unsigned char*>(out) +
+                           ((static_cast<s64>(b) * oh + y) * ow + x0 + tx) * S::kRowBytes;
+#pragma unroll
+    for (int i = lane; i < 16 * kChunksPerRow; i += 32) {
+      const int row = i / kChunksPerRow, chunk = i % kChunksPerRow;
+      if (x0 + tx + row < ow) {
+        *reinterpret_cast<uint4*>(first + row * S::kRowBytes + chunk * 16) =
+            *reinterpret_cast<const uint4*>(my_stage + row * S::kStageRow + chunk * 16);
+      }
+    }
+    __syncwarp();
+  }
+}
+
+}  // namespace tunejit
+
+#ifdef TUNEJIT_NVCC_CHECK
+#define TUNEJIT_CONV2D_STEM(CI, K, S, D, CO, TH, TW, WARPS, EPI, F16)                              \
+  template __global__ void                                                                         \
+  tunejit::conv2d_stem<CI, K, K, S, S, D, D, CO, TH, TW, WARPS, EPI, F16>(                         \
+      const float*, const float*, const float*, const float*, void*, int, int, int, int, int, int, \
+      int, int)
+TUNEJIT_CONV2D_STEM(3, 3, 1, 1, 64, 8, 32, 4, 3, 1);   // VGG-16's stem: bias + relu, fp16 out
+TUNEJIT_CONV2D_STEM(3, 3, 1, 1, 64, 4, 64, 8, 11, 0);  // bias + relu + requantize to int8
+TUNEJIT_CONV2D_STEM(1, 5, 2, 1, 32, 2, 16, 2, 0, 0);   // fp32 out, stride 2, K 25 -> 32
+TUNEJIT_CONV2D_STEM(4, 3, 1, 2, 32, 1, 16, 1, 7, 0);   // dilation 2, scaled fp32, K 36 -> 48
+#endif                                                 // TUNEJIT_NVCC_CHECK

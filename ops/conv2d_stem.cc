@@ -1,0 +1,159 @@
+// conv2d_nchw_stem_mma.cuda (kernel_sources/conv2d_stem.cu): the first conv of an fp16 or int8
+// tensor-core network, whose few input channels (RGB) the wgmma template's 16-byte pixels cannot
+// take. It reads the graph's float32 NCHW input and OIHW weight directly, multiplies in float16
+// with float32 sums (mma.sync, sm_80+), and writes NHWC: float16, float32, or int8 requantized.
+//
+// Workload: [data [N, C, H, W] float32, kernel [CO, C, KH, KW] float32, strides, padding,
+// dilation, out_dtype float16 | float32] (autotvm::ParseConv2dWorkload; nhwc_out). Knobs (all
+// `ot`, autotvm/task_spaces.cc): tile_h x tile_w output pixels per block, `warps` warps taking its
+// 16-pixel row pieces in turn. Template rules: C * KH * KW <= 64 (the patch is at most four k16
+// steps), CO a multiple of 16 up to 64 (weights and accumulators live in registers), groups 1.
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "autotvm/dispatch.h"
+#include "common/status_macros.h"
+#include "ops/plan_util.h"
+#include "ops/split.h"
+#include "ops/templates.h"
+#include "ops/wgmma_rules.h"
+
+namespace tunejit {
+namespace {
+
+constexpr const char* kTask = autotvm::kConv2dNchwStemMma;
+
+struct StemTile {
+  int64_t h = 0, w = 0, warps = 0;
+};
+
+absl::StatusOr<autotvm::Conv2dParams> ParseStem(const autotvm::Workload& workload) {
+  if (workload.task_name != kTask) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kTask, ": workload is for ", workload.task_name));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
+  if (p.data_dtype != "float32" || p.kernel_dtype != "float32" ||
+      (p.out_dtype != "float16" && p.out_dtype != "float32")) {
+    return absl::UnimplementedError(absl::StrCat(kTask, ": ", p.data_dtype, " x ", p.kernel_dtype,
+                                                 " -> ", p.out_dtype,
+                                                 " (expected float32 x float32 -> float16 | "
+                                                 "float32)"));
+  }
+  if (p.groups != 1) return absl::UnimplementedError(absl::StrCat(kTask, ": groups != 1"));
+  if (p.n < 1 || p.ci < 1 || p.co < 1 || p.kh < 1 || p.kw < 1 || p.OutH() < 1 || p.OutW() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(kTask, ": empty shape"));
+  }
+  if (p.ci * p.kh * p.kw > autotvm::kMaxStemPatch) {
+    return absl::UnimplementedError(absl::StrCat(kTask, ": patch C*KH*KW = ", p.ci * p.kh * p.kw,
+                                                 " > ", autotvm::kMaxStemPatch));
+  }
+  if (p.co % 16 != 0 || p.co > autotvm::kMaxStemChannels) {
+    return absl::UnimplementedError(absl::StrCat(
+        kTask, ": CO = ", p.co, " (a multiple of 16 up to ", autotvm::kMaxStemChannels, ")"));
+  }
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "N*C*H*W", p.n * p.ci * p.h * p.w).status());
+  TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "OH*OW*CO", p.OutH() * p.OutW() * p.co).status());
+  return p;
+}
+
+absl::StatusOr<StemTile> ReadTile(const autotvm::ConfigEntity& config) {
+  StemTile t;
+  TUNEJIT_ASSIGN_OR_RETURN(t.h, config.Other("tile_h"));
+  TUNEJIT_ASSIGN_OR_RETURN(t.w, config.Other("tile_w"));
+  TUNEJIT_ASSIGN_OR_RETURN(t.warps, config.Other("warps"));
+  if (t.h < 1 || t.w < 16 || t.w % 16 != 0 || t.warps < 1) {
+    return InvalidConfig(kTask, absl::StrCat("tile ", t.h, "x", t.w, " with ", t.warps,
+                                             " warps (tile_w a multiple of 16)"));
+  }
+  return t;
+}
+
+// Bytes written per output value: float16, int8 (requantized) or float32.
+int64_t OutBytes(const autotvm::Conv2dParams& p, const Epilogue& epilogue) {
+  if (epilogue.output == Epilogue::Output::kInt8Requantize) return 1;
+  return p.out_dtype == "float16" ? 2 : 4;
+}
+
+// The kernel's static shared memory (conv2d_stem.cu StemShape): the float16 input window, and per
+// warp 16 staged output rows of CO values + 16 bytes.
+int64_t StemSharedBytes(const autotvm::Conv2dParams& p, const StemTile& t, int64_t out_bytes) {
+  const int64_t win_h = (t.h - 1) * p.stride_h + (p.kh - 1) * p.dilation_h + 1;
+  const int64_t win_w = (t.w - 1) * p.stride_w + (p.kw - 1) * p.dilation_w + 1;
+  const int64_t window = p.ci * win_h * win_w * 2;
+  return (window + 15) / 16 * 16 + t.warps * 16 * (p.co * out_bytes + 16);
+}
+
+class Conv2dNchwStemMma final : public OpTemplate {
+ public:
+  std::string_view task_name() const override { return kTask; }
+
+  absl::Status CanImplement(const autotvm::Workload& workload) const override {
+    return ParseStem(workload).status();
+  }
+
+  absl::StatusOr<OpPlan> Specialize(const autotvm::Workload& workload,
+                                    const autotvm::ConfigEntity& config, const DeviceLimits& limits,
+                                    const Epilogue& epilogue) const override {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseStem(workload));
+    TUNEJIT_RETURN_IF_ERROR(CheckWgmmaEpilogue(kTask, epilogue, /*int8=*/false, p.out_dtype));
+    if (limits.arch.major < 8) {
+      return absl::UnimplementedError(
+          absl::StrCat(kTask, ": needs sm_80 or newer (mma.sync m16n8k16 float16)"));
+    }
+    TUNEJIT_ASSIGN_OR_RETURN(StemTile t, ReadTile(config));
+    if (t.h * t.w / 16 < t.warps) {
+      return InvalidConfig(kTask, absl::StrCat(t.warps, " warps for ", t.h * t.w / 16,
+                                               " rows of 16 pixels (a warp would idle)"));
+    }
+    const int64_t tiles_w = CeilDiv64(p.OutW(), t.w);
+    const int64_t tiles = CeilDiv64(p.OutH(), t.h) * tiles_w;
+    TUNEJIT_ASSIGN_OR_RETURN(const int grid, ToInt32(kTask, "blocks", p.n * tiles));
+    LaunchShape shape;
+    shape.grid[0] = static_cast<uint32_t>(grid);
+    shape.block[0] = static_cast<uint32_t>(32 * t.warps);
+    TUNEJIT_RETURN_IF_ERROR(
+        CheckLaunch(kTask, shape, StemSharedBytes(p, t, OutBytes(p, epilogue)), limits));
+    PlannedKernel kernel;
+    kernel.label = "conv2d_stem";
+    kernel.spec = KernelSpec{
+        "conv2d_stem.cu",
+        absl::StrFormat("tunejit::conv2d_stem<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>",
+                        p.ci, p.kh, p.kw, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.co,
+                        t.h, t.w, t.warps, EpilogueCode(epilogue),
+                        WgmmaOutF16(p.out_dtype, epilogue)),
+        {}};
+    kernel.shape = shape;
+    kernel.args = EpilogueTensorArgs(epilogue);
+    for (int64_t v :
+         {p.h, p.w, p.OutH(), p.OutW(), int64_t{p.pad_top}, int64_t{p.pad_left}, tiles_w, tiles}) {
+      kernel.args.push_back(Int32Arg(v));
+    }
+    OpPlan plan;
+    plan.kernels.push_back(std::move(kernel));
+    return plan;
+  }
+
+  absl::StatusOr<autotvm::ConfigEntity> FallbackConfig(
+      const autotvm::Workload& workload) const override {
+    TUNEJIT_RETURN_IF_ERROR(ParseStem(workload).status());
+    // 8 x 32 pixels by 4 warps: 4.2 KiB of window for a 3x3 RGB stem, 16 rows of 16 pixels.
+    autotvm::ConfigEntity config;
+    config.knobs.push_back(OtherKnob("tile_h", 8));
+    config.knobs.push_back(OtherKnob("tile_w", 32));
+    config.knobs.push_back(OtherKnob("warps", 4));
+    return config;
+  }
+};
+
+}  // namespace
+
+const OpTemplate* Conv2dNchwStemMmaTemplate() {
+  static const Conv2dNchwStemMma* const kTemplate = new Conv2dNchwStemMma();
+  return kTemplate;
+}
+
+}  // namespace tunejit
