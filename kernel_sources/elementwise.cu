@@ -154,23 +154,32 @@ __global__ void max_pool2d(const T* __restrict__ x, T* __restrict__ y, int plane
   }
 }
 
-// The lanes of max_pool2d_nhwc's 16-byte vectors: kBits wide, compared as floats (exact for
-// both types), the padding's lowest value as bits.
+// Lane-wise max of two 32-bit words of max_pool2d_nhwc's vectors (`best` so far, then `next`),
+// keeping `best`'s bits on ties, and the padding's lowest value in every lane.
 template <typename T>
-struct PoolLane;
+struct PoolWord;
 template <>
-struct PoolLane<f16> {
-  static constexpr int kBits = 16;
-  static constexpr unsigned int kLowest = 0xfc00;  // -inf
-  __device__ static float Key(unsigned int bits) {
-    return F16ToFloat(f16{static_cast<unsigned short>(bits)});
+struct PoolWord<f16> {
+  static constexpr unsigned int kLowest = 0xfc00fc00u;  // -inf, -inf
+  __device__ static unsigned int Max(unsigned int best, unsigned int next) {
+    unsigned int out = 0;
+#pragma unroll
+    for (int shift = 0; shift < 32; shift += 16) {
+      const unsigned int b = (best >> shift) & 0xffffu, n = (next >> shift) & 0xffffu;
+      const bool greater = F16ToFloat(f16{static_cast<unsigned short>(n)}) >
+                           F16ToFloat(f16{static_cast<unsigned short>(b)});
+      out |= (greater ? n : b) << shift;
+    }
+    return out;
   }
 };
 template <>
-struct PoolLane<s8> {
-  static constexpr int kBits = 8;
-  static constexpr unsigned int kLowest = 0x80;  // -128
-  __device__ static float Key(unsigned int bits) { return static_cast<s8>(bits); }
+struct PoolWord<s8> {
+  static constexpr unsigned int kLowest = 0x80808080u;  // -128 x 4
+  // Four signed bytes at once (equal values have equal bits, so ties need no care).
+  __device__ static unsigned int Max(unsigned int best, unsigned int next) {
+    return __vmaxs4(best, next);
+  }
 };
 
 // NHWC max pooling of the tensor-core paths' activations (fp16, or int8, whose max commutes with
@@ -182,20 +191,12 @@ template <typename T>
 __global__ void max_pool2d_nhwc(const uint4* __restrict__ x, uint4* __restrict__ y, int n, int h,
                                 int w, int vectors, int oh, int ow, int kh, int kw, int sh, int sw,
                                 int pad_top, int pad_left) {
-  using Lane = PoolLane<T>;
-  constexpr int kLanes = 128 / Lane::kBits, kPerWord = 32 / Lane::kBits;
-  constexpr unsigned int kMask = (1u << Lane::kBits) - 1;
+  using Word = PoolWord<T>;
   const int total = n * oh * ow * vectors;
   TUNEJIT_GRID_STRIDE_32(i, total) {
     const NhwcVector at(i, vectors, ow, oh);
     const int cv = at.vector, ox = at.x, oy = at.y, image = at.image;
-    float best[kLanes];
-    unsigned int bits[kLanes];
-#pragma unroll
-    for (int k = 0; k < kLanes; ++k) {
-      bits[k] = Lane::kLowest;
-      best[k] = Lane::Key(Lane::kLowest);
-    }
+    uint4 best = make_uint4(Word::kLowest, Word::kLowest, Word::kLowest, Word::kLowest);
     for (int ky = 0; ky < kh; ++ky) {
       const int iy = oy * sh + ky - pad_top;
       if (iy < 0 || iy >= h) continue;
@@ -203,22 +204,11 @@ __global__ void max_pool2d_nhwc(const uint4* __restrict__ x, uint4* __restrict__
         const int ix = ox * sw + kx - pad_left;
         if (ix < 0 || ix >= w) continue;
         const uint4 v = x[((image * h + iy) * w + ix) * vectors + cv];  // < 2^31 / 8
-        const unsigned int words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int k = 0; k < kLanes; ++k) {
-          const unsigned int b = (words[k / kPerWord] >> (Lane::kBits * (k % kPerWord))) & kMask;
-          const float f = Lane::Key(b);
-          if (f > best[k]) {
-            best[k] = f;
-            bits[k] = b;
-          }
-        }
+        best = make_uint4(Word::Max(best.x, v.x), Word::Max(best.y, v.y), Word::Max(best.z, v.z),
+                          Word::Max(best.w, v.w));
       }
     }
-    unsigned int out[4] = {0, 0, 0, 0};
-#pragma unroll
-    for (int k = 0; k < kLanes; ++k) out[k / kPerWord] |= bits[k] << (Lane::kBits * (k % kPerWord));
-    y[i] = make_uint4(out[0], out[1], out[2], out[3]);
+    y[i] = best;
   }
 }
 
