@@ -411,6 +411,10 @@ template __global__ void tunejit::compare_to_reference<float, float>(const float
                                                                      double*, long long);
 template __global__ void tunejit::compare_to_reference<int, int>(const int*, const int*, double*,
                                                                  long long);
+template __global__ void tunejit::compare_to_reference<signed char, signed char>(const signed char*,
+                                                                                 const signed char*,
+                                                                                 double*,
+                                                                                 long long);
 template __global__ void tunejit::compare_to_reference<tunejit::f16, float>(const tunejit::f16*,
                                                                             const float*, double*,
                                                                             long long);

@@ -253,6 +253,7 @@ absl::StatusOr<PlannedKernel> AbsMaxKernel(int64_t total) {
 absl::StatusOr<PlannedKernel> CompareKernel(int64_t total, std::string_view out_dtype) {
   TUNEJIT_RETURN_IF_ERROR(CheckCount("compare_to_reference", "elements", total));
   const char* types = out_dtype == "int32"     ? "int, int"
+                      : out_dtype == "int8"    ? "signed char, signed char"
                       : out_dtype == "float16" ? "tunejit::f16, float"
                       : out_dtype == "float32" ? "float, float"
                                                : nullptr;

@@ -96,11 +96,11 @@ absl::StatusOr<PlannedKernel> RequantizeKernel(int64_t total, int64_t channels, 
 absl::StatusOr<PlannedKernel> AbsMaxKernel(int64_t total);
 
 // Device-side comparison of an output with its reference (kernel_sources/elementwise.cu,
-// compare_to_reference). Input 0 got (`total` elements of `out_dtype`: "float32", "int32", or
-// "float16", an fp16 output against the reference's float32), input 1 want (float32 / int32);
-// output 0 double [3]: sum of squared differences, sum of squared reference values, count of
-// NaNs / (int32) differing elements. The caller zeroes the output first. Unimplemented for
-// another dtype.
+// compare_to_reference). Input 0 got (`total` elements of `out_dtype`: "float32", "int32", "int8"
+// (requantized, against the reference's int8), or "float16", an fp16 output against the
+// reference's float32), input 1 want (float32 / int32 / int8); output 0 double [3]: sum of squared
+// differences, sum of squared reference values, count of NaNs / (integer) differing elements. The
+// caller zeroes the output first. Unimplemented for another dtype.
 absl::StatusOr<PlannedKernel> CompareKernel(int64_t total, std::string_view out_dtype);
 
 }  // namespace tunejit

@@ -27,6 +27,10 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+size_t DtypeBytes(const std::string& dtype) {
+  return dtype == "int8" ? 1 : (dtype == "float16" ? 2 : 4);
+}
+
 // The task's tensors and its reference plan (default epilogue: accumulator output, so int8 ops
 // write int32 and float ops float32). The candidate's output is the workload's out_dtype: the
 // accumulator's, or float16 (the tensor-core templates' fp16 activations), which the compare
@@ -35,28 +39,31 @@ struct TaskTensors {
   size_t data_bytes = 0, weight_bytes = 0;
   int64_t out_elements = 0;
   std::string data_dtype;   // "float32", "float16" (the tensor-core templates) or "int8"
-  std::string out_dtype;    // "float32", "int32" or "float16"
+  std::string out_dtype;    // "float32", "int32", "float16" or "int8" (requantized)
   bool float_stem = false;  // conv2d_nchw_stem_mma.cuda: float32 data, float16 products
+  int64_t channels = 0;     // output channels: the epilogue's bias and scale lengths
+  int64_t reduction = 0;    // products per output (the requantize scale follows its root)
+  Epilogue epilogue;        // MeasureEpilogue
   OpPlan reference;
   bool int8() const { return data_dtype == "int8"; }
-  size_t out_bytes() const { return out_elements * (out_dtype == "float16" ? 2 : 4); }
-  size_t reference_bytes() const { return out_elements * 4; }
+  size_t out_bytes() const { return out_elements * DtypeBytes(out_dtype); }
+  // The reference writes float32, int32, or the same int8 (an exact integer epilogue).
+  size_t reference_bytes() const { return out_elements * (out_dtype == "int8" ? 1 : 4); }
 };
-
-size_t DtypeBytes(const std::string& dtype) {
-  return dtype == "int8" ? 1 : (dtype == "float16" ? 2 : 4);
-}
 
 absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
   TaskTensors t;
+  t.epilogue = MeasureEpilogue(w);
   if (absl::StatusOr<autotvm::Conv2dParams> c = autotvm::ParseConv2dWorkload(w); c.ok()) {
     t.float_stem = c->nhwc_out;
     t.data_dtype = c->data_dtype;
-    t.out_dtype = c->out_dtype;
+    t.out_dtype = t.epilogue.output == Epilogue::Output::kInt8Requantize ? "int8" : c->out_dtype;
     t.data_bytes = c->n * c->ci * c->h * c->w * DtypeBytes(c->data_dtype);
     t.weight_bytes = c->co * (c->ci / c->groups) * c->kh * c->kw * DtypeBytes(c->kernel_dtype);
     t.out_elements = c->n * c->co * c->OutH() * c->OutW();
-    TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceConv2dPlan(*c, Epilogue{}));
+    t.channels = c->co;
+    t.reduction = c->ci / c->groups * c->kh * c->kw;
+    TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceConv2dPlan(*c, t.epilogue));
   } else {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams d, autotvm::ParseDenseWorkload(w));
     t.data_dtype = d.data_dtype;
@@ -109,6 +116,24 @@ std::vector<uint8_t> RandomBytes(size_t bytes, const std::string& dtype, SplitMi
   return host;
 }
 
+// The epilogue's per-channel bias and scale, as bytes of float32 (empty when it has none). A
+// requantize scale of ~30 / the accumulators' rms keeps most int8 outputs off the saturation
+// bounds, as calibrated networks do (uniform int8 operands: rms 127 / sqrt(3) each).
+std::vector<std::vector<uint8_t>> EpilogueOperands(const TaskTensors& t, SplitMix64& rng) {
+  if (!t.epilogue.bias && t.epilogue.output == Epilogue::Output::kAccumulator) return {};
+  const double acc_rms =
+      std::sqrt(static_cast<double>(std::max<int64_t>(t.reduction, 1))) * (127.0 * 127.0 / 3.0);
+  std::vector<float> bias(t.channels), scale(t.channels);
+  for (int64_t c = 0; c < t.channels; ++c) {
+    bias[c] = static_cast<float>(40.0 * rng.Uniform() - 20.0);
+    scale[c] = static_cast<float>((0.5 + rng.Uniform()) * 30.0 / acc_rms);
+  }
+  std::vector<uint8_t> b(bias.size() * 4), s(scale.size() * 4);
+  std::memcpy(b.data(), bias.data(), b.size());
+  std::memcpy(s.data(), scale.data(), s.size());
+  return {std::move(b), std::move(s)};
+}
+
 absl::StatusOr<DeviceBuffer> Upload(const Device& dev, const std::vector<uint8_t>& host) {
   TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer buf, DeviceBuffer::Allocate(dev, host.size()));
   TUNEJIT_RETURN_IF_ERROR(buf.CopyFromHost(host.data(), host.size()));
@@ -122,6 +147,13 @@ double Median(std::vector<float> v) {
 }
 
 }  // namespace
+
+Epilogue MeasureEpilogue(const autotvm::Workload& workload) {
+  if (workload.task_name != autotvm::kConv2dNhwcWgmma) return {};
+  absl::StatusOr<autotvm::Conv2dParams> p = autotvm::ParseConv2dWorkload(workload);
+  if (!p.ok() || p->data_dtype != "int8") return {};
+  return {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+}
 
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -149,6 +181,14 @@ struct GpuMeasurer::State {
   bool int_output = false;
   std::optional<Stream> stream;  // Stream has no empty state
   DeviceBuffer data, weight, out, flush;
+  Epilogue epilogue;                       // MeasureEpilogue
+  std::vector<DeviceBuffer> epilogue_ins;  // its bias and scale (none for Epilogue{})
+  // The candidates' and the reference's inputs: data, weight, then the epilogue's.
+  std::vector<DevicePtr> Inputs() const {
+    std::vector<DevicePtr> in = {data.ptr(), weight.ptr()};
+    for (const DeviceBuffer& b : epilogue_ins) in.push_back(b.ptr());
+    return in;
+  }
   DeviceBuffer reference_dev, sums;   // sums: the compare kernel's output (double[3])
   std::optional<PlanRunner> compare;  // out against reference_dev
   int64_t elements = 0;               // of the output (float32, int32 or float16)
@@ -271,6 +311,11 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   TUNEJIT_ASSIGN_OR_RETURN(s->data, Upload(device, RandomBytes(t.data_bytes, t.data_dtype, rng)));
   TUNEJIT_ASSIGN_OR_RETURN(s->weight,
                            Upload(device, RandomBytes(t.weight_bytes, t.data_dtype, rng)));
+  s->epilogue = t.epilogue;
+  for (const std::vector<uint8_t>& bytes : EpilogueOperands(t, rng)) {
+    TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, Upload(device, bytes));
+    s->epilogue_ins.push_back(std::move(b));
+  }
   TUNEJIT_ASSIGN_OR_RETURN(s->out, DeviceBuffer::Allocate(device, t.out_bytes()));
   const int64_t l2 = std::max(device.properties().l2_bytes, 1 << 20);
   if (options.flush_l2) {
@@ -280,7 +325,7 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   TUNEJIT_ASSIGN_OR_RETURN(s->reference_dev, DeviceBuffer::Allocate(device, t.reference_bytes()));
   TUNEJIT_ASSIGN_OR_RETURN(PlanRunner ref,
                            PlanRunner::Create(device, compiler, t.reference, s->arch));
-  TUNEJIT_RETURN_IF_ERROR(ref.Bind({s->data.ptr(), s->weight.ptr()}, {s->reference_dev.ptr()}));
+  TUNEJIT_RETURN_IF_ERROR(ref.Bind(s->Inputs(), {s->reference_dev.ptr()}));
   TUNEJIT_RETURN_IF_ERROR(ref.Prepare(*s->stream));
   TUNEJIT_RETURN_IF_ERROR(ref.Run(*s->stream));
   TUNEJIT_RETURN_IF_ERROR(s->stream->Synchronize());
@@ -305,7 +350,8 @@ std::function<void()> MakeCompileJob(const OpTemplate* op, const KernelCompiler*
                                      autotvm::Workload workload, DeviceLimits limits, GpuArch arch,
                                      autotvm::ConfigEntity config) {
   return [op, compiler, workload = std::move(workload), limits, arch, config = std::move(config)] {
-    absl::StatusOr<OpPlan> plan = op->Specialize(workload, config, limits, Epilogue{});
+    absl::StatusOr<OpPlan> plan =
+        op->Specialize(workload, config, limits, MeasureEpilogue(workload));
     // Every kernel is attempted even when one fails; the successes land in the cache.
     if (plan.ok()) (void)CompilePlan(*compiler, *plan, arch, 1);
   };
@@ -323,14 +369,14 @@ Measurement GpuMeasurer::Measure(const autotvm::ConfigEntity& config) {
   auto fail = [&](int error_no, const absl::Status& status) {
     return FailedMeasurement(error_no, std::string(status.message()), SecondsSince(begin));
   };
-  absl::StatusOr<OpPlan> plan = s.op->Specialize(s.workload, config, s.limits, Epilogue{});
+  absl::StatusOr<OpPlan> plan = s.op->Specialize(s.workload, config, s.limits, s.epilogue);
   if (!plan.ok()) return fail(autotvm::kInstantiationError, plan.status());
   absl::Status compiled =
       CompilePlan(*s.compiler, *plan, s.arch, s.options.compile_threads).status();
   if (!compiled.ok()) return fail(autotvm::kCompileDevice, compiled);
   absl::StatusOr<PlanRunner> runner = PlanRunner::Create(*s.device, *s.compiler, *plan, s.arch);
   if (!runner.ok()) return fail(autotvm::kRuntimeDevice, runner.status());
-  absl::Status bound = runner->Bind({s.data.ptr(), s.weight.ptr()}, {s.out.ptr()});
+  absl::Status bound = runner->Bind(s.Inputs(), {s.out.ptr()});
   if (bound.ok()) bound = runner->Prepare(*s.stream);
   if (!bound.ok()) return fail(autotvm::kRuntimeDevice, bound);
   absl::StatusOr<State::Checked> checked = s.Check(*runner, corrupt);

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "ops/op_template.h"
 #include "tuner/budget.h"
+#include "tuner/measure.h"
 #include "tuner/model_search.h"
 
 namespace tunejit {
@@ -553,7 +554,8 @@ std::function<bool(int64_t)> TemplateValidity(const Task& task, const DeviceLimi
   if (op == nullptr) return {};
   return [op, &task, limits](int64_t index) {
     absl::StatusOr<autotvm::ConfigEntity> config = task.space.Get(index);
-    return config.ok() && op->Specialize(task.workload, *config, limits, Epilogue{}).ok();
+    return config.ok() &&
+           op->Specialize(task.workload, *config, limits, MeasureEpilogue(task.workload)).ok();
   };
 }
 

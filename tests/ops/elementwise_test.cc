@@ -276,6 +276,19 @@ TEST_F(ElementwiseGpu, CompareToReference) {
   EXPECT_NEAR(s[0], diff, 1e-9 * diff);
   EXPECT_GT(s[0], 0);  // fp16 rounding is not free
   EXPECT_EQ(s[2], 0);
+
+  // Requantized int8 against the reference's int8 (the tuner's int8 tensor-core measurement).
+  std::vector<int8_t> w8(total), g8(total);
+  for (int64_t i = 0; i < total; ++i) w8[i] = g8[i] = static_cast<int8_t>(rng() % 255 - 127);
+  g8[3] = static_cast<int8_t>(w8[3] == 127 ? 126 : w8[3] + 1);
+  auto k8 = CompareKernel(total, "int8");
+  ASSERT_TRUE(k8.ok()) << k8.status();
+  plan.kernels = {*k8};
+  sums = harness_->Run(plan, {Bytes(g8), Bytes(w8)}, {3 * sizeof(double)}, 0);
+  ASSERT_TRUE(sums.ok()) << sums.status();
+  s = FromBytes<double>((*sums)[0]);
+  EXPECT_EQ(s[2], 1);  // one element differs, by one
+  EXPECT_EQ(s[0], 1);
   EXPECT_FALSE(CompareKernel(total, "bfloat16").ok());
 }
 

@@ -463,5 +463,22 @@ TEST(GpuTestTasks, RandomConfigsOftenSpecialize) {
   EXPECT_GE(SpecializableOfFirst(20, autotvm::MakeConv2dWorkload("conv2d_nchw.cuda", conv)), 3);
 }
 
+// Only int8 convs on the tensor-core template are timed with the network's requantize epilogue;
+// TVM's templates and the float tensor-core tasks keep Epilogue{}.
+TEST(MeasureEpilogue, RequantizesOnlyInt8TensorCoreConvs) {
+  autotvm::Conv2dParams p;
+  p.n = 2, p.ci = 64, p.h = p.w = 20, p.co = 64, p.kh = p.kw = 3;
+  p.data_dtype = p.kernel_dtype = "int8";
+  p.out_dtype = "int32";
+  const Epilogue want{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  EXPECT_EQ(MeasureEpilogue(autotvm::MakeConv2dWorkload(autotvm::kConv2dNhwcWgmma, p)), want);
+  EXPECT_EQ(MeasureEpilogue(autotvm::MakeConv2dWorkload("conv2d_NCHWc_int8.cuda", p)), Epilogue{});
+  p.data_dtype = p.kernel_dtype = p.out_dtype = "float16";
+  EXPECT_EQ(MeasureEpilogue(autotvm::MakeConv2dWorkload(autotvm::kConv2dNhwcWgmma, p)), Epilogue{});
+  autotvm::DenseParams d{128, 256, 512};
+  d.data_dtype = "float16";
+  EXPECT_EQ(MeasureEpilogue(autotvm::MakeDenseWorkload("dense_wgmma.cuda", d)), Epilogue{});
+}
+
 }  // namespace
 }  // namespace tunejit

@@ -1,7 +1,8 @@
 // The in-process tuner on a real GPU: tune small dense_large_batch and conv2d_nchw tasks, and on
-// Hopper the fp16 tensor-core ones (dense_wgmma, conv2d_nhwc_wgmma: NHWC), with random search;
-// every error-free record's config, re-run independently (other inputs, the CPU reference), must
-// be correct; a planted wrong answer must be recorded as error 5.
+// Hopper the tensor-core ones (dense_wgmma, conv2d_nhwc_wgmma: NHWC fp16, and int8 measured with
+// its requantize epilogue), with random search; every error-free float record's config, re-run
+// independently (other inputs, the CPU reference), must be correct; a planted wrong answer must be
+// recorded as error 5.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -133,7 +134,10 @@ class TunerGpuTest : public ::testing::Test {
     EXPECT_LT(cpuref::RelativeError(got, want), half_out ? 1e-3 : 1e-5) << config.ToString();
   }
 
-  void TuneAndCheck(const autotvm::Workload& workload, const std::string& log_name) {
+  // `recheck`: re-run every good config against the CPU reference (float workloads; the int8
+  // kernels' own exact GPU tests cover them).
+  void TuneAndCheck(const autotvm::Workload& workload, const std::string& log_name,
+                    bool recheck = true) {
     absl::StatusOr<Task> task = MakeTask(workload, *autotvm::ParseTarget("cuda"));
     ASSERT_TRUE(task.ok()) << task.status();
     MeasureOptions mopts;
@@ -171,7 +175,7 @@ class TunerGpuTest : public ::testing::Test {
       EXPECT_GT(r.result.costs[0], 0);
       EXPECT_LT(r.result.costs[0], 0.1);
       EXPECT_GE(r.result.costs[0], result->best_cost);
-      ExpectCorrect(*task, r.config);
+      if (recheck) ExpectCorrect(*task, r.config);
     }
     autotvm::LogContents log;
     ASSERT_TRUE(autotvm::LoadLogFile(options.log_path, {.strict = true}, &log).ok());
@@ -251,6 +255,26 @@ TEST_F(TunerGpuTest, Conv2dNhwcWgmmaFp16) {
   const std::vector<autotvm::Implementation> impls = autotvm::Conv2dWgmmaImplementations(p);
   ASSERT_EQ(impls.size(), 1u);
   TuneAndCheck(impls[0].workload, "conv_wgmma.log");
+}
+
+// int8 on the tensor cores is measured as networks run it (MeasureEpilogue): bias, ReLU and
+// requantize to int8, compared exactly with the reference kernel's int8 output (the same integer
+// sums and float formula); a planted change of one output byte must be a wrong answer.
+TEST_F(TunerGpuTest, Conv2dNhwcWgmmaInt8Requantized) {
+  TUNEJIT_REQUIRE_HOPPER(harness_);
+  autotvm::Conv2dParams p;
+  p.n = 2;
+  p.ci = 64;
+  p.h = p.w = 20;
+  p.co = 136;
+  p.kh = p.kw = 3;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  p.data_dtype = p.kernel_dtype = "int8";
+  p.out_dtype = "int32";
+  const std::vector<autotvm::Implementation> impls = autotvm::Conv2dWgmmaImplementations(p);
+  ASSERT_EQ(impls.size(), 1u);
+  ASSERT_EQ(MeasureEpilogue(impls[0].workload).output, Epilogue::Output::kInt8Requantize);
+  TuneAndCheck(impls[0].workload, "conv_wgmma_int8.log", /*recheck=*/false);
 }
 
 }  // namespace
