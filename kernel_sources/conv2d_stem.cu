@@ -13,10 +13,10 @@
 //
 // The block stages its tile's input window (CI x the rows and columns TH x TW outputs read) in
 // shared memory as float16, zero outside the image. The GEMM is M = pixels, N = CO, K = the
-// CI * KH * KW patch zero-padded to KPAD (a multiple of 16), on mma.sync m16n8k16 (f16 x f16 ->
-// f32; any sm_80+ GPU). A warp takes 16 pixels of one tile row at a time: each lane gathers its
+// CI * KH * KW patch padded to a multiple of 16 with zero weights, on mma.sync m16n8k16 (f16 x f16
+// -> f32; any sm_80+ GPU). A warp takes 16 pixels of one tile row at a time: each lane gathers its
 // A fragment straight from the window (its patch offsets are fixed per lane, so they are computed
-// once), and holds its B fragments (the whole [CO, KPAD] weight) in registers for the block's
+// once), and holds its B fragments (the whole padded [CO, K] weight) in registers for the block's
 // life, converted from the float32 OIHW weight as the graph has it (no packing step: a [CO, CI, KH,
 // KW] row is the patch in the window's order). The epilogue (common.cuh's formula) goes through a
 // per-warp staging buffer, so that the 16 pixels' CO channels, contiguous in NHWC, leave as 16-byte

@@ -241,8 +241,8 @@ TEST_F(TunerGpuTest, DenseWgmmaFp16) {
   TuneAndCheck(impls[0].workload, "dense_wgmma.log");
 }
 
-TEST_F(TunerGpuTest, Conv2dNhwcWgmmaFp16) {
-  TUNEJIT_REQUIRE_HOPPER(harness_);
+// A 3x3 conv of 64 -> 136 channels (a tail of the 128-channel tile) on 2 x 20 x 20 pixels.
+autotvm::Conv2dParams WgmmaConvParams(const std::string& dtype, const std::string& out_dtype) {
   autotvm::Conv2dParams p;
   p.n = 2;
   p.ci = 64;
@@ -250,9 +250,16 @@ TEST_F(TunerGpuTest, Conv2dNhwcWgmmaFp16) {
   p.co = 136;
   p.kh = p.kw = 3;
   p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-  p.data_dtype = p.kernel_dtype = "float16";
-  p.out_dtype = "float16";  // as inside a network: the compare kernel reads halves
-  const std::vector<autotvm::Implementation> impls = autotvm::Conv2dWgmmaImplementations(p);
+  p.data_dtype = p.kernel_dtype = dtype;
+  p.out_dtype = out_dtype;
+  return p;
+}
+
+TEST_F(TunerGpuTest, Conv2dNhwcWgmmaFp16) {
+  TUNEJIT_REQUIRE_HOPPER(harness_);
+  // float16 out, as inside a network: the compare kernel reads halves.
+  const std::vector<autotvm::Implementation> impls =
+      autotvm::Conv2dWgmmaImplementations(WgmmaConvParams("float16", "float16"));
   ASSERT_EQ(impls.size(), 1u);
   TuneAndCheck(impls[0].workload, "conv_wgmma.log");
 }
@@ -262,16 +269,8 @@ TEST_F(TunerGpuTest, Conv2dNhwcWgmmaFp16) {
 // sums and float formula); a planted change of one output byte must be a wrong answer.
 TEST_F(TunerGpuTest, Conv2dNhwcWgmmaInt8Requantized) {
   TUNEJIT_REQUIRE_HOPPER(harness_);
-  autotvm::Conv2dParams p;
-  p.n = 2;
-  p.ci = 64;
-  p.h = p.w = 20;
-  p.co = 136;
-  p.kh = p.kw = 3;
-  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-  p.data_dtype = p.kernel_dtype = "int8";
-  p.out_dtype = "int32";
-  const std::vector<autotvm::Implementation> impls = autotvm::Conv2dWgmmaImplementations(p);
+  const std::vector<autotvm::Implementation> impls =
+      autotvm::Conv2dWgmmaImplementations(WgmmaConvParams("int8", "int32"));
   ASSERT_EQ(impls.size(), 1u);
   ASSERT_EQ(MeasureEpilogue(impls[0].workload).output, Epilogue::Output::kInt8Requantize);
   TuneAndCheck(impls[0].workload, "conv_wgmma_int8.log", /*recheck=*/false);
