@@ -30,6 +30,12 @@ __device__ __forceinline__ float F16ToFloat(f16 v) {
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
   return f;
 }
+// float -> the bits of the nearest fp16 (round to nearest even, the hardware's cvt.rn).
+__device__ __forceinline__ unsigned short FloatToF16Bits(float v) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
 
 constexpr int kEpiBias = 1;
 constexpr int kEpiRelu = 2;

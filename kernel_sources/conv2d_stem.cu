@@ -29,12 +29,6 @@
 
 namespace tunejit {
 
-__device__ __forceinline__ unsigned short FloatToF16Bits(float v) {
-  unsigned short h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-  return h;
-}
-
 // D = A (16 x 16, row-major) * B (16 x 8, column-major) + D; float16 operands, float32 sums.
 __device__ __forceinline__ void MmaF16M16N8K16(float (&d)[4], const unsigned (&a)[4], unsigned b0,
                                                unsigned b1) {

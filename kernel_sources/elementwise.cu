@@ -229,9 +229,7 @@ __device__ __forceinline__ s8 FromFloat<s8>(float v) {  // int8 layout changes o
 }
 template <>
 __device__ __forceinline__ f16 FromFloat<f16>(float v) {
-  f16 h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(v));
-  return h;
+  return f16{FloatToF16Bits(v)};
 }
 
 // y = x in another element type, same layout.

@@ -205,22 +205,21 @@ __device__ __forceinline__ void FenceOperand(int& reg) { asm volatile("" : "+r"(
 // swizzle). `tile` must lie in a 1024-byte aligned buffer; to step along K inside the 128-byte row
 // add k_bytes (a multiple of 32 for k16 fp16) to the address, as the swizzle is applied by the
 // hardware on the absolute address bits.
-__device__ __forceinline__ u64 SmemDescriptorSw128(const void* tile, u32 k_bytes = 0) {
+__device__ __forceinline__ u64 SwizzledSmemDescriptor(const void* tile, u32 k_bytes, u64 atom_bytes,
+                                                      u64 layout) {
   const u64 start = ((SharedAddress(tile) + k_bytes) >> 4) & 0x3FFFu;
   const u64 leading = 1;
-  const u64 stride = 1024 >> 4;
-  const u64 layout_sw128 = 1;
-  return start | (leading << 16) | (stride << 32) | (layout_sw128 << 62);
+  const u64 stride = atom_bytes >> 4;
+  return start | (leading << 16) | (stride << 32) | (layout << 62);
+}
+__device__ __forceinline__ u64 SmemDescriptorSw128(const void* tile, u32 k_bytes = 0) {
+  return SwizzledSmemDescriptor(tile, k_bytes, 1024, /*layout=128B swizzle*/ 1);
 }
 
 // The same for rows of 64 bytes written with 64-byte swizzle (layout 2): 8-row atoms of 512
 // bytes, so the stride byte offset is 512; `tile` 512-byte aligned.
 __device__ __forceinline__ u64 SmemDescriptorSw64(const void* tile, u32 k_bytes = 0) {
-  const u64 start = ((SharedAddress(tile) + k_bytes) >> 4) & 0x3FFFu;
-  const u64 leading = 1;
-  const u64 stride = 512 >> 4;
-  const u64 layout_sw64 = 2;
-  return start | (leading << 16) | (stride << 32) | (layout_sw64 << 62);
+  return SwizzledSmemDescriptor(tile, k_bytes, 512, /*layout=64B swizzle*/ 2);
 }
 
 // wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 {d}, desc_a, desc_b, p, 1, 1, 0, 0:

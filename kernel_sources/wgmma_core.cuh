@@ -204,8 +204,7 @@ __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaCo
       unsigned short h[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float f = Op::Apply(v[2 * g + e], p.bias[2 * g + e], 1.0f);
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h[e]) : "f"(f));
+        h[e] = FloatToF16Bits(Op::Apply(v[2 * g + e], p.bias[2 * g + e], 1.0f));
       }
       unsigned short* row = static_cast<unsigned short*>(out) + base;
       if (pairs && c + 1 < n) {
