@@ -130,6 +130,8 @@ absl::StatusOr<ConfigSpace> ConvWgmmaSpace() {
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("consumer_wg", {1, 2}));
   // Last, with 0 first: the records written before it existed keep their index.
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("pingpong", {0, 1}));
+  // TMA im2col loads (M = consecutive pixels); also last with 0 first, for the same reason.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("im2col", {0, 1}));
   return s;
 }
 

@@ -62,7 +62,8 @@ namespace tunejit::jit_internal {
   X(cuFuncGetAttribute)             \
   X(cuFuncSetAttribute)             \
   X(cuLaunchKernel)                 \
-  X(cuTensorMapEncodeTiled)
+  X(cuTensorMapEncodeTiled)         \
+  X(cuTensorMapEncodeIm2col)
 
 struct DriverApi {
 #define TUNEJIT_DRIVER_MEMBER_(name) decltype(&::name) name = nullptr;

@@ -18,6 +18,7 @@ constexpr uint64_t kMaxDim = uint64_t{1} << 32;
 constexpr uint64_t kMaxStride = uint64_t{1} << 40;
 constexpr uint32_t kMaxBox = 256;
 constexpr uint64_t kAlignment = 16;
+constexpr uint32_t kMaxIm2colPixels = 256;
 
 const char* ElementName(TensorMapDesc::Element e) {
   switch (e) {
@@ -88,6 +89,27 @@ absl::Status Bad(const TensorMapDesc& desc, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("TMA map ", TensorMapText(desc), ": ", why));
 }
 
+// The im2col rules of cuTensorMapEncodeIm2col beyond the tiled ones (box[0], the channels per
+// pixel, is at most 256 like any box dimension).
+absl::Status CheckIm2col(const TensorMapDesc& desc) {
+  const TensorMapDesc::Im2col& m = *desc.im2col;
+  if (desc.rank < 3) return Bad(desc, absl::StrCat("im2col needs rank 3..5, not ", desc.rank));
+  if (m.pixels < 1 || m.pixels > kMaxIm2colPixels) {
+    return Bad(desc, absl::StrCat("im2col pixels per load ", m.pixels, " outside [1, ",
+                                  kMaxIm2colPixels, "]"));
+  }
+  const int limit = desc.rank == 3 ? 1 << 15 : desc.rank == 4 ? 1 << 7 : 1 << 4;
+  for (int i = 0; i < desc.rank - 2; ++i) {
+    for (int32_t corner : {m.lower[i], m.upper[i]}) {
+      if (corner < -limit || corner >= limit) {
+        return Bad(desc, absl::StrCat("im2col corner ", corner, " of spatial dimension ", i,
+                                      " outside [", -limit, ", ", limit, ") for rank ", desc.rank));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 size_t ElementBytes(TensorMapDesc::Element element) {
@@ -111,7 +133,8 @@ std::string TensorMapText(const TensorMapDesc& desc) {
   return absl::StrCat(ElementName(desc.element), " [",
                       absl::StrJoin(desc.dims.begin(), desc.dims.begin() + rank, ", "), "] box [",
                       absl::StrJoin(desc.box.begin(), desc.box.begin() + rank, ", "), "]",
-                      span ? absl::StrCat(" swizzle ", span, "B") : "");
+                      span ? absl::StrCat(" swizzle ", span, "B") : "",
+                      desc.im2col ? absl::StrCat(" im2col ", desc.im2col->pixels, " pixels") : "");
 }
 
 absl::Status CheckTensorMap(const TensorMapDesc& desc, DevicePtr address) {
@@ -126,6 +149,7 @@ absl::Status CheckTensorMap(const TensorMapDesc& desc, DevicePtr address) {
     if (desc.dims[i] < 1 || desc.dims[i] > kMaxDim) {
       return Bad(desc, absl::StrCat("dimension ", i, " = ", desc.dims[i], " outside [1, 2^32]"));
     }
+    if (desc.im2col && i > 0) continue;  // an im2col load's box is box[0] x pixels
     if (desc.box[i] < 1 || desc.box[i] > kMaxBox) {
       return Bad(desc, absl::StrCat("box dimension ", i, " = ", desc.box[i], " outside [1, ",
                                     kMaxBox, "]"));
@@ -148,7 +172,7 @@ absl::Status CheckTensorMap(const TensorMapDesc& desc, DevicePtr address) {
     return Bad(desc, absl::StrCat("the inner box row is ", row_bytes, " bytes, more than the ",
                                   span, "-byte swizzle span"));
   }
-  return absl::OkStatus();
+  return desc.im2col ? CheckIm2col(desc) : absl::OkStatus();
 }
 
 absl::StatusOr<TensorMap> EncodeTensorMap(const TensorMapDesc& desc, DevicePtr address) {
@@ -165,13 +189,22 @@ absl::StatusOr<TensorMap> EncodeTensorMap(const TensorMapDesc& desc, DevicePtr a
     box[i] = desc.box[i];
     if (i + 1 < TensorMapDesc::kMaxRank) strides[i] = desc.strides_bytes[i];
   }
+  void* const global = reinterpret_cast<void*>(address);
   CUtensorMap map;
+  const CUresult result =
+      desc.im2col
+          ? cu->cuTensorMapEncodeIm2col(
+                &map, DriverType(desc.element), desc.rank, global, dims, strides,
+                desc.im2col->lower.data(), desc.im2col->upper.data(), box[0], desc.im2col->pixels,
+                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, DriverSwizzle(desc.swizzle),
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+          : cu->cuTensorMapEncodeTiled(
+                &map, DriverType(desc.element), desc.rank, global, dims, strides, box,
+                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, DriverSwizzle(desc.swizzle),
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   TUNEJIT_RETURN_IF_ERROR(jit_internal::ToStatus(
-      cu->cuTensorMapEncodeTiled(
-          &map, DriverType(desc.element), desc.rank, reinterpret_cast<void*>(address), dims,
-          strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, DriverSwizzle(desc.swizzle),
-          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-      absl::StrCat("cuTensorMapEncodeTiled(", TensorMapText(desc), ")")));
+      result, absl::StrCat(desc.im2col ? "cuTensorMapEncodeIm2col(" : "cuTensorMapEncodeTiled(",
+                           TensorMapText(desc), ")")));
   TensorMap out;
   std::memcpy(out.bytes.data(), &map, sizeof(map));
   return out;

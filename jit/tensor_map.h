@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -38,6 +39,20 @@ struct TensorMapDesc {
   Swizzle swizzle = Swizzle::kNone;
   // Outside the tensor TMA reads zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE): tails need no masks.
 
+  // Im2col mode (cuTensorMapEncodeIm2col) of a tensor {C, spatial..., N}, rank 3..5: one load
+  // brings `pixels` consecutive pixels (the spatial dimensions innermost first, then N) of box[0]
+  // channels each. The pixels walk the bounding box [lower, size - 1 + upper] of each spatial
+  // dimension (innermost first), which a load's per-dimension offsets shift: a convolution's
+  // output pixels are the box with lower = -pad and upper = pad - dilation * (kernel - 1), and
+  // tap (r, s) is the offset {s * dilation, r * dilation}. box[1..] are unused.
+  struct Im2col {
+    std::array<int32_t, kMaxRank - 2> lower{};
+    std::array<int32_t, kMaxRank - 2> upper{};
+    uint32_t pixels = 0;
+    friend bool operator==(const Im2col&, const Im2col&) = default;
+  };
+  std::optional<Im2col> im2col;
+
   friend bool operator==(const TensorMapDesc&, const TensorMapDesc&) = default;
 };
 
@@ -49,7 +64,9 @@ std::string TensorMapText(const TensorMapDesc& desc);
 // tiled map at `address`: rank 1..5; dims in [1, 2^32]; strides multiples of 16 bytes below
 // 2^40; box dims in [1, 256] (a box may overhang the tensor: TMA fills zeros); the inner box row
 // (box[0] * element bytes) a multiple of 16 bytes and, when swizzled, at most the swizzle span
-// (32/64/128 bytes); the address 16-byte aligned. InvalidArgument names the rule.
+// (32/64/128 bytes); the address 16-byte aligned. An im2col map: rank 3..5, box[0] the channels
+// (a box dimension like the others), 1..256 pixels, each corner within [-L, L) where CUDA's L
+// is 2^15, 2^7, 2^4 for rank 3, 4, 5. InvalidArgument names the rule.
 absl::Status CheckTensorMap(const TensorMapDesc& desc, DevicePtr address);
 
 // The driver's opaque descriptor (CUtensorMap: 128 bytes, 128-byte aligned in CUDA 13).
@@ -57,8 +74,9 @@ struct alignas(128) TensorMap {
   std::array<std::byte, 128> bytes{};
 };
 
-// CheckTensorMap, then cuTensorMapEncodeTiled (L2 promotion 256 bytes, no interleave, zero
-// fill). Needs the driver (FailedPrecondition without one), not a current context.
+// CheckTensorMap, then cuTensorMapEncodeTiled or cuTensorMapEncodeIm2col (L2 promotion 256
+// bytes, no interleave, zero fill). Needs the driver (FailedPrecondition without one), not a
+// current context.
 absl::StatusOr<TensorMap> EncodeTensorMap(const TensorMapDesc& desc, DevicePtr address);
 
 }  // namespace tunejit

@@ -5,7 +5,7 @@
 //   out[b, y, x, co] = epilogue(sum_{r, s, c} in[b, y + r * DH - PT, x + s * DW - PL, c]
 //                                           * weight[co, r, s, c])          (stride 1)
 //
-//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM>
+//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM, kIm2col>
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
 //   turn), block 128 * (1 + CONS_WG), dynamic shared memory
@@ -21,6 +21,11 @@
 // outside the image, which is exactly the zero padding (and the C tail when C % E != 0). It lands
 // as TH * TW rows of 128 bytes, the A operand layout of the GEMM core. The weight's k tile is a
 // 3-D box {E, 1, BN} of the weight viewed as {C, KH * KW, CO}, zeros past C and CO.
+// kIm2col = 1: the M tile is TH * TW consecutive output pixels in (N, H, W) order instead, loaded
+// with TMA's im2col mode (x_map from cuTensorMapEncodeIm2col, its bounding box the output pixels
+// shifted by the padding; tap (r, s) is the load's offset {s * DW, r * DH}). The rows may run
+// across image rows and images, so no tile overhangs the output where TH x TW does not divide it
+// (a 28 x 28 output in 4 x 32 tiles computes 14% of its rows for nothing; 14 x 14 in 8 x 16, 31%).
 // ATOM = 64 (C within 64 bytes: int8 C <= 64, the fp16 stem's 32 patch values): rows of 64
 // bytes with 64-byte swizzle, E halved, and each k tile two taps, one per 64-byte atom, where a
 // 128-byte row would hold one tap and 64 bytes of zeros.
@@ -28,8 +33,8 @@
 // Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, 1}), w_map ({C, KH * KW, CO}, box
 // {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
 // NHWC); then the geometry as runtime values (C, CO, OH, OW, KW, KH * KW, pad top/left, dilation
-// h/w, tiles per image along h/w, pixel tiles in all), so one compiled kernel serves every layer
-// of a network that shares the tile config.
+// h/w, tiles per image along h/w, pixel tiles in all, output pixels in all), so one compiled
+// kernel serves every layer of a network that shares the tile config.
 #include "wgmma_core.cuh"
 
 namespace tunejit {
@@ -37,7 +42,8 @@ namespace tunejit {
 struct ConvWgmmaGeometry {
   int c, co, oh, ow, kw, taps, pad_top, pad_left, dil_h, dil_w;
   int tiles_h, tiles_w;  // tiles per image
-  int m_tiles;           // pixel tiles in all: N * tiles_h * tiles_w
+  int m_tiles;           // pixel tiles in all: N * tiles_h * tiles_w (im2col: pixels / TH TW)
+  int pixels;            // output pixels in all: N * OH * OW
 };
 
 // Output rows of a tile: local row -> NHWC index of (b, y0 + row / TW, x0 + row % TW, 0).
@@ -51,7 +57,7 @@ struct ConvRows {
   }
 };
 
-template <int TH, int TW, int BN, int kInt8, int ATOM>
+template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col>
 struct ConvProducer {
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
@@ -61,8 +67,14 @@ struct ConvProducer {
   __device__ __forceinline__ void LoadTap(unsigned char* a, unsigned char* w, hopper::u64* full,
                                           int tap, int c0, int weight_tap) const {
     const int r = tap / g.kw, s = tap % g.kw;
-    hopper::TmaLoad4d(a, x_map, full, c0, x0 + s * g.dil_w - g.pad_left,
-                      y0 + r * g.dil_h - g.pad_top, b);
+    if constexpr (kIm2col != 0) {
+      hopper::TmaLoadIm2col4d(a, x_map, full, c0, x0 - g.pad_left, y0 - g.pad_top, b,
+                              static_cast<unsigned short>(s * g.dil_w),
+                              static_cast<unsigned short>(r * g.dil_h));
+    } else {
+      hopper::TmaLoad4d(a, x_map, full, c0, x0 + s * g.dil_w - g.pad_left,
+                        y0 + r * g.dil_h - g.pad_top, b);
+    }
     hopper::TmaLoad3d(w, w_map, full, c0, weight_tap, n0);
   }
   __device__ __forceinline__ void operator()(unsigned char* a, unsigned char* w, hopper::u64* full,
@@ -84,36 +96,62 @@ struct ConvProducer {
   }
 };
 
+// Output rows of an im2col tile: local row -> NHWC index of output pixel m0 + row.
+struct ConvLinearRows {
+  int m0, pixels, co;
+  __device__ __forceinline__ s64 operator()(int row) const {
+    const int pixel = m0 + row;
+    return pixel < pixels ? static_cast<s64>(pixel) * co : -1;
+  }
+};
+
+template <int TW, int kIm2col>
+struct ConvRowsOf {
+  typedef ConvRows<TW> Type;
+};
+template <int TW>
+struct ConvRowsOf<TW, 1> {
+  typedef ConvLinearRows Type;
+};
+
 // The output tiles of the conv, for WgmmaBlock.
-template <int TH, int TW, int BN, int kInt8, int ATOM>
+template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col>
 struct ConvTiles {
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
   ConvWgmmaGeometry g;
   int c_tiles, n_tiles;
   __device__ __forceinline__ int count() const { return g.m_tiles * n_tiles; }
-  __device__ __forceinline__ WgmmaTile<ConvProducer<TH, TW, BN, kInt8, ATOM>, ConvRows<TW>> At(
+  typedef ConvProducer<TH, TW, BN, kInt8, ATOM, kIm2col> Producer;
+  __device__ __forceinline__ WgmmaTile<Producer, typename ConvRowsOf<TW, kIm2col>::Type> At(
       int t) const {
     const int m_tile = t / n_tiles, n0 = (t % n_tiles) * BN;
-    const int per_image = g.tiles_h * g.tiles_w;
-    const int b = m_tile / per_image;
-    const int y0 = (m_tile % per_image) / g.tiles_w * TH;
-    const int x0 = (m_tile % per_image) % g.tiles_w * TW;
-    return {ConvProducer<TH, TW, BN, kInt8, ATOM>{x_map, w_map, g, b, y0, x0, n0, c_tiles},
-            ConvRows<TW>{b, y0, x0, g.oh, g.ow, g.co}, 0, n0};
+    if constexpr (kIm2col != 0) {
+      const int m0 = m_tile * TH * TW, per_image = g.oh * g.ow;
+      const int b = m0 / per_image, y0 = m0 % per_image / g.ow, x0 = m0 % g.ow;
+      return {Producer{x_map, w_map, g, b, y0, x0, n0, c_tiles}, ConvLinearRows{m0, g.pixels, g.co},
+              0, n0};
+    } else {
+      const int per_image = g.tiles_h * g.tiles_w;
+      const int b = m_tile / per_image;
+      const int y0 = (m_tile % per_image) / g.tiles_w * TH;
+      const int x0 = (m_tile % per_image) % g.tiles_w * TW;
+      return {Producer{x_map, w_map, g, b, y0, x0, n0, c_tiles},
+              ConvRows<TW>{b, y0, x0, g.oh, g.ow, g.co}, 0, n0};
+    }
   }
 };
 
 template <int TH, int TW, int BN, int STAGES, int CONS_WG, int PINGPONG, int kInt8, int kEpi,
-          int kOutF16, int ATOM>
+          int kOutF16, int ATOM, int kIm2col>
 __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
                  const float* __restrict__ bias, const float* __restrict__ scale, void* out, int c,
                  int co, int oh, int ow, int kw, int taps, int pad_top, int pad_left, int dil_h,
-                 int dil_w, int tiles_h, int tiles_w, int m_tiles) {
-  const ConvWgmmaGeometry g{c,        co,    oh,    ow,      kw,      taps,   pad_top,
-                            pad_left, dil_h, dil_w, tiles_h, tiles_w, m_tiles};
+                 int dil_w, int tiles_h, int tiles_w, int m_tiles, int pixels) {
+  const ConvWgmmaGeometry g{c,        co,    oh,    ow,      kw,      taps,    pad_top,
+                            pad_left, dil_h, dil_w, tiles_h, tiles_w, m_tiles, pixels};
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
   constexpr int BM = TH * TW;
   // Channels per atom row; a narrow conv has them all in one row (c_tiles 1), two taps a stage.
@@ -121,26 +159,32 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
   const int c_tiles = CeilDiv(g.c, kRowElems);
   const int k_tiles = ATOM == kWgmmaAtomBytes ? g.taps * c_tiles : CeilDiv(g.taps, 2);
   WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM>(
-      ConvTiles<TH, TW, BN, kInt8, ATOM>{&x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN)}, &x_map,
-      &w_map, out, bias, scale, g.co, k_tiles);
+      ConvTiles<TH, TW, BN, kInt8, ATOM, kIm2col>{&x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN)},
+      &x_map, &w_map, out, bias, scale, g.co, k_tiles);
 }
 
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM)                \
+#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL)        \
   template __global__ void                                                                       \
-  tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM>(                    \
+  tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL>(            \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
-      int, int, int, int, int, int, int, int, int, int, int, int, int)
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128);   // the fallback config, fp32 out
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128);   // bias + relu, fp16 out
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128);    // one consumer, scaled fp32 out
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128);  // int8: bias + relu + requantize to int8
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128);   // fp16 requantized to int8 (int8's stem)
-TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128);   // ping-pong: 64 x 256 per consumer, fp16
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128);  // ping-pong int8: 128 x 128 per consumer
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64);    // int8, 64 channels: 64-byte rows
-TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64);    // fp16, 32 channels (the RGB stem)
-#endif                                                     // TUNEJIT_NVCC_CHECK
+      int, int, int, int, int, int, int, int, int, int, int, int, int, int)
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0);  // the fallback config, fp32 out
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0);  // bias + relu, fp16 out
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0);   // one consumer, scaled fp32 out
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128,
+                     0);  // int8: bias + relu + requantize to int8
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128,
+                     0);  // fp16 requantized to int8 (int8's stem)
+TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128,
+                     0);  // ping-pong: 64 x 256 per consumer, fp16
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128,
+                     0);  // ping-pong int8: 128 x 128 per consumer
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0);   // int8, 64 channels: 64-byte rows
+TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0);   // fp16, 32 channels (the RGB stem)
+TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1);  // im2col: 128 pixels x 256, fp16
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1);  // im2col int8, 64-byte rows
+#endif                                                       // TUNEJIT_NVCC_CHECK

@@ -143,6 +143,20 @@ __device__ __forceinline__ void TmaLoad4d(void* dst, const TmaDescriptor* map, u
       : "memory");
 }
 
+// Im2col mode (a map from cuTensorMapEncodeIm2col): the map's pixels-per-load consecutive pixels
+// from {c0, w, h, n} on (W fastest, then H, then N, within the map's bounding box), each shifted by
+// the 16-bit offsets {off_w, off_h}: a convolution tap's rows of the implicit GEMM.
+__device__ __forceinline__ void TmaLoadIm2col4d(void* dst, const TmaDescriptor* map, u64* bar,
+                                                int c0, int w, int h, int n, unsigned short off_w,
+                                                unsigned short off_h) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};" ::"r"(SharedAddress(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(SharedAddress(bar)), "r"(c0), "r"(w), "r"(h), "r"(n),
+      "h"(off_w), "h"(off_h)
+      : "memory");
+}
+
 // prefetch.tensormap: pulls the descriptor into the TMA unit's cache ahead of the first load.
 __device__ __forceinline__ void TmaPrefetchDescriptor(const TmaDescriptor* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(map)) : "memory");

@@ -6,7 +6,9 @@
 // int8 -> int32 (the epilogue may requantize to int8 or scale to float32). Output NHWC.
 // Knobs (all `ot`, autotvm/task_spaces.cc): tile_h x tile_w output pixels of one image per block
 // (the GEMM's M tile), tile_n output channels, stages, consumer_wg, pingpong (the two consumers
-// take whole tiles in turn rather than half of each). K is walked one filter tap
+// take whole tiles in turn rather than half of each), im2col (1: the M tile is tile_h x 64
+// consecutive output pixels, loaded by TMA's im2col mode, rather than a tile_h x tile_w block of
+// one image; added last, so records without it are im2col 0). K is walked one filter tap
 // and one 128-byte row of channels (64 fp16, 128 int8) per stage. The rules of ops/wgmma_rules.h
 // apply, plus this template's own: stride 1 (the loads are plain tiled TMA boxes shifted per
 // tap), C a multiple of 16 bytes (TMA strides), groups 1.
@@ -29,9 +31,15 @@ namespace {
 constexpr const char* kTask = autotvm::kConv2dNhwcWgmma;
 
 struct ConvTile {
-  int64_t h = 0, w = 0;  // output pixels per block: tile_h rows of tile_w
+  int64_t h = 0, w = 0;  // output pixels per block: tile_h rows of tile_w (im2col: h * w in a row)
+  int64_t im2col = 0;
   WgmmaTile gemm;
 };
+
+// An im2col M tile is tile_h x kIm2colTileW consecutive pixels: tile_w must be this, so that the
+// space holds each M size once (tile_h 1, 2, 4: 64, 128, 256 pixels).
+constexpr int64_t kIm2colTileW = 64;
+constexpr int64_t kMaxIm2colPixels = 256;  // jit/tensor_map.h: pixels per im2col load
 
 // A convolution this template takes, with its operand kind.
 struct WgmmaConv {
@@ -54,7 +62,25 @@ absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config, const Wgm
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.stages, config.Other("stages"));
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.consumer_wg, config.Other("consumer_wg"));
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.pingpong, config.Other("pingpong"));
+  TUNEJIT_ASSIGN_OR_RETURN(t.im2col, ReadOtherOr(config, "im2col", 0));
   return t;
+}
+
+// The im2col knob's own rules.
+absl::Status CheckIm2colTile(const ConvTile& t) {
+  if (t.im2col != 0 && t.im2col != 1) {
+    return InvalidConfig(kTask, absl::StrCat("im2col = ", t.im2col, " (0 or 1)"));
+  }
+  if (t.im2col == 1 && t.w != kIm2colTileW) {
+    return InvalidConfig(
+        kTask, absl::StrCat("im2col = 1 takes tile_w = ", kIm2colTileW, " (the M tile is tile_h x ",
+                            kIm2colTileW, " consecutive pixels), not ", t.w));
+  }
+  if (t.im2col == 1 && t.gemm.m > kMaxIm2colPixels) {
+    return InvalidConfig(kTask, absl::StrCat("im2col = 1 loads at most ", kMaxIm2colPixels,
+                                             " pixels at once, not ", t.gemm.m));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload) {
@@ -85,9 +111,30 @@ absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload) {
   return conv;
 }
 
-// The GEMM's M tiles: tile_h x tile_w output pixels of one image each.
+// The GEMM's M tiles: tile_h x tile_w output pixels of one image each, or (im2col) runs of
+// tile_h x tile_w consecutive pixels.
 int64_t PixelTiles(const ConvTile& t, const autotvm::Conv2dParams& p) {
+  if (t.im2col != 0) return CeilDiv64(p.n * p.OutH() * p.OutW(), t.gemm.m);
   return p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
+}
+
+// The input's TMA view: {C, W, H, N} in boxes of a row of channels x the tile's pixels, or the
+// im2col view whose bounding box is the output pixels shifted by the padding.
+TensorMapDesc InputMap(const ConvTile& t, const WgmmaConv& conv, int64_t row_bytes) {
+  const autotvm::Conv2dParams& p = conv.p;
+  if (t.im2col == 0) {
+    return SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, t.h, 1}, row_bytes);
+  }
+  TensorMapDesc d = SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {1, 1, 1}, row_bytes);
+  TensorMapDesc::Im2col m;
+  // Base pixel of output (y, x) is (y - pad_top, x - pad_left); the last one is (OH - 1 - pad_top)
+  // = (H - 1) + upper.
+  m.lower = {-static_cast<int32_t>(p.pad_left), -static_cast<int32_t>(p.pad_top)};
+  m.upper = {static_cast<int32_t>(p.OutW() - p.w - p.pad_left),
+             static_cast<int32_t>(p.OutH() - p.h - p.pad_top)};
+  m.pixels = static_cast<uint32_t>(t.gemm.m);
+  d.im2col = m;
+  return d;
 }
 
 // The bytes of one swizzled row of an operand: 128, or 64 when the channels fit in 64 bytes, so
@@ -102,22 +149,23 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   const autotvm::Conv2dParams& p = conv.p;
   PlannedKernel kernel;
   kernel.label = "conv2d_wgmma";
-  kernel.spec =
-      KernelSpec{"conv2d_wgmma.cu",
-                 absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d>",
-                                 t.h, t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg,
-                                 t.gemm.pingpong, conv.int8 ? 1 : 0, EpilogueCode(epilogue),
-                                 WgmmaOutF16(p.out_dtype, epilogue), ConvRowBytes(conv)),
-                 {},
-                 /*arch_specific=*/true};
+  kernel.spec = KernelSpec{
+      "conv2d_wgmma.cu",
+      absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
+                      t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
+                      conv.int8 ? 1 : 0, EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue),
+                      ConvRowBytes(conv), t.im2col),
+      {},
+      /*arch_specific=*/true};
   kernel.shape = shape;
   kernel.args = EpilogueTensorArgs(epilogue);
   kernel.args[0] = TensorMapArg(0);
   kernel.args[1] = TensorMapArg(1);
-  for (int64_t v : {p.ci, p.co, p.OutH(), p.OutW(), p.kw, p.kh * p.kw,
-                    static_cast<int64_t>(p.pad_top), static_cast<int64_t>(p.pad_left),
-                    static_cast<int64_t>(p.dilation_h), static_cast<int64_t>(p.dilation_w),
-                    CeilDiv64(p.OutH(), t.h), CeilDiv64(p.OutW(), t.w), PixelTiles(t, p)}) {
+  for (int64_t v :
+       {p.ci, p.co, p.OutH(), p.OutW(), p.kw, p.kh * p.kw, static_cast<int64_t>(p.pad_top),
+        static_cast<int64_t>(p.pad_left), static_cast<int64_t>(p.dilation_h),
+        static_cast<int64_t>(p.dilation_w), CeilDiv64(p.OutH(), t.h), CeilDiv64(p.OutW(), t.w),
+        PixelTiles(t, p), p.n * p.OutH() * p.OutW()}) {
     kernel.args.push_back(Int32Arg(v));
   }
   return kernel;
@@ -140,6 +188,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
     TUNEJIT_ASSIGN_OR_RETURN(ConvTile t, ReadTile(config, conv));
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
+    TUNEJIT_RETURN_IF_ERROR(CheckIm2colTile(t));
     LaunchShape shape;
     TUNEJIT_ASSIGN_OR_RETURN(
         shape.grid[0], PersistentGrid(kTask, PixelTiles(t, p) * CeilDiv64(p.co, t.gemm.n), limits));
@@ -148,13 +197,12 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
     plan.kernels.push_back(ConvKernel(t, conv, epilogue, shape));
-    // The input as {C, W, H, N} in boxes of a row of channels (ConvRowBytes) x the tile's
-    // pixels; the weight as {C, KH * KW, CO} in boxes of a row of channels x one tap x tile_n.
+    // The input (InputMap) in rows of ConvRowBytes; the weight as {C, KH * KW, CO} in boxes of a
+    // row of channels x one tap x tile_n.
     const int64_t row_bytes = ConvRowBytes(conv);
-    plan.tensor_maps = {
-        {InputArg(0), SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, t.h, 1}, row_bytes)},
-        {InputArg(1),
-         SwizzledMap(conv.element(), {p.ci, p.kh * p.kw, p.co}, {1, t.gemm.n}, row_bytes)}};
+    plan.tensor_maps = {{InputArg(0), InputMap(t, conv, row_bytes)},
+                        {InputArg(1), SwizzledMap(conv.element(), {p.ci, p.kh * p.kw, p.co},
+                                                  {1, t.gemm.n}, row_bytes)}};
     return plan;
   }
 
@@ -170,6 +218,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("stages", 4));
     config.knobs.push_back(OtherKnob("consumer_wg", 2));
     config.knobs.push_back(OtherKnob("pingpong", 0));
+    config.knobs.push_back(OtherKnob("im2col", 0));
     return config;
   }
 };

@@ -95,6 +95,45 @@ TEST(TensorMap, EachRuleRejectsWithItsReason) {
   EXPECT_THAT(Why(d), HasSubstr("more than the 64-byte swizzle span"));
 }
 
+TensorMapDesc Im2colInput() {  // NHWC f16 [8, 28, 28, 256], 128 pixels of 64 channels
+  TensorMapDesc d;
+  d.element = TensorMapDesc::Element::kF16;
+  d.rank = 4;
+  d.dims = {256, 28, 28, 8};
+  d.strides_bytes = {256 * 2, 256 * 2 * 28, 256 * 2 * 28 * 28};
+  d.box = {64, 1, 1, 1};
+  d.swizzle = TensorMapDesc::Swizzle::k128B;
+  d.im2col = TensorMapDesc::Im2col{.lower = {-1, -1}, .upper = {-1, -1}, .pixels = 128};
+  return d;
+}
+
+TEST(TensorMap, Im2colRulesRejectWithTheirReason) {
+  EXPECT_TRUE(CheckTensorMap(Im2colInput(), kAligned).ok());
+  EXPECT_EQ(TensorMapText(Im2colInput()),
+            "f16 [256, 28, 28, 8] box [64, 1, 1, 1] swizzle 128B im2col 128 pixels");
+  TensorMapDesc d = Im2colInput();
+  d.box[1] = 0;  // unused in im2col mode
+  EXPECT_TRUE(CheckTensorMap(d, kAligned).ok());
+  d = Im2colInput();
+  d.rank = 2;
+  EXPECT_THAT(Why(d), HasSubstr("im2col needs rank 3..5, not 2"));
+  d = Im2colInput();
+  d.im2col->pixels = 0;
+  EXPECT_THAT(Why(d), HasSubstr("im2col pixels per load 0 outside [1, 256]"));
+  d.im2col->pixels = 257;
+  EXPECT_THAT(Why(d), HasSubstr("257"));
+  d = Im2colInput();
+  d.im2col->lower[1] = -129;  // rank 4: corners within [-128, 128)
+  EXPECT_THAT(Why(d), HasSubstr("im2col corner -129 of spatial dimension 1 outside [-128, 128)"));
+  d = Im2colInput();
+  d.im2col->upper[0] = 128;
+  EXPECT_THAT(Why(d), HasSubstr("corner 128"));
+  d = Im2colInput();
+  d.swizzle = TensorMapDesc::Swizzle::kNone;
+  d.box[0] = 264;  // 528 bytes: a multiple of 16, but more channels than one load takes
+  EXPECT_THAT(Why(d), HasSubstr("box dimension 0 = 264 outside [1, 256]"));
+}
+
 TEST(TensorMap, ElementBytes) {
   EXPECT_EQ(ElementBytes(TensorMapDesc::Element::kF16), 2u);
   EXPECT_EQ(ElementBytes(TensorMapDesc::Element::kBF16), 2u);

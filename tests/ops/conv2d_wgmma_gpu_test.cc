@@ -3,7 +3,8 @@
 // of the 64-channel k tile (C = 72) and of tile_n (CO = 136), 1x1, padded and dilated filters,
 // channels within 64 bytes (64-byte rows, two taps a stage, an odd tap count), all
 // epilogues (requantized int8 outputs of 4-byte words, and of bytes when CO % 4 != 0), in fp16
-// and int8; then per-layer throughput on VGG-16's convolutions at batch 128.
+// and int8, on pixel tiles of one image and on im2col tiles of consecutive pixels; then per-layer
+// throughput on VGG-16's convolutions at batch 128.
 // Inputs are RandomQuarters: the fp32 outputs must equal the CPU sums bit for bit.
 #include <algorithm>
 #include <array>
@@ -208,6 +209,34 @@ TEST(Conv2dWgmmaGpu, PingPongConsumersMatch) {
         true}});
 }
 
+// im2col = 1: M tiles of consecutive output pixels that run across image rows and images, the
+// last one past the output's end; padding and dilation through the im2col bounding box.
+autotvm::ConfigEntity Im2colConfig(int64_t th, int64_t bn, int64_t stages, int64_t pingpong) {
+  return testing::Config({OtherKnob("tile_h", th), OtherKnob("tile_w", 64), OtherKnob("tile_n", bn),
+                          OtherKnob("stages", stages), OtherKnob("consumer_wg", 2),
+                          OtherKnob("pingpong", pingpong), OtherKnob("im2col", 1)});
+}
+
+TEST(Conv2dWgmmaGpu, Im2colTilesMatch) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  // 3 x 14 x 14 = 588 pixels: 4.6 tiles of 128; C = 72 (a channel tail), CO = 136.
+  CheckCases(
+      *harness, MakeOperands({3, 14, 14, 72, 136, 3, 1, 1}, 41),
+      {{Im2colConfig(2, 128, 4, 0), {.bias = true, .relu = true}, true},
+       {Im2colConfig(4, 128, 4, 0), {}, false},
+       {Im2colConfig(2, 64, 4, 1), {.bias = true, .relu = true}, true},
+       {Im2colConfig(2, 256, 3, 0), {.bias = true, .output = Epilogue::Output::kFloat32}, false}});
+  // Dilation 2 with padding 2 on a 13 x 11 image; and a 1 x 1 filter without padding.
+  CheckCases(*harness, MakeOperands({2, 13, 11, 64, 64, 3, 2, 2}, 43),
+             {{Im2colConfig(2, 64, 4, 0), {.bias = true, .relu = true}, true},
+              {Im2colConfig(1, 64, 4, 1), {}, false}});
+  CheckCases(*harness, MakeOperands({2, 9, 9, 40, 64, 1, 0, 1}, 45),
+             {{Im2colConfig(2, 64, 4, 0), {}, false}});
+}
+
 // int8 x int8 -> int32 (IGMMA): small integers, so the int32 sums are exact and every epilogue
 // (int32 with ReLU, requantized int8, scaled float32) must match common.cuh's formula bit for bit.
 // C = 144 is one 128-channel row and a 16-channel tail.
@@ -249,6 +278,8 @@ TEST(Conv2dWgmmaGpu, Int8MatchesExactly) {
     }
     std::vector<autotvm::ConfigEntity> configs = SampledConfigs(s, harness->limits(), 4);
     configs.insert(configs.begin(), *op->FallbackConfig(w));
+    configs.push_back(Im2colConfig(2, 128, 4, 1));  // IGMMA on im2col loads
+    configs.push_back(Im2colConfig(4, 64, 4, 0));
     const std::vector<Epilogue> epilogues = {
         {.relu = true},
         {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},

@@ -40,10 +40,10 @@ autotvm::Workload ConvWorkload(int64_t n, int64_t h, int64_t w, int64_t c, int64
 }
 
 autotvm::ConfigEntity Tile(int64_t th, int64_t tw, int64_t bn, int64_t stages, int64_t cwg,
-                           int64_t pingpong = 0) {
+                           int64_t pingpong = 0, int64_t im2col = 0) {
   return Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", bn),
                  OtherKnob("stages", stages), OtherKnob("consumer_wg", cwg),
-                 OtherKnob("pingpong", pingpong)});
+                 OtherKnob("pingpong", pingpong), OtherKnob("im2col", im2col)});
 }
 
 const OpTemplate& Op() { return *FindOpTemplate(autotvm::kConv2dNhwcWgmma); }
@@ -75,7 +75,7 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   ASSERT_EQ(plan->kernels.size(), 1u);
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
-  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128>");
+  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0>");
   EXPECT_TRUE(k.spec.arch_specific);
   // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
   // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
@@ -83,13 +83,14 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   EXPECT_EQ(k.shape.grid[1], 1u);
   EXPECT_EQ(k.shape.block[0], 384u);
   EXPECT_EQ(k.shape.shared_bytes, 4u * (128 + 128) * 64 * 2 + 5 * 16 + 1024);
-  ASSERT_EQ(k.args.size(), 5u + 13u);
+  ASSERT_EQ(k.args.size(), 5u + 14u);
   EXPECT_EQ(k.args[0].kind, KernelArg::Kind::kTensorMap);
   EXPECT_EQ(k.args[1].kind, KernelArg::Kind::kTensorMap);
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
-  // C, CO, OH, OW, KW, taps, pad top/left, dilation h/w, tiles along h/w, pixel tiles in all.
-  EXPECT_EQ(geometry, (std::vector<int64_t>{72, 136, 20, 20, 3, 9, 1, 1, 1, 1, 3, 2, 12}));
+  // C, CO, OH, OW, KW, taps, pad top/left, dilation h/w, tiles along h/w, pixel tiles in all,
+  // output pixels in all.
+  EXPECT_EQ(geometry, (std::vector<int64_t>{72, 136, 20, 20, 3, 9, 1, 1, 1, 1, 3, 2, 12, 800}));
   ASSERT_EQ(plan->tensor_maps.size(), 2u);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
             "f16 [72, 20, 20, 2] box [64, 16, 8, 1] swizzle 128B");
@@ -143,7 +144,7 @@ TEST(Conv2dWgmma, WorkloadRules) {
                         kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
     ASSERT_TRUE(fp16_to_int8.ok()) << out << ": " << fp16_to_int8.status();
     EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
-              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128>");
+              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0>");
   }
 }
 
@@ -157,7 +158,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                       Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(int8.ok()) << int8.status();
   EXPECT_EQ(int8->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0>");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[0].desc),
             "i8 [64, 56, 56, 2] box [64, 16, 8, 1] swizzle 64B");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[1].desc),
@@ -168,7 +169,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                                                 Tile(16, 16, 64, 4, 1), kHopper, {});
   ASSERT_TRUE(stem.ok()) << stem.status();
   EXPECT_EQ(stem->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64>");
+            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0>");
   EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
             "f16 [32, 32, 32, 2] box [32, 16, 16, 1] swizzle 64B");
   for (const OpPlan* plan : {&*int8, &*stem}) {
@@ -192,7 +193,7 @@ TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
   absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0>");
   // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -240,7 +241,58 @@ TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
       Op().Specialize(w, Tile(4, 16, 256, 4, 2, 1), kHopper, {});
   ASSERT_TRUE(pingpong.ok()) << pingpong.status();
   EXPECT_EQ(pingpong->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128>");
+            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0>");
+}
+
+// im2col = 1: the M tile is tile_h x 64 consecutive output pixels, loaded by TMA's im2col mode.
+TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
+  // 3 images of 13 x 11 outputs (dilation 2, padding 2): 429 pixels, 4 tiles of 128.
+  const autotvm::Workload w = ConvWorkload(3, 13, 11, 72, 136, 3, /*pad=*/2, 1, /*dilation=*/2);
+  absl::StatusOr<OpPlan> plan =
+      Op().Specialize(w, Tile(2, 64, 128, 4, 2, 0, 1), kHopper, Epilogue{.bias = true});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlannedKernel& k = plan->kernels[0];
+  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1>");
+  EXPECT_EQ(k.shape.grid[0], 4u * 2);  // 4 pixel tiles x 2 channel tiles
+  std::vector<int64_t> geometry;
+  for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
+  EXPECT_EQ(geometry, (std::vector<int64_t>{72, 136, 13, 11, 3, 9, 2, 2, 2, 2, 7, 1, 4, 429}));
+  const TensorMapDesc& x = plan->tensor_maps[0].desc;
+  EXPECT_EQ(TensorMapText(x),
+            "f16 [72, 11, 13, 3] box [64, 1, 1, 1] swizzle 128B im2col 128 pixels");
+  ASSERT_TRUE(x.im2col.has_value());
+  // The base pixels are the outputs shifted by -padding: W from -2 to (11 - 1) + 0 = 10 - 2 + 2.
+  EXPECT_EQ(x.im2col->lower[0], -2);
+  EXPECT_EQ(x.im2col->lower[1], -2);
+  EXPECT_EQ(x.im2col->upper[0], 11 - 11 - 2);  // OW - W - pad_left
+  EXPECT_EQ(x.im2col->upper[1], 13 - 13 - 2);
+  EXPECT_TRUE(CheckTensorMap(x, 0x10000).ok());
+  // int8 with 64 channels: 64-byte rows, the im2col load takes 64 channels per pixel.
+  absl::StatusOr<OpPlan> narrow =
+      Op().Specialize(ConvWorkload(2, 28, 28, 64, 128, 3, 1, 1, 1, "int32", "int8"),
+                      Tile(4, 64, 128, 4, 2, 1, 1), kHopper, {});
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  EXPECT_EQ(TensorMapText(narrow->tensor_maps[0].desc),
+            "i8 [64, 28, 28, 2] box [64, 1, 1, 1] swizzle 64B im2col 256 pixels");
+}
+
+TEST(Conv2dWgmma, Im2colRules) {
+  const autotvm::Workload w = ConvWorkload(1, 32, 32, 64, 256, 3);
+  auto why = [&](const autotvm::ConfigEntity& c) {
+    return std::string(Op().Specialize(w, c, kHopper, {}).status().message());
+  };
+  EXPECT_THAT(why(Tile(8, 16, 128, 4, 2, 0, 1)), HasSubstr("im2col = 1 takes tile_w = 64"));
+  EXPECT_THAT(why(Tile(8, 64, 64, 2, 2, 0, 1)), HasSubstr("at most 256 pixels at once, not 512"));
+  EXPECT_THAT(why(Tile(2, 64, 128, 4, 2, 0, 2)), HasSubstr("im2col = 2 (0 or 1)"));
+  EXPECT_EQ(why(Tile(4, 64, 128, 4, 2, 0, 1)), "");  // 256 pixels
+  // A record from before the knob is im2col 0.
+  const absl::StatusOr<OpPlan> old = Op().Specialize(
+      w,
+      Config({OtherKnob("tile_h", 8), OtherKnob("tile_w", 16), OtherKnob("tile_n", 128),
+              OtherKnob("stages", 4), OtherKnob("consumer_wg", 2), OtherKnob("pingpong", 0)}),
+      kHopper, {});
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_FALSE(old->tensor_maps[0].desc.im2col.has_value());
 }
 
 absl::StatusOr<autotvm::ConfigSpace> Space() {
@@ -252,7 +304,7 @@ absl::StatusOr<autotvm::ConfigSpace> Space() {
 TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
-  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2);
+  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2);
   EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNhwcWgmma));
   const autotvm::Workload w = ConvWorkload(128, 56, 56, 256, 256, 3);
   int valid = 0;
@@ -266,8 +318,9 @@ TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   }
   // Pinned when the rules were written (pixel tiles of 64, 128 or 256 rows, less the register
   // and shared-memory failures): a rule that changes shows here. 221 cooperative or single
-  // consumer configs and 128 ping-pong ones (whole 64- or 128-row tiles per consumer).
-  EXPECT_EQ(valid, 221 + 128);
+  // consumer configs and 128 ping-pong ones (whole 64- or 128-row tiles per consumer); 90
+  // im2col configs (tile_w 64 with tile_h 1, 2, 4: M tiles of 64, 128, 256 pixels).
+  EXPECT_EQ(valid, 221 + 128 + 90);
   std::printf("conv2d_nhwc_wgmma space: %lld points, %d valid\n",
               static_cast<long long>(space->size()), valid);
 }
