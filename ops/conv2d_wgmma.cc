@@ -203,6 +203,11 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     plan.tensor_maps = {{InputArg(0), InputMap(t, conv, row_bytes)},
                         {InputArg(1), SwizzledMap(conv.element(), {p.ci, p.kh * p.kw, p.co},
                                                   {1, t.gemm.n}, row_bytes)}};
+    // The im2col view has limits of its own (its corners: the padding and the filter's extent),
+    // which must reject the config here rather than fail when the tensors are bound.
+    if (absl::Status map = CheckTensorMap(plan.tensor_maps[0].desc, /*address=*/0); !map.ok()) {
+      return InvalidConfig(kTask, map.message());
+    }
     return plan;
   }
 

@@ -285,6 +285,14 @@ TEST(Conv2dWgmma, Im2colRules) {
   EXPECT_THAT(why(Tile(8, 64, 64, 2, 2, 0, 1)), HasSubstr("at most 256 pixels at once, not 512"));
   EXPECT_THAT(why(Tile(2, 64, 128, 4, 2, 0, 2)), HasSubstr("im2col = 2 (0 or 1)"));
   EXPECT_EQ(why(Tile(4, 64, 128, 4, 2, 0, 1)), "");  // 256 pixels
+  // The im2col corners of a 4-D map lie in [-128, 128): padding 130 puts the lower one past it.
+  const absl::Status padded =
+      Op().Specialize(ConvWorkload(1, 4, 4, 64, 64, 1, /*pad=*/130), Tile(2, 64, 64, 4, 2, 0, 1),
+                      kHopper, {})
+          .status();
+  EXPECT_EQ(padded.code(), absl::StatusCode::kInvalidArgument) << padded;
+  EXPECT_THAT(padded.message(), HasSubstr("invalid config"));
+  EXPECT_THAT(padded.message(), HasSubstr("im2col corner -130"));
   // A record from before the knob is im2col 0.
   const absl::StatusOr<OpPlan> old = Op().Specialize(
       w,
