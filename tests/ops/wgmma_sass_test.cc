@@ -1,8 +1,9 @@
 // The SASS of the Hopper templates, as NVRTC builds them for the fallback configs: tensor-core
 // HGMMA (fp16) and IGMMA (int8) instructions, TMA loads (UTMALDG, 2-D for the GEMM, 3-D and 4-D for
-// the convolution) and the setmaxnreg register split (USETMAXREG). PTX only says what we asked for;
-// the SASS is what runs. Disassembles with nvdisasm (CUDA's, not in Debian's toolkit: PyPI's
-// nvidia-cuda-nvdisasm); skips when none is found ($TUNEJIT_NVDISASM, else `nvdisasm` on PATH).
+// the convolution, 4-D im2col for its im2col tiles) and the setmaxnreg register split (USETMAXREG).
+// PTX only says what we asked for; the SASS is what runs. Disassembles with nvdisasm (CUDA's, not
+// in Debian's toolkit: PyPI's nvidia-cuda-nvdisasm); skips when none is found ($TUNEJIT_NVDISASM,
+// else `nvdisasm` on PATH).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -47,13 +48,11 @@ std::map<std::string, int> SassOpcodes(const std::string& cubin, const std::stri
   return counts;
 }
 
-std::map<std::string, int> FallbackSass(const OpTemplate& op, const autotvm::Workload& w,
-                                        const std::string& tool,
-                                        const Epilogue& epilogue = {.bias = true, .relu = true}) {
-  absl::StatusOr<autotvm::ConfigEntity> config = op.FallbackConfig(w);
-  EXPECT_TRUE(config.ok()) << config.status();
+std::map<std::string, int> ConfigSass(const OpTemplate& op, const autotvm::Workload& w,
+                                      const autotvm::ConfigEntity& config, const std::string& tool,
+                                      const Epilogue& epilogue) {
   absl::StatusOr<OpPlan> plan =
-      op.Specialize(w, *config, DeviceLimits::ForArch({9, 0, false}), epilogue);
+      op.Specialize(w, config, DeviceLimits::ForArch({9, 0, false}), epilogue);
   EXPECT_TRUE(plan.ok()) << plan.status();
   if (!plan.ok()) return {};
   KernelCompiler compiler(nullptr);
@@ -61,6 +60,15 @@ std::map<std::string, int> FallbackSass(const OpTemplate& op, const autotvm::Wor
   EXPECT_TRUE(kernel.ok()) << kernel.status();
   if (!kernel.ok()) return {};
   return SassOpcodes(kernel->program.cubin, tool);
+}
+
+std::map<std::string, int> FallbackSass(const OpTemplate& op, const autotvm::Workload& w,
+                                        const std::string& tool,
+                                        const Epilogue& epilogue = {.bias = true, .relu = true}) {
+  absl::StatusOr<autotvm::ConfigEntity> config = op.FallbackConfig(w);
+  EXPECT_TRUE(config.ok()) << config.status();
+  if (!config.ok()) return {};
+  return ConfigSass(op, w, *config, tool, epilogue);
 }
 
 int CountPrefix(const std::map<std::string, int>& counts, const std::string& prefix) {
@@ -101,6 +109,29 @@ TEST(WgmmaSass, ConvRunsHgmmaAnd3dAnd4dTma) {
   EXPECT_GT(CountPrefix(sass, "UTMALDG.4D"), 0);
   EXPECT_GT(CountPrefix(sass, "UTMALDG.3D"), 0);
   EXPECT_EQ(CountPrefix(sass, "IGMMA"), 0);
+}
+
+// im2col = 1: the input loads are TMA's im2col mode.
+TEST(WgmmaSass, Im2colConvRunsIm2colTma) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
+                            autotvm::Json::array({testing::Tensor({128, 28, 28, 512}, "float16"),
+                                                  testing::Tensor({512, 3, 3, 512}, "float16"),
+                                                  {1, 1},
+                                                  {1, 1, 1, 1},
+                                                  {1, 1},
+                                                  "float16"})};
+  const autotvm::ConfigEntity config =
+      testing::Config({OtherKnob("tile_h", 4), OtherKnob("tile_w", 64), OtherKnob("tile_n", 128),
+                       OtherKnob("stages", 4), OtherKnob("consumer_wg", 2),
+                       OtherKnob("pingpong", 0), OtherKnob("im2col", 1)});
+  const std::map<std::string, int> sass =
+      ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, {.bias = true, .relu = true});
+  for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+  EXPECT_GT(CountPrefix(sass, "HGMMA.64x128x16.F32"), 0);
+  EXPECT_GT(CountPrefix(sass, "UTMALDG.4D.IM2COL"), 0);
+  EXPECT_GT(CountPrefix(sass, "UTMALDG.3D"), 0);  // the weights stay tiled
 }
 
 TEST(WgmmaSass, Int8ConvRunsIgmma) {
