@@ -261,7 +261,8 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
   EXPECT_EQ(TensorMapText(x),
             "f16 [72, 11, 13, 3] box [64, 1, 1, 1] swizzle 128B im2col 128 pixels");
   ASSERT_TRUE(x.im2col.has_value());
-  // The base pixels are the outputs shifted by -padding: W from -2 to (11 - 1) + 0 = 10 - 2 + 2.
+  // The base pixels are the outputs shifted by the padding: x - 2 for x in [0, OW = 11), so W runs
+  // from -2 to 8 = (W - 1) + upper, upper = OW - W - pad_left = -2.
   EXPECT_EQ(x.im2col->lower[0], -2);
   EXPECT_EQ(x.im2col->lower[1], -2);
   EXPECT_EQ(x.im2col->upper[0], 11 - 11 - 2);  // OW - W - pad_left
