@@ -181,7 +181,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
   absl::StatusOr<OpPlan> wide =
       Op().Specialize(ConvWorkload(2, 20, 20, 72, 64, 3), Tile(8, 16, 64, 4, 2), kHopper, {});
   ASSERT_TRUE(wide.ok()) << wide.status();
-  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128>"));
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0>"));
 }
 
 // int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the
@@ -271,10 +271,10 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
   // int8 with 64 channels: 64-byte rows, the im2col load takes 64 channels per pixel.
   absl::StatusOr<OpPlan> narrow =
       Op().Specialize(ConvWorkload(2, 28, 28, 64, 128, 3, 1, 1, 1, "int32", "int8"),
-                      Tile(4, 64, 128, 4, 2, 1, 1), kHopper, {});
+                      Tile(2, 64, 128, 4, 2, 1, 1), kHopper, {});
   ASSERT_TRUE(narrow.ok()) << narrow.status();
   EXPECT_EQ(TensorMapText(narrow->tensor_maps[0].desc),
-            "i8 [64, 28, 28, 2] box [64, 1, 1, 1] swizzle 64B im2col 256 pixels");
+            "i8 [64, 28, 28, 2] box [64, 1, 1, 1] swizzle 64B im2col 128 pixels");
 }
 
 TEST(Conv2dWgmma, Im2colRules) {
@@ -287,10 +287,9 @@ TEST(Conv2dWgmma, Im2colRules) {
   EXPECT_THAT(why(Tile(2, 64, 128, 4, 2, 0, 2)), HasSubstr("im2col = 2 (0 or 1)"));
   EXPECT_EQ(why(Tile(4, 64, 128, 4, 2, 0, 1)), "");  // 256 pixels
   // The im2col corners of a 4-D map lie in [-128, 128): padding 130 puts the lower one past it.
-  const absl::Status padded =
-      Op().Specialize(ConvWorkload(1, 4, 4, 64, 64, 1, /*pad=*/130), Tile(2, 64, 64, 4, 2, 0, 1),
-                      kHopper, {})
-          .status();
+  const absl::Status padded = Op().Specialize(ConvWorkload(1, 4, 4, 64, 64, 1, /*pad=*/130),
+                                              Tile(2, 64, 64, 4, 2, 0, 1), kHopper, {})
+                                  .status();
   EXPECT_EQ(padded.code(), absl::StatusCode::kInvalidArgument) << padded;
   EXPECT_THAT(padded.message(), HasSubstr("invalid config"));
   EXPECT_THAT(padded.message(), HasSubstr("im2col corner -130"));
