@@ -79,6 +79,16 @@ int CountPrefix(const std::map<std::string, int>& counts, const std::string& pre
   return n;
 }
 
+// A VGG-style conv at batch 128: H = W = hw, C = CO = c, 3x3, padding 1.
+autotvm::Workload Conv3x3(int64_t hw, int64_t c, const std::string& dtype, const std::string& out) {
+  return {autotvm::kConv2dNhwcWgmma, autotvm::Json::array({testing::Tensor({128, hw, hw, c}, dtype),
+                                                           testing::Tensor({c, 3, 3, c}, dtype),
+                                                           {1, 1},
+                                                           {1, 1, 1, 1},
+                                                           {1, 1},
+                                                           out})};
+}
+
 TEST(WgmmaSass, GemmRunsHgmmaAnd2dTma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
@@ -96,13 +106,7 @@ TEST(WgmmaSass, GemmRunsHgmmaAnd2dTma) {
 TEST(WgmmaSass, ConvRunsHgmmaAnd3dAnd4dTma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
-  const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
-                            autotvm::Json::array({testing::Tensor({128, 56, 56, 256}, "float16"),
-                                                  testing::Tensor({256, 3, 3, 256}, "float16"),
-                                                  {1, 1},
-                                                  {1, 1, 1, 1},
-                                                  {1, 1},
-                                                  "float16"})};
+  const autotvm::Workload w = Conv3x3(56, 256, "float16", "float16");
   const std::map<std::string, int> sass = FallbackSass(*FindOpTemplate(w.task_name), w, tool);
   for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
   EXPECT_GT(CountPrefix(sass, "HGMMA.64x128x16.F32"), 0);
@@ -115,13 +119,7 @@ TEST(WgmmaSass, ConvRunsHgmmaAnd3dAnd4dTma) {
 TEST(WgmmaSass, Im2colConvRunsIm2colTma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
-  const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
-                            autotvm::Json::array({testing::Tensor({128, 28, 28, 512}, "float16"),
-                                                  testing::Tensor({512, 3, 3, 512}, "float16"),
-                                                  {1, 1},
-                                                  {1, 1, 1, 1},
-                                                  {1, 1},
-                                                  "float16"})};
+  const autotvm::Workload w = Conv3x3(28, 512, "float16", "float16");
   const autotvm::ConfigEntity config =
       testing::Config({OtherKnob("tile_h", 4), OtherKnob("tile_w", 64), OtherKnob("tile_n", 128),
                        OtherKnob("stages", 4), OtherKnob("consumer_wg", 2),
@@ -137,13 +135,7 @@ TEST(WgmmaSass, Im2colConvRunsIm2colTma) {
 TEST(WgmmaSass, Int8ConvRunsIgmma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
-  const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
-                            autotvm::Json::array({testing::Tensor({128, 56, 56, 256}, "int8"),
-                                                  testing::Tensor({256, 3, 3, 256}, "int8"),
-                                                  {1, 1},
-                                                  {1, 1, 1, 1},
-                                                  {1, 1},
-                                                  "int32"})};
+  const autotvm::Workload w = Conv3x3(56, 256, "int8", "int32");
   const std::map<std::string, int> sass = FallbackSass(
       *FindOpTemplate(w.task_name), w, tool,
       Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize});
