@@ -18,7 +18,6 @@ constexpr uint64_t kMaxDim = uint64_t{1} << 32;
 constexpr uint64_t kMaxStride = uint64_t{1} << 40;
 constexpr uint32_t kMaxBox = 256;
 constexpr uint64_t kAlignment = 16;
-constexpr uint32_t kMaxIm2colPixels = 256;
 
 const char* ElementName(TensorMapDesc::Element e) {
   switch (e) {
@@ -94,9 +93,9 @@ absl::Status Bad(const TensorMapDesc& desc, const std::string& why) {
 absl::Status CheckIm2col(const TensorMapDesc& desc) {
   const TensorMapDesc::Im2col& m = *desc.im2col;
   if (desc.rank < 3) return Bad(desc, absl::StrCat("im2col needs rank 3..5, not ", desc.rank));
-  if (m.pixels < 1 || m.pixels > kMaxIm2colPixels) {
+  if (m.pixels < 1 || m.pixels > TensorMapDesc::kMaxIm2colPixels) {
     return Bad(desc, absl::StrCat("im2col pixels per load ", m.pixels, " outside [1, ",
-                                  kMaxIm2colPixels, "]"));
+                                  TensorMapDesc::kMaxIm2colPixels, "]"));
   }
   const int limit = desc.rank == 3 ? 1 << 15 : desc.rank == 4 ? 1 << 7 : 1 << 4;
   for (int i = 0; i < desc.rank - 2; ++i) {

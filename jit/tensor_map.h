@@ -45,6 +45,7 @@ struct TensorMapDesc {
   // dimension (innermost first), which a load's per-dimension offsets shift: a convolution's
   // output pixels are the box with lower = -pad and upper = pad - dilation * (kernel - 1), and
   // tap (r, s) is the offset {s * dilation, r * dilation}. box[1..] are unused.
+  static constexpr uint32_t kMaxIm2colPixels = 256;  // pixels of one im2col load
   struct Im2col {
     std::array<int32_t, kMaxRank - 2> lower{};
     std::array<int32_t, kMaxRank - 2> upper{};

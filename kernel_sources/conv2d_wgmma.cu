@@ -172,19 +172,20 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
       int, int, int, int, int, int, int, int, int, int, int, int, int, int)
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0);  // the fallback config, fp32 out
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0);  // bias + relu, fp16 out
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0);   // one consumer, scaled fp32 out
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128,
-                     0);  // int8: bias + relu + requantize to int8
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128,
-                     0);  // fp16 requantized to int8 (int8's stem)
-TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128,
-                     0);  // ping-pong: 64 x 256 per consumer, fp16
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128,
-                     0);  // ping-pong int8: 128 x 128 per consumer
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0);   // int8, 64 channels: 64-byte rows
-TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0);   // fp16, 32 channels (the RGB stem)
-TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1);  // im2col: 128 pixels x 256, fp16
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1);  // im2col int8, 64-byte rows
-#endif                                                       // TUNEJIT_NVCC_CHECK
+// The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0);
+// int8: bias + relu + requantize to int8; fp16 requantized to int8 (int8's stem).
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0);
+// Ping-pong: 64 x 256 per consumer in fp16, 128 x 128 in int8.
+TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0);
+// 64-byte rows: int8 with 64 channels; fp16 with 32 channels (the RGB stem).
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0);
+TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0);
+// im2col tiles: 128 pixels x 256 in fp16; int8 with 64-byte rows, ping-pong.
+TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1);
+#endif  // TUNEJIT_NVCC_CHECK

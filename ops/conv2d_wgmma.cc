@@ -39,7 +39,6 @@ struct ConvTile {
 // An im2col M tile is tile_h x kIm2colTileW consecutive pixels: tile_w must be this, so that the
 // space holds each M size once (tile_h 1, 2, 4: 64, 128, 256 pixels).
 constexpr int64_t kIm2colTileW = 64;
-constexpr int64_t kMaxIm2colPixels = 256;  // jit/tensor_map.h: pixels per im2col load
 
 // A convolution this template takes, with its operand kind.
 struct WgmmaConv {
@@ -76,9 +75,10 @@ absl::Status CheckIm2colTile(const ConvTile& t) {
         kTask, absl::StrCat("im2col = 1 takes tile_w = ", kIm2colTileW, " (the M tile is tile_h x ",
                             kIm2colTileW, " consecutive pixels), not ", t.w));
   }
-  if (t.im2col == 1 && t.gemm.m > kMaxIm2colPixels) {
-    return InvalidConfig(kTask, absl::StrCat("im2col = 1 loads at most ", kMaxIm2colPixels,
-                                             " pixels at once, not ", t.gemm.m));
+  if (t.im2col == 1 && t.gemm.m > TensorMapDesc::kMaxIm2colPixels) {
+    return InvalidConfig(kTask,
+                         absl::StrCat("im2col = 1 loads at most ", TensorMapDesc::kMaxIm2colPixels,
+                                      " pixels at once, not ", t.gemm.m));
   }
   return absl::OkStatus();
 }
