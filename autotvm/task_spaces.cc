@@ -132,6 +132,8 @@ absl::StatusOr<ConfigSpace> ConvWgmmaSpace() {
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("pingpong", {0, 1}));
   // TMA im2col loads (M = consecutive pixels); also last with 0 first, for the same reason.
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("im2col", {0, 1}));
+  // Clusters of two blocks sharing the input loads (TMA multicast); last, 1 first, likewise.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("cluster", {1, 2}));
   return s;
 }
 

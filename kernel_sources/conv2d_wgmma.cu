@@ -5,7 +5,8 @@
 //   out[b, y, x, co] = epilogue(sum_{r, s, c} in[b, y + r * DH - PT, x + s * DW - PL, c]
 //                                           * weight[co, r, s, c])          (stride 1)
 //
-//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM, kIm2col>
+//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM, kIm2col,
+//                CLUSTER>
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
 //   turn), block 128 * (1 + CONS_WG), dynamic shared memory
@@ -29,6 +30,12 @@
 // ATOM = 64 (C within 64 bytes: int8 C <= 64, the fp16 stem's 32 patch values): rows of 64
 // bytes with 64-byte swizzle, E halved, and each k tile two taps, one per 64-byte atom, where a
 // 128-byte row would hold one tap and 64 bytes of zeros.
+//
+// CLUSTER = 2: clusters of two blocks take the two channel tiles of one pixel tile side by side
+// (tile t and t + 1, t even: ceil(CO / BN) is even and the grid too), and each loads half of the
+// tile's pixel rows (x_map's box is half the M tile: TH / 2 rows, or TH * TW / 2 im2col pixels)
+// into both blocks' stages with TMA multicast, halving the input's L2 reads. The weights are
+// loaded per block. wgmma_core.cuh hands each stage back to both producers.
 //
 // Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, 1}), w_map ({C, KH * KW, CO}, box
 // {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
@@ -57,23 +64,37 @@ struct ConvRows {
   }
 };
 
-template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col>
+// The loads of one output tile. (b, y0, x0) is the first pixel this block loads: the tile's, or
+// in a cluster the first of its half (ConvTiles::At); `a` is the tile's A atom, and the half goes
+// to its rows from kRowsPerLoad * rank on, in this block's and its peer's shared memory.
+template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER>
 struct ConvProducer {
+  static constexpr int kRowsPerLoad = TH * TW / CLUSTER;
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
   ConvWgmmaGeometry g;
-  int b, y0, x0, n0, c_tiles;
+  int b, y0, x0, n0, c_tiles, rank;
   // The boxes of filter tap `tap` and channel `c0` into an A atom and a B atom.
   __device__ __forceinline__ void LoadTap(unsigned char* a, unsigned char* w, hopper::u64* full,
                                           int tap, int c0, int weight_tap) const {
     const int r = tap / g.kw, s = tap % g.kw;
-    if constexpr (kIm2col != 0) {
-      hopper::TmaLoadIm2col4d(a, x_map, full, c0, x0 - g.pad_left, y0 - g.pad_top, b,
-                              static_cast<unsigned short>(s * g.dil_w),
-                              static_cast<unsigned short>(r * g.dil_h));
+    const int x = x0 - g.pad_left, y = y0 - g.pad_top;
+    const unsigned short off_w = static_cast<unsigned short>(s * g.dil_w);
+    const unsigned short off_h = static_cast<unsigned short>(r * g.dil_h);
+    if constexpr (CLUSTER == 1) {
+      if constexpr (kIm2col != 0) {
+        hopper::TmaLoadIm2col4d(a, x_map, full, c0, x, y, b, off_w, off_h);
+      } else {
+        hopper::TmaLoad4d(a, x_map, full, c0, x + off_w, y + off_h, b);
+      }
     } else {
-      hopper::TmaLoad4d(a, x_map, full, c0, x0 + s * g.dil_w - g.pad_left,
-                        y0 + r * g.dil_h - g.pad_top, b);
+      constexpr unsigned short kAll = (1 << CLUSTER) - 1;
+      unsigned char* half = a + rank * kRowsPerLoad * ATOM;
+      if constexpr (kIm2col != 0) {
+        hopper::TmaLoadIm2col4dMulticast(half, x_map, full, c0, x, y, b, off_w, off_h, kAll);
+      } else {
+        hopper::TmaLoad4dMulticast(half, x_map, full, c0, x + off_w, y + off_h, b, kAll);
+      }
     }
     hopper::TmaLoad3d(w, w_map, full, c0, weight_tap, n0);
   }
@@ -114,37 +135,39 @@ struct ConvRowsOf<TW, 1> {
   typedef ConvLinearRows Type;
 };
 
-// The output tiles of the conv, for WgmmaBlock.
-template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col>
+// The output tiles of the conv, for WgmmaBlock. `rank`: this block's rank in its cluster (0
+// without clusters), which picks the half of each pixel tile it loads.
+template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER>
 struct ConvTiles {
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
   ConvWgmmaGeometry g;
-  int c_tiles, n_tiles;
+  int c_tiles, n_tiles, rank;
   __device__ __forceinline__ int count() const { return g.m_tiles * n_tiles; }
-  typedef ConvProducer<TH, TW, BN, kInt8, ATOM, kIm2col> Producer;
+  typedef ConvProducer<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER> Producer;
   __device__ __forceinline__ WgmmaTile<Producer, typename ConvRowsOf<TW, kIm2col>::Type> At(
       int t) const {
     const int m_tile = t / n_tiles, n0 = (t % n_tiles) * BN;
     if constexpr (kIm2col != 0) {
       const int m0 = m_tile * TH * TW, per_image = g.oh * g.ow;
-      const int b = m0 / per_image, y0 = m0 % per_image / g.ow, x0 = m0 % g.ow;
-      return {Producer{x_map, w_map, g, b, y0, x0, n0, c_tiles}, ConvLinearRows{m0, g.pixels, g.co},
-              0, n0};
+      const int first = m0 + rank * Producer::kRowsPerLoad;  // this block's load starts here
+      const int b = first / per_image, y0 = first % per_image / g.ow, x0 = first % g.ow;
+      return {Producer{x_map, w_map, g, b, y0, x0, n0, c_tiles, rank},
+              ConvLinearRows{m0, g.pixels, g.co}, 0, n0};
     } else {
       const int per_image = g.tiles_h * g.tiles_w;
       const int b = m_tile / per_image;
       const int y0 = (m_tile % per_image) / g.tiles_w * TH;
       const int x0 = (m_tile % per_image) % g.tiles_w * TW;
-      return {Producer{x_map, w_map, g, b, y0, x0, n0, c_tiles},
+      return {Producer{x_map, w_map, g, b, y0 + rank * (TH / CLUSTER), x0, n0, c_tiles, rank},
               ConvRows<TW>{b, y0, x0, g.oh, g.ow, g.co}, 0, n0};
     }
   }
 };
 
 template <int TH, int TW, int BN, int STAGES, int CONS_WG, int PINGPONG, int kInt8, int kEpi,
-          int kOutF16, int ATOM, int kIm2col>
-__global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
+          int kOutF16, int ATOM, int kIm2col, int CLUSTER>
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
                  const float* __restrict__ bias, const float* __restrict__ scale, void* out, int c,
@@ -153,39 +176,47 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
   const ConvWgmmaGeometry g{c,        co,    oh,    ow,      kw,      taps,    pad_top,
                             pad_left, dil_h, dil_w, tiles_h, tiles_w, m_tiles, pixels};
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
+  static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
+  static_assert(CLUSTER == 1 || kIm2col != 0 || TH % CLUSTER == 0, "whole rows per half tile");
   constexpr int BM = TH * TW;
   // Channels per atom row; a narrow conv has them all in one row (c_tiles 1), two taps a stage.
   constexpr int kRowElems = ATOM / (kInt8 ? 1 : 2);
   const int c_tiles = CeilDiv(g.c, kRowElems);
   const int k_tiles = ATOM == kWgmmaAtomBytes ? g.taps * c_tiles : CeilDiv(g.taps, 2);
-  WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM>(
-      ConvTiles<TH, TW, BN, kInt8, ATOM, kIm2col>{&x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN)},
+  const int rank = CLUSTER == 1 ? 0 : static_cast<int>(hopper::ClusterRank());
+  WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM,
+             CLUSTER>(
+      ConvTiles<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER>{&x_map, &w_map, g, c_tiles,
+                                                           CeilDiv(g.co, BN), rank},
       &x_map, &w_map, out, bias, scale, g.co, k_tiles);
 }
 
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL)        \
+#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL)    \
   template __global__ void                                                                       \
-  tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL>(            \
+  tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL>(        \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
       int, int, int, int, int, int, int, int, int, int, int, int, int, int)
 // The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0);
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1);
 // int8: bias + relu + requantize to int8; fp16 requantized to int8 (int8's stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1);
 // Ping-pong: 64 x 256 per consumer in fp16, 128 x 128 in int8.
-TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1);
 // 64-byte rows: int8 with 64 channels; fp16 with 32 channels (the RGB stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0);
-TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1);
+TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1);
 // im2col tiles: 128 pixels x 256 in fp16; int8 with 64-byte rows, ping-pong.
-TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1);
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1);
+TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1);
+// Clusters of two: im2col fp16 (256 pixels x 128), tiled int8 ping-pong.
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2);
 #endif  // TUNEJIT_NVCC_CHECK

@@ -96,6 +96,36 @@ __device__ __forceinline__ void MbarrierWait(u64* bar, u32 parity) {
   }
 }
 
+// ---- clusters (PTX ISA 9.7.13.3, 9.7.9.17) ---------------------------------------------------
+// A cluster's CTAs can reach each other's shared memory: a CTA's stage ring filled by its peer's
+// multicast loads is handed back to that peer through the peer's mbarrier.
+
+// %cluster_ctarank: this CTA's rank in its cluster (blockIdx.x % cluster size for 1-D clusters).
+__device__ __forceinline__ u32 ClusterRank() {
+  u32 rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// One arrival on the mbarrier at `bar`'s offset in the shared memory of cluster CTA `rank` (mapa,
+// then the arrive; CTA-scope release as CUTLASS's ClusterBarrier: the stage's readers are
+// wgmmas already waited for, and a cluster-scope release costs a fence per arrival).
+__device__ __forceinline__ void MbarrierArriveCluster(u64* bar, u32 rank) {
+  asm volatile(
+      "{\n\t.reg .b32 remote;\n\t"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}" ::"r"(SharedAddress(bar)),
+      "r"(rank)
+      : "memory");
+}
+
+// barrier.cluster.arrive.release + wait.acquire: every thread of every CTA of the cluster. After
+// mbarrier init (no peer may signal a barrier before it exists) and before exit (no peer may
+// signal a barrier of a CTA that has gone).
+__device__ __forceinline__ void ClusterSync() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
 // ---- async proxy --------------------------------------------------------------------------------
 
 // fence.proxy.async.shared::cta: orders this thread's generic-proxy shared-memory accesses with
@@ -154,6 +184,42 @@ __device__ __forceinline__ void TmaLoadIm2col4d(void* dst, const TmaDescriptor* 
       " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};" ::"r"(SharedAddress(dst)),
       "l"(reinterpret_cast<u64>(map)), "r"(SharedAddress(bar)), "r"(c0), "r"(w), "r"(h), "r"(n),
       "h"(off_w), "h"(off_h)
+      : "memory");
+}
+
+// Multicast (clusters): the same box lands at `dst`'s offset in the shared memory of every CTA of
+// the cluster whose bit is set in `cta_mask`, and complete_tx goes to the mbarrier at `bar`'s
+// offset in each of them. Each CTA's barrier must expect those bytes like its own loads'.
+__device__ __forceinline__ void TmaLoad2dMulticast(void* dst, const TmaDescriptor* map, u64* bar,
+                                                   int c0, int c1, unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(SharedAddress(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(SharedAddress(bar)), "r"(c0), "r"(c1), "h"(cta_mask)
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoad4dMulticast(void* dst, const TmaDescriptor* map, u64* bar,
+                                                   int c0, int c1, int c2, int c3,
+                                                   unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5, %6}], [%2], %7;" ::"r"(SharedAddress(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(SharedAddress(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+      "h"(cta_mask)
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoadIm2col4dMulticast(void* dst, const TmaDescriptor* map,
+                                                         u64* bar, int c0, int w, int h, int n,
+                                                         unsigned short off_w, unsigned short off_h,
+                                                         unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8}, %9;" ::"r"(
+          SharedAddress(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(SharedAddress(bar)), "r"(c0), "r"(w), "r"(h), "r"(n),
+      "h"(off_w), "h"(off_h), "h"(cta_mask)
       : "memory");
 }
 

@@ -22,8 +22,14 @@
 // while the other's wgmmas keep the tensor cores busy. Two `turn` mbarriers order the consumers'
 // mainloops (the stage ring is consumed in the order the producer fills it, which also keeps its
 // parity waits sound: no consumer waits on a stage more than one round ahead).
-// Deliberately left for later: clusters with TMA multicast (measured 1.5x slower, branch
-// wip/cluster-multicast), an smem + TMA store epilogue, split-K.
+// kCluster = 2: the template's producer multicasts part of each stage into both blocks of a
+// cluster (conv2d_wgmma.cu: half of the pixel tile each), so every consumer hands its stage back
+// to both blocks' producers (WgmmaReleaseStage) and the block syncs its cluster after the barrier
+// init and before exit. The eighth session's attempt, 1.5x slower, released stages with one
+// thread's sequential cluster-scope arrivals; lanes arriving in parallel at CTA scope made it
+// faster than no cluster (tools/wgmma_probe, docs/benchmarks.md twelfth session).
+// The epilogue writes 16-byte pieces (WgmmaStoreF16Wide, WgmmaStoreInt8Wide) where the output's
+// row length allows. Deliberately left for later: an smem + TMA store epilogue, split-K.
 #ifndef TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 #define TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 
@@ -109,6 +115,20 @@ __device__ __forceinline__ void WgmmaProduce(const Producer& produce, unsigned c
   }
 }
 
+// Hands stage barrier `empty` back: one arrival per warp (called by every lane, after the warp's
+// own wgmma wait), on this CTA's barrier, and in a cluster on every CTA's, since each peer's
+// multicast loads write into this CTA's stage too. Lane r signals CTA r, so the remote arrivals
+// go out in parallel.
+template <int kCluster>
+__device__ __forceinline__ void WgmmaReleaseStage(hopper::u64* empty) {
+  const int lane = threadIdx.x % 32;
+  if constexpr (kCluster == 1) {
+    if (lane == 0) hopper::MbarrierArrive(empty);
+  } else {
+    if (lane < kCluster) hopper::MbarrierArriveCluster(empty, lane);
+  }
+}
+
 // FenceOperand on every accumulator register: around the wgmma fence and waits.
 template <typename Acc, int kSubtiles, int kRegs>
 __device__ __forceinline__ void WgmmaFenceAccumulators(Acc (&acc)[kSubtiles][kRegs]) {
@@ -121,7 +141,8 @@ __device__ __forceinline__ void WgmmaFenceAccumulators(Acc (&acc)[kSubtiles][kRe
 
 // A consumer warpgroup accumulates kSubtiles x 64 rows x BN of one output tile, from its tile
 // row `row0` on, and from ring position `first` (as WgmmaProduce).
-template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, int kInt8, int kSubtiles>
+template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, int kInt8, int kCluster,
+          int kSubtiles>
 __device__ __forceinline__ void WgmmaConsume(
     typename WgmmaKind<kInt8>::Acc (&acc)[kSubtiles][BN / 2], const unsigned char* ring,
     hopper::u64* full, hopper::u64* empty, int row0, int k_tiles, int first) {
@@ -153,14 +174,13 @@ __device__ __forceinline__ void WgmmaConsume(
     // previous tile's batch only, then hand its stage back (this tile's wgmmas still read theirs).
     hopper::WgmmaWait<1>();
     WgmmaFenceAccumulators(acc);
-    // One arrival per warp, after that warp's own wait: no warp's reads are still pending.
-    if (kt > 0 && threadIdx.x % 32 == 0) hopper::MbarrierArrive(&empty[(g - 1) % STAGES]);
+    if (kt > 0) WgmmaReleaseStage<kCluster>(&empty[(g - 1) % STAGES]);
   }
   hopper::WgmmaWait<0>();
   WgmmaFenceAccumulators(acc);
   // The last stage goes back too: the next output tile's loads reuse it.
-  if (k_tiles > 0 && threadIdx.x % 32 == 0) {
-    hopper::MbarrierArrive(&empty[(first + k_tiles - 1) % STAGES]);
+  if (k_tiles > 0) {
+    WgmmaReleaseStage<kCluster>(&empty[(first + k_tiles - 1) % STAGES]);
   }
 }
 
@@ -276,6 +296,128 @@ __device__ __forceinline__ void WgmmaStoreInt8Row(const Acc (&v)[4], const Wgmma
   }
 }
 
+// A 4 x 4 transpose of 32-bit words across the 4 lanes of a quad (lanes 4i .. 4i + 3): lane j's
+// w[k] becomes lane k's w[j]. Two butterfly rounds, each swapping two words with the partner.
+__device__ __forceinline__ void TransposeQuad(unsigned int (&w)[4]) {
+  const bool b1 = (threadIdx.x & 2) != 0;  // round 1, partner lane ^ 2: swap the 2 x 2 blocks
+  unsigned int r0 = __shfl_xor_sync(0xffffffffu, b1 ? w[0] : w[2], 2);
+  unsigned int r1 = __shfl_xor_sync(0xffffffffu, b1 ? w[1] : w[3], 2);
+  if (b1) {
+    w[0] = r0;
+    w[1] = r1;
+  } else {
+    w[2] = r0;
+    w[3] = r1;
+  }
+  const bool b0 = (threadIdx.x & 1) != 0;  // round 2, partner lane ^ 1: within the blocks
+  r0 = __shfl_xor_sync(0xffffffffu, b0 ? w[0] : w[1], 1);
+  r1 = __shfl_xor_sync(0xffffffffu, b0 ? w[2] : w[3], 1);
+  if (b0) {
+    w[0] = r0;
+    w[2] = r1;
+  } else {
+    w[1] = r0;
+    w[3] = r1;
+  }
+}
+
+// fp16 output in 16-byte stores (n % 8 == 0, out 16-byte aligned). In the accumulator layout a
+// quad's 4 lanes hold 2 columns each of every 8-column group, so a row goes out as 4-byte pieces
+// that touch 8 rows per warp store: the stores of a 128 x 128 tile took longer than writing its
+// 32 KiB needs (tools/wgmma_probe, docs/benchmarks.md twelfth session). Here each lane converts
+// its pairs of 4 groups to fp16, the quad transposes them (TransposeQuad), and lane j writes group
+// q0 + j whole: a quarter of the store instructions, each sector written whole.
+template <int BN, int kEpi, int kSubtiles>
+__device__ __forceinline__ void WgmmaStoreF16Wide(const float (&acc)[kSubtiles][BN / 2],
+                                                  const s64 (&base)[kSubtiles][2], void* out,
+                                                  const float* bias, int col0, int n) {
+  typedef EpilogueOp<kEpi, float> Op;
+  static_assert(BN % 32 == 0, "whole groups of 4 x 8 columns");
+  const int j = threadIdx.x % 4;
+#pragma unroll
+  for (int q0 = 0; q0 < BN / 8; q0 += 4) {
+    float b[4][2];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = col0 + 8 * (q0 + k) + 2 * j + e;
+        b[k][e] = Op::kBias && c < n ? __ldg(bias + c) : 0.0f;
+      }
+    }
+    const int c = col0 + 8 * (q0 + j);  // this lane's group after the transpose
+#pragma unroll
+    for (int sub = 0; sub < kSubtiles; ++sub) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        unsigned int w[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int i = 4 * (q0 + k) + 2 * half;  // columns 8 (q0 + k) + 2 j + {0, 1}
+          w[k] =
+              FloatToF16Bits(Op::Apply(acc[sub][i], b[k][0], 1.0f)) |
+              static_cast<unsigned int>(FloatToF16Bits(Op::Apply(acc[sub][i + 1], b[k][1], 1.0f)))
+                  << 16;
+        }
+        TransposeQuad(w);
+        if (base[sub][half] >= 0 && c < n) {
+          *reinterpret_cast<uint4*>(static_cast<unsigned short*>(out) + base[sub][half] + c) =
+              make_uint4(w[0], w[1], w[2], w[3]);
+        }
+      }
+    }
+  }
+}
+
+// Requantized int8 output in 16-byte stores (n % 16 == 0, out 16-byte aligned), as
+// WgmmaStoreF16Wide: per pair of 8-column groups (16 columns) lane j holds 4 bytes, columns
+// 2j, 2j + 1 of the first group (low half) and of the second (high half). The quad transposes
+// the words of 4 pairs, and lane j assembles pair p0 + j's 16 bytes from its 4 lanes' halves.
+template <int BN, int kEpi, typename Acc, int kSubtiles>
+__device__ __forceinline__ void WgmmaStoreInt8Wide(const Acc (&acc)[kSubtiles][BN / 2],
+                                                   const s64 (&base)[kSubtiles][2], void* out,
+                                                   const float* bias, const float* scale, int col0,
+                                                   int n) {
+  typedef EpilogueOp<kEpi, Acc> Op;
+  static_assert(BN % 64 == 0, "whole groups of 4 x 16 columns");
+  const int j = threadIdx.x % 4;
+#pragma unroll
+  for (int q0 = 0; q0 < BN / 8; q0 += 8) {  // 4 pairs of groups: q0 + 2k, q0 + 2k + 1
+    WgmmaColumns p[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      p[k] = WgmmaLoadColumns<kEpi>(col0 + 8 * (q0 + 2 * k) + 2 * j, n, bias, scale);
+    }
+    const int c = col0 + 8 * (q0 + 2 * j);  // this lane's 16 columns after the transpose
+#pragma unroll
+    for (int sub = 0; sub < kSubtiles; ++sub) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        unsigned int w[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int i =
+              4 * (q0 + 2 * k) + 2 * half;  // as WgmmaEpilogue's v: i, i + 1, i + 4, i + 5
+          const Acc v[4] = {acc[sub][i], acc[sub][i + 1], acc[sub][i + 4], acc[sub][i + 5]};
+          w[k] = 0;
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            w[k] |= static_cast<unsigned int>(static_cast<unsigned char>(
+                        SaturateToInt8(Op::Apply(v[e], p[k].bias[e], p[k].scale[e]))))
+                    << (8 * e);
+          }
+        }
+        TransposeQuad(w);  // w[k]: lane k's 4 bytes of pair q0 + 2j
+        if (base[sub][half] >= 0 && c < n) {
+          *reinterpret_cast<uint4*>(static_cast<s8*>(out) + base[sub][half] + c) =
+              make_uint4(__byte_perm(w[0], w[1], 0x5410), __byte_perm(w[2], w[3], 0x5410),
+                         __byte_perm(w[0], w[1], 0x7632), __byte_perm(w[2], w[3], 0x7632));
+        }
+      }
+    }
+  }
+}
+
 // Writes a consumer thread's accumulators (layout: hopper_ptx.cuh, WgmmaF16F32): tile row r of
 // this consumer goes to out[row_index(row0 + r) + col] for col < n. Columns outermost, so each
 // column's bias and scale are loaded once (WgmmaColumns); the rows' output offsets are computed
@@ -292,6 +434,18 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       base[sub][half] = row_index(row0 + sub * 64 + 16 * (t / 32) + (t % 32) / 4 + 8 * half);
+    }
+  }
+  if constexpr (kOutF16 != 0 && BN % 32 == 0) {
+    if (n % 8 == 0 && reinterpret_cast<unsigned long long>(out) % 16 == 0) {
+      WgmmaStoreF16Wide<BN, kEpi>(acc, base, out, bias, col0, n);
+      return;
+    }
+  }
+  if constexpr (kInt8Out && BN % 64 == 0) {
+    if (n % 16 == 0 && reinterpret_cast<unsigned long long>(out) % 16 == 0) {
+      WgmmaStoreInt8Wide<BN, kEpi>(acc, base, out, bias, scale, col0, n);
+      return;
     }
   }
 #pragma unroll
@@ -323,13 +477,51 @@ struct WgmmaTile {
   int m0, n0;
 };
 
+// The consumer warpgroups' part of WgmmaBlock: accumulate and write out their tiles.
+template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
+          int kPingPong, int ATOM, int kCluster, class Tiles>
+__device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsigned char* ring,
+                                                  hopper::u64* full, hopper::u64* empty,
+                                                  hopper::u64* turn, void* out, const float* bias,
+                                                  const float* scale, int n, int k_tiles) {
+  using Consumers = WgmmaConsumers<BM, CONS_WG, kPingPong>;
+  const int wg = threadIdx.x / 128;
+  if constexpr (CONS_WG == 2) hopper::SetMaxNRegInc<kWgmmaConsumerRegs>();
+  const int c = wg - 1;  // this consumer, 0-based
+  typename WgmmaKind<kInt8>::Acc acc[Consumers::kSubtiles][BN / 2];
+  // Ping-pong: consumer c takes the block's tiles j = c, c + 2, ...; cooperative: every tile.
+  int j = kPingPong ? c : 0;
+  for (int t = blockIdx.x + j * gridDim.x; t < tiles.count();
+       t += Consumers::kTileStride * gridDim.x, j += Consumers::kTileStride) {
+    const auto tile = tiles.At(t);
+#pragma unroll
+    for (int i = 0; i < Consumers::kSubtiles; ++i) {
+#pragma unroll
+      for (int v = 0; v < BN / 2; ++v) acc[i][v] = 0;
+    }
+    if constexpr (kPingPong != 0) {
+      // The i-th mainloop (i = j / 2) of consumer 0 waits for consumer 1's (i - 1)-th (the wait
+      // on the opposite parity passes at once for i = 0), consumer 1's i-th for consumer 0's.
+      const int i = j / 2;
+      hopper::MbarrierWait(&turn[c], (i & 1) ^ (c == 0 ? 1 : 0));
+    }
+    WgmmaConsume<BM, BN, BK_BYTES, STAGES, ATOM, kInt8, kCluster>(
+        acc, ring, full, empty, Consumers::RowOffset(c), k_tiles, j * k_tiles);
+    if constexpr (kPingPong != 0) {
+      if (threadIdx.x % 32 == 0) hopper::MbarrierArrive(&turn[1 - c]);
+    }
+    WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, bias, scale,
+                                     tile.m0 + Consumers::RowOffset(c), tile.n0, n);
+  }
+}
+
 // The whole block: ring setup, the producer warpgroup (one thread issues every load), the
 // consumers' accumulation and epilogue. The block is persistent: it takes output tiles
 // blockIdx.x, blockIdx.x + gridDim.x, ... of `tiles` (count(), At(t) -> WgmmaTile), so the
 // producer loads the next tile while the consumers write the last one out, and a grid of one
 // block per SM pays the setup once. A grid of count() blocks is the one-tile-per-block kernel.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          int kPingPong = 0, int ATOM = kWgmmaAtomBytes, class Tiles>
+          int kPingPong = 0, int ATOM = kWgmmaAtomBytes, int kCluster = 1, class Tiles>
 __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
                                            const float* bias, const float* scale, int n,
@@ -351,12 +543,17 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       hopper::MbarrierInit(&full[s], 1);
-      hopper::MbarrierInit(&empty[s], Consumers::kStageReaders * 4);
+      hopper::MbarrierInit(&empty[s], Consumers::kStageReaders * 4 * kCluster);
     }
     for (int c = 0; c < 2; ++c) hopper::MbarrierInit(&turn[c], 4);
     hopper::FenceBarrierInit();
   }
-  __syncthreads();
+  // In a cluster no peer may signal our barriers before they exist.
+  if constexpr (kCluster == 1) {
+    __syncthreads();
+  } else {
+    hopper::ClusterSync();
+  }
   if (wg == 0) {
     // setmaxnreg only pays (and its budget only balances) with two consumer warpgroups; with one,
     // ptxas may already use up to 255 registers and an .inc below that would be undefined.
@@ -370,35 +567,12 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
                                                      k_tiles, first);
       }
     }
-    return;
+  } else {
+    WgmmaConsumeTiles<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8, kEpi, kOutF16, kPingPong, ATOM,
+                      kCluster>(tiles, ring, full, empty, turn, out, bias, scale, n, k_tiles);
   }
-  if constexpr (CONS_WG == 2) hopper::SetMaxNRegInc<kWgmmaConsumerRegs>();
-  const int c = wg - 1;  // this consumer, 0-based
-  typename WgmmaKind<kInt8>::Acc acc[Consumers::kSubtiles][BN / 2];
-  // Ping-pong: consumer c takes the block's tiles j = c, c + 2, ...; cooperative: every tile.
-  int j = kPingPong ? c : 0;
-  for (int t = blockIdx.x + j * gridDim.x; t < tiles.count();
-       t += Consumers::kTileStride * gridDim.x, j += Consumers::kTileStride) {
-    const auto tile = tiles.At(t);
-#pragma unroll
-    for (int i = 0; i < Consumers::kSubtiles; ++i) {
-#pragma unroll
-      for (int v = 0; v < BN / 2; ++v) acc[i][v] = 0;
-    }
-    if constexpr (kPingPong != 0) {
-      // The i-th mainloop (i = j / 2) of consumer 0 waits for consumer 1's (i - 1)-th (the wait
-      // on the opposite parity passes at once for i = 0), consumer 1's i-th for consumer 0's.
-      const int i = j / 2;
-      hopper::MbarrierWait(&turn[c], (i & 1) ^ (c == 0 ? 1 : 0));
-    }
-    WgmmaConsume<BM, BN, BK_BYTES, STAGES, ATOM, kInt8>(
-        acc, ring, full, empty, Consumers::RowOffset(c), k_tiles, j * k_tiles);
-    if constexpr (kPingPong != 0) {
-      if (threadIdx.x % 32 == 0) hopper::MbarrierArrive(&turn[1 - c]);
-    }
-    WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, bias, scale,
-                                     tile.m0 + Consumers::RowOffset(c), tile.n0, n);
-  }
+  // The peer's consumers still hand stages back to this CTA's barriers until they are done.
+  if constexpr (kCluster > 1) hopper::ClusterSync();
 }
 
 }  // namespace tunejit

@@ -8,7 +8,9 @@
 // (the GEMM's M tile), tile_n output channels, stages, consumer_wg, pingpong (the two consumers
 // take whole tiles in turn rather than half of each), im2col (1: the M tile is tile_h x 64
 // consecutive output pixels, loaded by TMA's im2col mode, rather than a tile_h x tile_w block of
-// one image; added last, so records without it are im2col 0). K is walked one filter tap
+// one image; added last, so records without it are im2col 0), cluster (2: two blocks share each
+// pixel tile's loads by TMA multicast, taking its channel tiles side by side; after im2col, so
+// records without it are cluster 1). K is walked one filter tap
 // and one 128-byte row of channels (64 fp16, 128 int8) per stage. The rules of ops/wgmma_rules.h
 // apply, plus this template's own: stride 1 (the loads are plain tiled TMA boxes shifted per
 // tap), C a multiple of 16 bytes (TMA strides), groups 1.
@@ -33,6 +35,7 @@ constexpr const char* kTask = autotvm::kConv2dNhwcWgmma;
 struct ConvTile {
   int64_t h = 0, w = 0;  // output pixels per block: tile_h rows of tile_w (im2col: h * w in a row)
   int64_t im2col = 0;
+  int64_t cluster = 1;  // blocks sharing a pixel tile's input loads (multicast)
   WgmmaTile gemm;
 };
 
@@ -62,7 +65,28 @@ absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config, const Wgm
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.consumer_wg, config.Other("consumer_wg"));
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.pingpong, config.Other("pingpong"));
   TUNEJIT_ASSIGN_OR_RETURN(t.im2col, ReadOtherOr(config, "im2col", 0));
+  TUNEJIT_ASSIGN_OR_RETURN(t.cluster, ReadOtherOr(config, "cluster", 1));
   return t;
+}
+
+// The cluster knob's rules: the pair takes the two channel tiles of one pixel tile side by side,
+// so the channel tiles come in pairs; each loads half the pixel tile, whole rows of it.
+absl::Status CheckClusterTile(const ConvTile& t, const autotvm::Conv2dParams& p) {
+  if (t.cluster != 1 && t.cluster != 2) {
+    return InvalidConfig(kTask, absl::StrCat("cluster = ", t.cluster, " (1 or 2)"));
+  }
+  if (t.cluster == 1) return absl::OkStatus();
+  if (CeilDiv64(p.co, t.gemm.n) % 2 != 0) {
+    return InvalidConfig(
+        kTask, absl::StrCat("cluster = 2 takes an even number of channel tiles, not ",
+                            CeilDiv64(p.co, t.gemm.n), " (CO ", p.co, " / tile_n ", t.gemm.n, ")"));
+  }
+  if (t.im2col == 0 && t.h % 2 != 0) {
+    return InvalidConfig(
+        kTask,
+        absl::StrCat("cluster = 2 loads half of tile_h's rows per block: tile_h ", t.h, " is odd"));
+  }
+  return absl::OkStatus();
 }
 
 // The im2col knob's own rules.
@@ -119,11 +143,12 @@ int64_t PixelTiles(const ConvTile& t, const autotvm::Conv2dParams& p) {
 }
 
 // The input's TMA view: {C, W, H, N} in boxes of a row of channels x the tile's pixels, or the
-// im2col view whose bounding box is the output pixels shifted by the padding.
+// im2col view whose bounding box is the output pixels shifted by the padding. In a cluster each
+// block loads 1 / cluster of the tile's pixels.
 TensorMapDesc InputMap(const ConvTile& t, const WgmmaConv& conv, int64_t row_bytes) {
   const autotvm::Conv2dParams& p = conv.p;
   if (t.im2col == 0) {
-    return SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, t.h, 1}, row_bytes);
+    return SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, t.h / t.cluster, 1}, row_bytes);
   }
   TensorMapDesc d = SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {1, 1, 1}, row_bytes);
   TensorMapDesc::Im2col m;
@@ -132,7 +157,7 @@ TensorMapDesc InputMap(const ConvTile& t, const WgmmaConv& conv, int64_t row_byt
   m.lower = {-static_cast<int32_t>(p.pad_left), -static_cast<int32_t>(p.pad_top)};
   m.upper = {static_cast<int32_t>(p.OutW() - p.w - p.pad_left),
              static_cast<int32_t>(p.OutH() - p.h - p.pad_top)};
-  m.pixels = static_cast<uint32_t>(t.gemm.m);
+  m.pixels = static_cast<uint32_t>(t.gemm.m / t.cluster);
   d.im2col = m;
   return d;
 }
@@ -151,10 +176,10 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   kernel.label = "conv2d_wgmma";
   kernel.spec = KernelSpec{
       "conv2d_wgmma.cu",
-      absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
-                      t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
+      absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h,
+                      t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
                       conv.int8 ? 1 : 0, EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue),
-                      ConvRowBytes(conv), t.im2col),
+                      ConvRowBytes(conv), t.im2col, t.cluster),
       {},
       /*arch_specific=*/true};
   kernel.shape = shape;
@@ -189,9 +214,11 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     TUNEJIT_ASSIGN_OR_RETURN(ConvTile t, ReadTile(config, conv));
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
     TUNEJIT_RETURN_IF_ERROR(CheckIm2colTile(t));
+    TUNEJIT_RETURN_IF_ERROR(CheckClusterTile(t, p));
     LaunchShape shape;
     TUNEJIT_ASSIGN_OR_RETURN(
-        shape.grid[0], PersistentGrid(kTask, PixelTiles(t, p) * CeilDiv64(p.co, t.gemm.n), limits));
+        shape.grid[0], PersistentGrid(kTask, PixelTiles(t, p) * CeilDiv64(p.co, t.gemm.n), limits,
+                                      static_cast<int>(t.cluster)));
     shape.block[0] = static_cast<uint32_t>(t.gemm.threads());
     shape.shared_bytes = static_cast<uint32_t>(t.gemm.smem_bytes());
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
@@ -224,6 +251,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("consumer_wg", 2));
     config.knobs.push_back(OtherKnob("pingpong", 0));
     config.knobs.push_back(OtherKnob("im2col", 0));
+    config.knobs.push_back(OtherKnob("cluster", 1));
     return config;
   }
 };

@@ -168,11 +168,16 @@ TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<
 }
 
 absl::StatusOr<uint32_t> PersistentGrid(absl::string_view task, int64_t tiles,
-                                        const DeviceLimits& limits) {
+                                        const DeviceLimits& limits, int cluster) {
   if (tiles < 1 || tiles > std::numeric_limits<int32_t>::max()) {
     return absl::InvalidArgumentError(absl::StrCat(task, ": ", tiles, " output tiles"));
   }
-  return static_cast<uint32_t>(std::min<int64_t>(tiles, std::max(limits.sm_count, 1)));
+  if (cluster < 1 || tiles % cluster != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(task, ": ", tiles, " output tiles in clusters of ", cluster));
+  }
+  const int64_t blocks = std::min<int64_t>(tiles, std::max(limits.sm_count, cluster));
+  return static_cast<uint32_t>(blocks / cluster * cluster);
 }
 
 }  // namespace tunejit

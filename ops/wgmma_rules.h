@@ -74,10 +74,13 @@ TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<
                           std::initializer_list<int64_t> box, int64_t row_bytes = kWgmmaRowBytes);
 
 // The grid of a persistent wgmma kernel (kernel_sources/wgmma_core.cuh WgmmaBlock) over `tiles`
-// output tiles: one block per SM, fewer when there are fewer tiles. InvalidArgument (naming
-// `task`) past 2^31 - 1 tiles, which the kernels count in int.
+// output tiles: one block per SM, fewer when there are fewer tiles, a multiple of `cluster`
+// (`tiles` must be one too: a cluster's blocks take neighbouring tiles). On the H200 all 132 SMs
+// run clusters of two at once (66: cudaOccupancyMaxActiveClusters); where fewer fit, the rest
+// wait, which is slower but still correct. InvalidArgument (naming `task`) past 2^31 - 1 tiles,
+// which the kernels count in int, or for tiles not a multiple of the cluster.
 absl::StatusOr<uint32_t> PersistentGrid(absl::string_view task, int64_t tiles,
-                                        const DeviceLimits& limits);
+                                        const DeviceLimits& limits, int cluster = 1);
 
 }  // namespace tunejit
 

@@ -237,6 +237,43 @@ TEST(Conv2dWgmmaGpu, Im2colTilesMatch) {
              {{Im2colConfig(2, 64, 4, 0), {}, false}});
 }
 
+// cluster = 2: the two blocks of a cluster take the two channel tiles of one pixel tile, each
+// loading half its pixels into both (TMA multicast) and handing stages back to both producers.
+// Pixel tails (the last tile past the output), channel tails, dilation, and CO % 8 != 0 (the
+// fp16 output's 4-byte stores instead of 16-byte ones).
+autotvm::ConfigEntity ClusterConfig(int64_t th, int64_t tw, int64_t stages, int64_t pingpong,
+                                    int64_t im2col) {
+  return testing::Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw),
+                          OtherKnob("tile_n", 128), OtherKnob("stages", stages),
+                          OtherKnob("consumer_wg", 2), OtherKnob("pingpong", pingpong),
+                          OtherKnob("im2col", im2col), OtherKnob("cluster", 2)});
+}
+
+TEST(Conv2dWgmmaGpu, ClustersOfTwoMatch) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  // 3 x 14 x 14 = 588 pixels (2.3 tiles of 256, 4.6 of 128), C = 72, CO = 136: 2 channel tiles.
+  CheckCases(*harness, MakeOperands({3, 14, 14, 72, 136, 3, 1, 1}, 51),
+             {{ClusterConfig(4, 64, 4, 0, 1), {.bias = true, .relu = true}, true},
+              {ClusterConfig(2, 64, 4, 1, 1), {}, false},
+              {ClusterConfig(8, 16, 4, 0, 0), {.bias = true, .relu = true}, true},
+              {ClusterConfig(4, 16, 6, 1, 0),
+               {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},
+               true}});
+  // Dilation 2, padding 2, CO = 134.
+  CheckCases(*harness, MakeOperands({2, 13, 11, 64, 134, 3, 2, 2}, 53),
+             {{ClusterConfig(2, 64, 4, 0, 1), {.bias = true, .relu = true}, true},
+              {ClusterConfig(8, 8, 4, 1, 0), {.bias = true, .relu = true}, true}});
+  // CO = 256: the fp16 and requantized int8 outputs in 16-byte stores (CO % 16 == 0).
+  CheckCases(*harness, MakeOperands({2, 10, 12, 48, 256, 3, 1, 1}, 55),
+             {{ClusterConfig(4, 64, 4, 0, 1), {.bias = true, .relu = true}, true},
+              {ClusterConfig(4, 16, 4, 1, 0),
+               {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},
+               true}});
+}
+
 // int8 x int8 -> int32 (IGMMA): small integers, so the int32 sums are exact and every epilogue
 // (int32 with ReLU, requantized int8, scaled float32) must match common.cuh's formula bit for bit.
 // C = 144 is one 128-channel row and a 16-channel tail.
@@ -280,6 +317,10 @@ TEST(Conv2dWgmmaGpu, Int8MatchesExactly) {
     configs.insert(configs.begin(), *op->FallbackConfig(w));
     configs.push_back(Im2colConfig(2, 128, 4, 1));  // IGMMA on im2col loads
     configs.push_back(Im2colConfig(4, 64, 4, 0));
+    if (s.co == 136) {  // two channel tiles of 128: clusters of two, multicast loads
+      configs.push_back(ClusterConfig(2, 64, 4, 1, 1));
+      configs.push_back(ClusterConfig(8, 16, 4, 0, 0));
+    }
     const std::vector<Epilogue> epilogues = {
         {.relu = true},
         {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},

@@ -40,10 +40,11 @@ autotvm::Workload ConvWorkload(int64_t n, int64_t h, int64_t w, int64_t c, int64
 }
 
 autotvm::ConfigEntity Tile(int64_t th, int64_t tw, int64_t bn, int64_t stages, int64_t cwg,
-                           int64_t pingpong = 0, int64_t im2col = 0) {
+                           int64_t pingpong = 0, int64_t im2col = 0, int64_t cluster = 1) {
   return Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", bn),
                  OtherKnob("stages", stages), OtherKnob("consumer_wg", cwg),
-                 OtherKnob("pingpong", pingpong), OtherKnob("im2col", im2col)});
+                 OtherKnob("pingpong", pingpong), OtherKnob("im2col", im2col),
+                 OtherKnob("cluster", cluster)});
 }
 
 const OpTemplate& Op() { return *FindOpTemplate(autotvm::kConv2dNhwcWgmma); }
@@ -75,7 +76,8 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   ASSERT_EQ(plan->kernels.size(), 1u);
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
-  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0>");
+  EXPECT_EQ(k.spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0, 1>");
   EXPECT_TRUE(k.spec.arch_specific);
   // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
   // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
@@ -144,7 +146,7 @@ TEST(Conv2dWgmma, WorkloadRules) {
                         kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
     ASSERT_TRUE(fp16_to_int8.ok()) << out << ": " << fp16_to_int8.status();
     EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
-              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0>");
+              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0, 1>");
   }
 }
 
@@ -158,7 +160,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                       Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(int8.ok()) << int8.status();
   EXPECT_EQ(int8->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0, 1>");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[0].desc),
             "i8 [64, 56, 56, 2] box [64, 16, 8, 1] swizzle 64B");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[1].desc),
@@ -169,7 +171,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                                                 Tile(16, 16, 64, 4, 1), kHopper, {});
   ASSERT_TRUE(stem.ok()) << stem.status();
   EXPECT_EQ(stem->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0>");
+            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0, 1>");
   EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
             "f16 [32, 32, 32, 2] box [32, 16, 16, 1] swizzle 64B");
   for (const OpPlan* plan : {&*int8, &*stem}) {
@@ -181,7 +183,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
   absl::StatusOr<OpPlan> wide =
       Op().Specialize(ConvWorkload(2, 20, 20, 72, 64, 3), Tile(8, 16, 64, 4, 2), kHopper, {});
   ASSERT_TRUE(wide.ok()) << wide.status();
-  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0>"));
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0, 1>"));
 }
 
 // int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the
@@ -193,7 +195,7 @@ TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
   absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1>");
   // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -241,7 +243,7 @@ TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
       Op().Specialize(w, Tile(4, 16, 256, 4, 2, 1), kHopper, {});
   ASSERT_TRUE(pingpong.ok()) << pingpong.status();
   EXPECT_EQ(pingpong->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0>");
+            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0, 1>");
 }
 
 // im2col = 1: the M tile is tile_h x 64 consecutive output pixels, loaded by TMA's im2col mode.
@@ -252,7 +254,8 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
       Op().Specialize(w, Tile(2, 64, 128, 4, 2, 0, 1), kHopper, Epilogue{.bias = true});
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlannedKernel& k = plan->kernels[0];
-  EXPECT_EQ(k.spec.name_expression, "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1>");
+  EXPECT_EQ(k.spec.name_expression,
+            "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1, 1>");
   EXPECT_EQ(k.shape.grid[0], 4u * 2);  // 4 pixel tiles x 2 channel tiles
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
@@ -303,6 +306,58 @@ TEST(Conv2dWgmma, Im2colRules) {
   EXPECT_FALSE(old->tensor_maps[0].desc.im2col.has_value());
 }
 
+// cluster = 2: two blocks share each pixel tile (each loads half its pixels for both, TMA
+// multicast) and take its channel tiles side by side.
+TEST(Conv2dWgmma, ClusterPlansHalfLoadsAndAnEvenGrid) {
+  // 2 x 20 x 20 outputs in 8 x 16 tiles: 2 x 3 x 2 = 12 pixel tiles; CO 256 in 2 channel tiles.
+  const autotvm::Workload w = ConvWorkload(2, 20, 20, 64, 256, 3);
+  absl::StatusOr<OpPlan> tiled = Op().Specialize(w, Tile(8, 16, 128, 4, 2, 0, 0, 2), kHopper, {});
+  ASSERT_TRUE(tiled.ok()) << tiled.status();
+  EXPECT_EQ(tiled->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 2>");
+  EXPECT_EQ(tiled->kernels[0].shape.grid[0], 24u);
+  // Each block loads 4 of the tile's 8 rows.
+  EXPECT_EQ(TensorMapText(tiled->tensor_maps[0].desc),
+            "f16 [64, 20, 20, 2] box [64, 16, 4, 1] swizzle 128B");
+  // im2col: 800 pixels in 4 tiles of 256 (the last past the end), 128 pixels per load.
+  absl::StatusOr<OpPlan> im2col = Op().Specialize(w, Tile(4, 64, 128, 4, 2, 0, 1, 2), kHopper, {});
+  ASSERT_TRUE(im2col.ok()) << im2col.status();
+  EXPECT_EQ(im2col->kernels[0].shape.grid[0], 8u);
+  EXPECT_EQ(TensorMapText(im2col->tensor_maps[0].desc),
+            "f16 [64, 20, 20, 2] box [64, 1, 1, 1] swizzle 128B im2col 128 pixels");
+  // More tiles than SMs: the grid is the even number of blocks at most one per SM.
+  DeviceLimits odd = kHopper;
+  odd.sm_count = 7;
+  absl::StatusOr<OpPlan> few = Op().Specialize(w, Tile(8, 16, 128, 4, 2, 0, 0, 2), odd, {});
+  ASSERT_TRUE(few.ok()) << few.status();
+  EXPECT_EQ(few->kernels[0].shape.grid[0], 6u);
+  // The kernel really multicasts, hands stages back across the cluster and syncs it.
+  KernelCompiler compiler(nullptr);
+  absl::StatusOr<CompiledKernel> kernel =
+      compiler.Compile(im2col->kernels[0].spec, GpuArch{9, 0, false});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(kernel->program.ptx,
+                                ".im2col.mbarrier::complete_tx::bytes.multicast::cluster"));
+  EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "mapa.shared::cluster"));
+  EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "barrier.cluster.wait"));
+}
+
+TEST(Conv2dWgmma, ClusterRules) {
+  auto why = [&](const autotvm::Workload& w, const autotvm::ConfigEntity& c) {
+    return std::string(Op().Specialize(w, c, kHopper, {}).status().message());
+  };
+  const autotvm::Workload w256 = ConvWorkload(1, 32, 32, 64, 256, 3);
+  EXPECT_THAT(why(w256, Tile(8, 16, 256, 4, 2, 0, 0, 2)),
+              HasSubstr("cluster = 2 takes an even number of channel tiles, not 1 (CO 256 / "
+                        "tile_n 256)"));
+  EXPECT_THAT(why(ConvWorkload(1, 32, 32, 64, 136, 3), Tile(8, 16, 64, 4, 2, 0, 0, 2)),
+              HasSubstr("not 3"));
+  EXPECT_THAT(why(w256, Tile(1, 64, 128, 4, 1, 0, 0, 2)), HasSubstr("tile_h 1 is odd"));
+  EXPECT_THAT(why(w256, Tile(8, 16, 128, 4, 2, 0, 0, 3)), HasSubstr("cluster = 3 (1 or 2)"));
+  EXPECT_EQ(why(w256, Tile(1, 64, 128, 4, 1, 0, 1, 2)), "");  // im2col halves the pixels instead
+  EXPECT_EQ(why(w256, Tile(8, 16, 128, 4, 2, 1, 0, 2)), "");  // ping-pong
+}
+
 absl::StatusOr<autotvm::ConfigSpace> Space() {
   absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
   if (!target.ok()) return target.status();
@@ -312,7 +367,7 @@ absl::StatusOr<autotvm::ConfigSpace> Space() {
 TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
-  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2);
+  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2 * 2);
   EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNhwcWgmma));
   const autotvm::Workload w = ConvWorkload(128, 56, 56, 256, 256, 3);
   int valid = 0;
@@ -327,8 +382,10 @@ TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   // Pinned when the rules were written (pixel tiles of 64, 128 or 256 rows, less the register
   // and shared-memory failures): a rule that changes shows here. 221 cooperative or single
   // consumer configs and 128 ping-pong ones (whole 64- or 128-row tiles per consumer); 90
-  // im2col configs (tile_w 64 with tile_h 1, 2, 4: M tiles of 64, 128, 256 pixels).
-  EXPECT_EQ(valid, 221 + 128 + 90);
+  // im2col configs (tile_w 64 with tile_h 1, 2, 4: M tiles of 64, 128, 256 pixels). With
+  // cluster = 2, the 354 of those 439 whose tile_n makes an even number of channel tiles (not
+  // 256: one tile of 256 channels) and, unless im2col, whose tile_h is even.
+  EXPECT_EQ(valid, 221 + 128 + 90 + 354);
   std::printf("conv2d_nhwc_wgmma space: %lld points, %d valid\n",
               static_cast<long long>(space->size()), valid);
 }

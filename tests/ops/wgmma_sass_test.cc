@@ -37,7 +37,7 @@ std::map<std::string, int> SassOpcodes(const std::string& cubin, const std::stri
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   std::map<std::string, int> counts;
   if (!pipe) return counts;
-  const std::regex opcode(R"(\b(HGMMA|IGMMA|UTMALDG|USETMAXREG)[.A-Z0-9x]*)");
+  const std::regex opcode(R"(\b(HGMMA|IGMMA|UTMALDG|USETMAXREG|STG)[.A-Z0-9x]*)");
   char line[4096];
   while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
     std::string text(line);
@@ -130,6 +130,31 @@ TEST(WgmmaSass, Im2colConvRunsIm2colTma) {
   EXPECT_GT(CountPrefix(sass, "HGMMA.64x128x16.F32"), 0);
   EXPECT_GT(CountPrefix(sass, "UTMALDG.4D.IM2COL"), 0);
   EXPECT_GT(CountPrefix(sass, "UTMALDG.3D"), 0);  // the weights stay tiled
+}
+
+// cluster = 2: the input's im2col loads are multicast to both blocks of the cluster; and the
+// fp16 output goes out in 16-byte stores (WgmmaStoreF16Wide), the int8 one too.
+TEST(WgmmaSass, ClusterConvMulticastsAndStoresWide) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  const autotvm::ConfigEntity config =
+      testing::Config({OtherKnob("tile_h", 4), OtherKnob("tile_w", 64), OtherKnob("tile_n", 128),
+                       OtherKnob("stages", 4), OtherKnob("consumer_wg", 2),
+                       OtherKnob("pingpong", 0), OtherKnob("im2col", 1), OtherKnob("cluster", 2)});
+  const autotvm::Workload w = Conv3x3(28, 512, "float16", "float16");
+  const std::map<std::string, int> sass =
+      ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, {.bias = true, .relu = true});
+  for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+  EXPECT_GT(CountPrefix(sass, "UTMALDG.4D.IM2COL.MULTICAST"), 0);
+  EXPECT_GT(CountPrefix(sass, "UTMALDG.3D"), 0);
+  EXPECT_GT(CountPrefix(sass, "STG.E.128"), 0);
+  const autotvm::Workload w8 = Conv3x3(28, 512, "int8", "int32");
+  const std::map<std::string, int> sass8 =
+      ConfigSass(*FindOpTemplate(w8.task_name), w8, config, tool,
+                 {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize});
+  for (const auto& [op, count] : sass8) std::printf("  %s x %d\n", op.c_str(), count);
+  EXPECT_GT(CountPrefix(sass8, "IGMMA.64x128x32"), 0);
+  EXPECT_GT(CountPrefix(sass8, "STG.E.128"), 0);
 }
 
 TEST(WgmmaSass, Int8ConvRunsIgmma) {
