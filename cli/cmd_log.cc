@@ -153,15 +153,45 @@ int Check(const std::vector<std::string>& args) {
   return inconsistent > 0 || !log.errors.empty() ? kExitFailure : kExitOk;
 }
 
+// With --best N: the indices of the records to keep, the N measured ones of least mean cost of
+// each (target, workload), the earlier first among equal costs (so that ApplyHistoryBest's
+// choice, the cheapest and first, is among them). Duplicates of a kept line do not count.
+std::set<size_t> FastestPerWorkload(const LogContents& log, int64_t best) {
+  std::map<std::string, std::vector<std::pair<double, size_t>>> by_workload;
+  std::set<std::string> lines;
+  for (size_t i = 0; i < log.records.size(); ++i) {
+    const autotvm::Record& r = log.records[i].record;
+    if (!r.ok() || !lines.insert(autotvm::SerializeRecord(r)).second) continue;
+    by_workload[absl::StrCat(r.target.text, "|", r.workload.Key())].push_back(
+        {r.result.MeanCost(), i});
+  }
+  std::set<size_t> kept;
+  for (auto& [key, records] : by_workload) {
+    std::sort(records.begin(), records.end());
+    for (size_t k = 0; k < records.size() && k < static_cast<size_t>(best); ++k) {
+      kept.insert(records[k].second);
+    }
+  }
+  return kept;
+}
+
 int Merge(const std::vector<std::string>& args) {
   FlagParser flags("tunejit log merge",
                    "Append every valid record of the inputs to OUT in order, skipping lines "
                    "identical to one already in OUT or seen earlier.");
   bool drop_errors = false;
+  int64_t best = 0;
   flags.Bool("drop-errors", &drop_errors, "also skip records with error_no != 0");
+  flags.Int("best", &best, "N",
+            "append only the N fastest measured records of each workload of the inputs (a "
+            "smaller log that chooses the same records)");
   flags.Positional("OUT IN...", "output log, then input logs", 2);
   std::vector<std::string> paths;
   if (int code = flags.Parse(args, &paths); code >= 0) return code;
+  if (best < 0) {
+    std::cerr << "tunejit log merge: --best " << best << " (want N >= 1)\n";
+    return kExitUsage;
+  }
   std::set<std::string> seen;
   LogContents existing;
   if (absl::Status s = autotvm::LoadLogFile(paths[0], {}, &existing);
@@ -172,9 +202,12 @@ int Merge(const std::vector<std::string>& args) {
   for (const LoadedRecord& r : existing.records) seen.insert(autotvm::SerializeRecord(r.record));
   LogContents in;
   if (!LoadAll({paths.begin() + 1, paths.end()}, false, &in)) return kExitFailure;
+  const std::set<size_t> fastest = best > 0 ? FastestPerWorkload(in, best) : std::set<size_t>{};
   int written = 0, duplicates = 0;
-  for (const LoadedRecord& r : in.records) {
+  for (size_t i = 0; i < in.records.size(); ++i) {
+    const LoadedRecord& r = in.records[i];
     if (drop_errors && !r.record.ok()) continue;
+    if (best > 0 && !fastest.contains(i)) continue;
     std::string line = autotvm::SerializeRecord(r.record);
     if (!seen.insert(line).second) {
       ++duplicates;
@@ -195,7 +228,8 @@ constexpr char kLogUsage[] =
     "usage: tunejit log <show|check|merge> [flags] FILE...\n\n"
     "  show   FILE...       one row per workload with the chosen record\n"
     "  check  FILE...       index/entity consistency against our config spaces\n"
-    "  merge  OUT IN...     append valid records of IN to OUT, without duplicates\n\n"
+    "  merge  OUT IN...     append valid records of IN to OUT, without duplicates (--best N:\n"
+    "                       only each workload's N fastest)\n\n"
     "Run 'tunejit log <subcommand> --help' for its flags.\n";
 
 }  // namespace

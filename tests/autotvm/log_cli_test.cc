@@ -3,11 +3,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "autotvm/dispatch.h"
 #include "autotvm/log_file.h"
 #include "cli/commands.h"
 #include "gtest/gtest.h"
@@ -98,6 +101,43 @@ TEST(LogCliTest, MergeDedupesAndKeepsOrder) {
   std::string merged((std::istreambuf_iterator<char>(a)), {});
   std::string original((std::istreambuf_iterator<char>(b)), {});
   EXPECT_EQ(merged, original);
+  std::filesystem::remove(out);
+}
+
+// --best N keeps each workload's N fastest measured records: a log a fraction of the size from
+// which ApplyHistoryBest chooses the same record for every workload.
+TEST(LogCliTest, MergeBestKeepsTheFastestAndTheSameChoices) {
+  const std::string out = absl::StrCat(::testing::TempDir(), "/best.", ::getpid(), ".log");
+  std::filesystem::remove(out);
+  const std::string shipped = RepoData("vgg16-fp16-h200-2min.log");
+  EXPECT_EQ(LogCommand({"merge", "--best", "-1", out, shipped}).code, 2);
+  CliRun r = LogCommand({"merge", "--best", "3", out, shipped});
+  ASSERT_EQ(r.code, 0) << r.out;
+  autotvm::LogContents whole, best;
+  ASSERT_TRUE(autotvm::LoadLogFile(shipped, {}, &whole).ok());
+  ASSERT_TRUE(autotvm::LoadLogFile(out, {}, &best).ok());
+  std::map<std::string, int> per_workload;
+  for (const autotvm::LoadedRecord& rec : best.records) {
+    EXPECT_TRUE(rec.record.ok());
+    ++per_workload[rec.record.workload.Key()];
+  }
+  autotvm::HistoryBest from_whole, from_best;
+  from_whole.AddAll(whole);
+  from_best.AddAll(best);
+  std::set<std::string> workloads;
+  for (const autotvm::LoadedRecord& rec : whole.records) {
+    const std::string key = rec.record.workload.Key();
+    if (!workloads.insert(key).second) continue;
+    EXPECT_LE(per_workload[key], 3) << key;
+    const autotvm::Target target = *autotvm::ParseTarget(rec.record.target.text);
+    const autotvm::Decision a = from_whole.Query(target, rec.record.workload);
+    const autotvm::Decision b = from_best.Query(target, rec.record.workload);
+    ASSERT_NE(a.best, nullptr) << key;
+    ASSERT_NE(b.best, nullptr) << key;
+    EXPECT_EQ(autotvm::SerializeRecord(a.best->record), autotvm::SerializeRecord(b.best->record));
+  }
+  EXPECT_EQ(per_workload.size(), workloads.size());
+  EXPECT_LT(best.records.size(), whole.records.size() / 10);
   std::filesystem::remove(out);
 }
 
