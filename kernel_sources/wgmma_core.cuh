@@ -28,8 +28,8 @@
 // init and before exit. The eighth session's attempt, 1.5x slower, released stages with one
 // thread's sequential cluster-scope arrivals; lanes arriving in parallel at CTA scope made it
 // faster than no cluster (tools/wgmma_probe, docs/benchmarks.md twelfth session).
-// The epilogue writes 16-byte pieces (WgmmaStoreF16Wide, WgmmaStoreInt8Wide) where the output's
-// row length allows. Deliberately left for later: an smem + TMA store epilogue, split-K.
+// The epilogue writes 16-byte pieces (WgmmaStoreWide) where the output's row length allows.
+// Deliberately left for later: an smem + TMA store epilogue, split-K.
 #ifndef TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 #define TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 
@@ -321,97 +321,108 @@ __device__ __forceinline__ void TransposeQuad(unsigned int (&w)[4]) {
   }
 }
 
-// fp16 output in 16-byte stores (n % 8 == 0, out 16-byte aligned). In the accumulator layout a
-// quad's 4 lanes hold 2 columns each of every 8-column group, so a row goes out as 4-byte pieces
-// that touch 8 rows per warp store: the stores of a 128 x 128 tile took longer than writing its
-// 32 KiB needs (tools/wgmma_probe, docs/benchmarks.md twelfth session). Here each lane converts
-// its pairs of 4 groups to fp16, the quad transposes them (TransposeQuad), and lane j writes group
-// q0 + j whole: a quarter of the store instructions, each sector written whole.
-template <int BN, int kEpi, int kSubtiles>
-__device__ __forceinline__ void WgmmaStoreF16Wide(const float (&acc)[kSubtiles][BN / 2],
-                                                  const s64 (&base)[kSubtiles][2], void* out,
-                                                  const float* bias, int col0, int n) {
-  typedef EpilogueOp<kEpi, float> Op;
-  static_assert(BN % 32 == 0, "whole groups of 4 x 8 columns");
+// 16-byte output stores (WgmmaStoreWide). In the accumulator layout a quad's 4 lanes hold 2
+// columns each of every 8-column group, so a row went out as 4-byte pieces, each warp store
+// touching 8 rows: the stores of a 128 x 128 tile took longer than writing its 32 KiB needs
+// (tools/wgmma_probe, docs/benchmarks.md twelfth session). Instead each lane packs its 4-byte
+// piece of 4 neighbouring "spans" of columns, the quad transposes them (TransposeQuad), and lane
+// j writes span j whole, 16 bytes: a quarter of the store instructions, each sector written
+// whole. The two outputs differ in their span and its pieces:
+//   fp16: a span is one 8-column group; a lane's piece is its 2 columns of it, in fp16.
+//   int8 (requantized): a span is two groups, 16 columns; a lane's piece is its 2 columns of
+//   each (low and high half), and the span's 16 bytes interleave the 4 lanes' halves.
+template <int kEpi, int kInt8Out>
+struct WgmmaWideSpan;
+
+template <int kEpi>
+struct WgmmaWideSpan<kEpi, 0> {
+  static constexpr int kGroups = 1;  // 8-column accumulator groups per span
+  struct Columns {                   // this lane's 2 columns of the span
+    float bias[2];
+  };
+  __device__ __forceinline__ static Columns Load(int col, int n, const float* bias, const float*) {
+    Columns p;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      p.bias[e] = EpilogueOp<kEpi, float>::kBias && col + e < n ? __ldg(bias + col + e) : 0.0f;
+    }
+    return p;
+  }
+  // acc[i], acc[i + 1]: this lane's columns of the span in one row.
+  template <int kRegs>
+  __device__ __forceinline__ static unsigned int Piece(const float (&acc)[kRegs], int i,
+                                                       const Columns& p) {
+    typedef EpilogueOp<kEpi, float> Op;
+    return FloatToF16Bits(Op::Apply(acc[i], p.bias[0], 1.0f)) |
+           static_cast<unsigned int>(FloatToF16Bits(Op::Apply(acc[i + 1], p.bias[1], 1.0f))) << 16;
+  }
+  // w[k]: lane k's piece (columns 2k, 2k + 1).
+  __device__ __forceinline__ static uint4 Bytes(const unsigned int (&w)[4]) {
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  static constexpr int kElementBytes = 2;
+};
+
+template <int kEpi>
+struct WgmmaWideSpan<kEpi, 1> {
+  static constexpr int kGroups = 2;
+  typedef WgmmaColumns Columns;  // columns col, col + 1, col + 8, col + 9
+  __device__ __forceinline__ static Columns Load(int col, int n, const float* bias,
+                                                 const float* scale) {
+    return WgmmaLoadColumns<kEpi>(col, n, bias, scale);
+  }
+  // As WgmmaEpilogue's v: acc[i], acc[i + 1] (first group), acc[i + 4], acc[i + 5] (second).
+  template <typename Acc, int kRegs>
+  __device__ __forceinline__ static unsigned int Piece(const Acc (&acc)[kRegs], int i,
+                                                       const Columns& p) {
+    typedef EpilogueOp<kEpi, Acc> Op;
+    const Acc v[4] = {acc[i], acc[i + 1], acc[i + 4], acc[i + 5]};
+    unsigned int w = 0;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      w |= static_cast<unsigned int>(
+               static_cast<unsigned char>(SaturateToInt8(Op::Apply(v[e], p.bias[e], p.scale[e]))))
+           << (8 * e);
+    }
+    return w;
+  }
+  // w[k]: lane k's piece, columns 2k, 2k + 1 in its low half and 8 + 2k, 9 + 2k in its high one.
+  __device__ __forceinline__ static uint4 Bytes(const unsigned int (&w)[4]) {
+    return make_uint4(__byte_perm(w[0], w[1], 0x5410), __byte_perm(w[2], w[3], 0x5410),
+                      __byte_perm(w[0], w[1], 0x7632), __byte_perm(w[2], w[3], 0x7632));
+  }
+  static constexpr int kElementBytes = 1;
+};
+
+// The rows of a consumer thread in 16-byte stores (Span: WgmmaWideSpan). The caller has checked
+// that n is a multiple of the span (8 fp16 or 16 int8 columns) and `out` 16-byte aligned.
+template <int BN, class Span, typename Acc, int kSubtiles>
+__device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 2],
+                                               const s64 (&base)[kSubtiles][2], void* out,
+                                               const float* bias, const float* scale, int col0,
+                                               int n) {
+  constexpr int kGroups = Span::kGroups;
+  static_assert(BN % (32 * kGroups) == 0, "whole blocks of 4 spans");
   const int j = threadIdx.x % 4;
 #pragma unroll
-  for (int q0 = 0; q0 < BN / 8; q0 += 4) {
-    float b[4][2];
+  for (int q0 = 0; q0 < BN / 8; q0 += 4 * kGroups) {  // spans q0 + kGroups k, k = 0..3
+    typename Span::Columns p[4];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int c = col0 + 8 * (q0 + k) + 2 * j + e;
-        b[k][e] = Op::kBias && c < n ? __ldg(bias + c) : 0.0f;
-      }
-    }
-    const int c = col0 + 8 * (q0 + j);  // this lane's group after the transpose
+    for (int k = 0; k < 4; ++k)
+      p[k] = Span::Load(col0 + 8 * (q0 + kGroups * k) + 2 * j, n, bias, scale);
+    const int c = col0 + 8 * (q0 + kGroups * j);  // this lane's span after the transpose
 #pragma unroll
     for (int sub = 0; sub < kSubtiles; ++sub) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         unsigned int w[4];
 #pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const int i = 4 * (q0 + k) + 2 * half;  // columns 8 (q0 + k) + 2 j + {0, 1}
-          w[k] =
-              FloatToF16Bits(Op::Apply(acc[sub][i], b[k][0], 1.0f)) |
-              static_cast<unsigned int>(FloatToF16Bits(Op::Apply(acc[sub][i + 1], b[k][1], 1.0f)))
-                  << 16;
-        }
+        for (int k = 0; k < 4; ++k)
+          w[k] = Span::Piece(acc[sub], 4 * (q0 + kGroups * k) + 2 * half, p[k]);
         TransposeQuad(w);
         if (base[sub][half] >= 0 && c < n) {
-          *reinterpret_cast<uint4*>(static_cast<unsigned short*>(out) + base[sub][half] + c) =
-              make_uint4(w[0], w[1], w[2], w[3]);
-        }
-      }
-    }
-  }
-}
-
-// Requantized int8 output in 16-byte stores (n % 16 == 0, out 16-byte aligned), as
-// WgmmaStoreF16Wide: per pair of 8-column groups (16 columns) lane j holds 4 bytes, columns
-// 2j, 2j + 1 of the first group (low half) and of the second (high half). The quad transposes
-// the words of 4 pairs, and lane j assembles pair p0 + j's 16 bytes from its 4 lanes' halves.
-template <int BN, int kEpi, typename Acc, int kSubtiles>
-__device__ __forceinline__ void WgmmaStoreInt8Wide(const Acc (&acc)[kSubtiles][BN / 2],
-                                                   const s64 (&base)[kSubtiles][2], void* out,
-                                                   const float* bias, const float* scale, int col0,
-                                                   int n) {
-  typedef EpilogueOp<kEpi, Acc> Op;
-  static_assert(BN % 64 == 0, "whole groups of 4 x 16 columns");
-  const int j = threadIdx.x % 4;
-#pragma unroll
-  for (int q0 = 0; q0 < BN / 8; q0 += 8) {  // 4 pairs of groups: q0 + 2k, q0 + 2k + 1
-    WgmmaColumns p[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      p[k] = WgmmaLoadColumns<kEpi>(col0 + 8 * (q0 + 2 * k) + 2 * j, n, bias, scale);
-    }
-    const int c = col0 + 8 * (q0 + 2 * j);  // this lane's 16 columns after the transpose
-#pragma unroll
-    for (int sub = 0; sub < kSubtiles; ++sub) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        unsigned int w[4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const int i =
-              4 * (q0 + 2 * k) + 2 * half;  // as WgmmaEpilogue's v: i, i + 1, i + 4, i + 5
-          const Acc v[4] = {acc[sub][i], acc[sub][i + 1], acc[sub][i + 4], acc[sub][i + 5]};
-          w[k] = 0;
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            w[k] |= static_cast<unsigned int>(static_cast<unsigned char>(
-                        SaturateToInt8(Op::Apply(v[e], p[k].bias[e], p[k].scale[e]))))
-                    << (8 * e);
-          }
-        }
-        TransposeQuad(w);  // w[k]: lane k's 4 bytes of pair q0 + 2j
-        if (base[sub][half] >= 0 && c < n) {
-          *reinterpret_cast<uint4*>(static_cast<s8*>(out) + base[sub][half] + c) =
-              make_uint4(__byte_perm(w[0], w[1], 0x5410), __byte_perm(w[2], w[3], 0x5410),
-                         __byte_perm(w[0], w[1], 0x7632), __byte_perm(w[2], w[3], 0x7632));
+          *reinterpret_cast<uint4*>(static_cast<unsigned char*>(out) +
+                                    (base[sub][half] + c) * Span::kElementBytes) = Span::Bytes(w);
         }
       }
     }
@@ -436,15 +447,10 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
       base[sub][half] = row_index(row0 + sub * 64 + 16 * (t / 32) + (t % 32) / 4 + 8 * half);
     }
   }
-  if constexpr (kOutF16 != 0 && BN % 32 == 0) {
-    if (n % 8 == 0 && reinterpret_cast<unsigned long long>(out) % 16 == 0) {
-      WgmmaStoreF16Wide<BN, kEpi>(acc, base, out, bias, col0, n);
-      return;
-    }
-  }
-  if constexpr (kInt8Out && BN % 64 == 0) {
-    if (n % 16 == 0 && reinterpret_cast<unsigned long long>(out) % 16 == 0) {
-      WgmmaStoreInt8Wide<BN, kEpi>(acc, base, out, bias, scale, col0, n);
+  if constexpr (kOutF16 != 0 || kInt8Out) {
+    typedef WgmmaWideSpan<kEpi, kInt8Out ? 1 : 0> Span;
+    if (n % (8 * Span::kGroups) == 0 && reinterpret_cast<unsigned long long>(out) % 16 == 0) {
+      WgmmaStoreWide<BN, Span>(acc, base, out, bias, scale, col0, n);
       return;
     }
   }

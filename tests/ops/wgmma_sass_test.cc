@@ -133,7 +133,7 @@ TEST(WgmmaSass, Im2colConvRunsIm2colTma) {
 }
 
 // cluster = 2: the input's im2col loads are multicast to both blocks of the cluster; and the
-// fp16 output goes out in 16-byte stores (WgmmaStoreF16Wide), the int8 one too.
+// fp16 output goes out in 16-byte stores (WgmmaStoreWide), the requantized int8 one too.
 TEST(WgmmaSass, ClusterConvMulticastsAndStoresWide) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
