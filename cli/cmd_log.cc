@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -156,12 +157,14 @@ int Check(const std::vector<std::string>& args) {
 // With --best N: the indices of the records to keep, the N measured ones of least mean cost of
 // each (target, workload), the earlier first among equal costs (so that ApplyHistoryBest's
 // choice, the cheapest and first, is among them). Duplicates of a kept line do not count.
-std::set<size_t> FastestPerWorkload(const LogContents& log, int64_t best) {
+// `lines[i]`: record i as written.
+std::set<size_t> FastestPerWorkload(const LogContents& log, const std::vector<std::string>& lines,
+                                    int64_t best) {
   std::map<std::string, std::vector<std::pair<double, size_t>>> by_workload;
-  std::set<std::string> lines;
+  std::set<std::string_view> distinct;
   for (size_t i = 0; i < log.records.size(); ++i) {
     const autotvm::Record& r = log.records[i].record;
-    if (!r.ok() || !lines.insert(autotvm::SerializeRecord(r)).second) continue;
+    if (!r.ok() || !distinct.insert(lines[i]).second) continue;
     by_workload[absl::StrCat(r.target.text, "|", r.workload.Key())].push_back(
         {r.result.MeanCost(), i});
   }
@@ -202,13 +205,16 @@ int Merge(const std::vector<std::string>& args) {
   for (const LoadedRecord& r : existing.records) seen.insert(autotvm::SerializeRecord(r.record));
   LogContents in;
   if (!LoadAll({paths.begin() + 1, paths.end()}, false, &in)) return kExitFailure;
-  const std::set<size_t> fastest = best > 0 ? FastestPerWorkload(in, best) : std::set<size_t>{};
+  std::vector<std::string> lines;
+  lines.reserve(in.records.size());
+  for (const LoadedRecord& r : in.records) lines.push_back(autotvm::SerializeRecord(r.record));
+  const std::set<size_t> fastest =
+      best > 0 ? FastestPerWorkload(in, lines, best) : std::set<size_t>{};
   int written = 0, duplicates = 0;
   for (size_t i = 0; i < in.records.size(); ++i) {
-    const LoadedRecord& r = in.records[i];
-    if (drop_errors && !r.record.ok()) continue;
+    if (drop_errors && !in.records[i].record.ok()) continue;
     if (best > 0 && !fastest.contains(i)) continue;
-    std::string line = autotvm::SerializeRecord(r.record);
+    const std::string& line = lines[i];
     if (!seen.insert(line).second) {
       ++duplicates;
       continue;
