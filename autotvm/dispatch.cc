@@ -147,6 +147,11 @@ std::vector<Implementation> Conv2dWgmmaImplementations(const Conv2dParams& p) {
   return {{MakeConv2dWorkload(kConv2dNhwcWgmma, p), 10}};
 }
 
+std::vector<Implementation> Conv2dWgmmaPoolImplementations(const Conv2dParams& p) {
+  if (Conv2dWgmmaImplementations(p).empty() || p.OutH() < 2 || p.OutW() < 2) return {};
+  return {{MakeConv2dWorkload(kConv2dNhwcWgmmaPool, p), 10}};
+}
+
 std::vector<Implementation> Conv2dStemImplementations(const Conv2dParams& p) {
   const int64_t patch = p.ci * p.kh * p.kw;
   if (p.data_dtype != "float32" || p.kernel_dtype != "float32" || p.groups != 1 ||

@@ -80,6 +80,10 @@ std::vector<Implementation> DenseImplementations(const DenseParams& params);
 // conv2d_nhwc_wgmma.cuda when groups == 1, stride 1 and C is a whole 16 bytes (8 halves, 16 int8:
 // TMA's pixel stride); the workload NHWC / OHWI. Empty when the template cannot express it.
 std::vector<Implementation> Conv2dWgmmaImplementations(const Conv2dParams& params);
+// The same conv followed by a 2x2 max pool of stride 2 (the graph's, absorbed into the conv's
+// step): conv2d_nhwc_wgmma_pool.cuda where conv2d_nhwc_wgmma.cuda applies and the output has a
+// window; empty otherwise.
+std::vector<Implementation> Conv2dWgmmaPoolImplementations(const Conv2dParams& params);
 // conv2d_nchw_stem_mma.cuda for a float32 conv with a short patch (CI * KH * KW <= 64: VGG-16's
 // RGB stem, 27) and 16 to 64 output channels in 16s (its accumulators and weights stay in
 // registers); params' out_dtype is the output's (float16 or float32). Empty otherwise.

@@ -157,7 +157,7 @@ bool HasConfigSpace(const std::string& task_name) {
          task_name == "conv2d_NCHWc_int8.cuda" || task_name == "dense_small_batch.cuda" ||
          task_name == "dense_large_batch.cuda" || task_name == "depthwise_conv2d_nchw.cuda" ||
          task_name == "dense_wgmma.cuda" || task_name == kConv2dNhwcWgmma ||
-         task_name == kConv2dNchwStemMma;
+         task_name == kConv2dNhwcWgmmaPool || task_name == kConv2dNchwStemMma;
 }
 
 absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Target& target) {
@@ -174,7 +174,8 @@ absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Tar
     return DenseWgmmaSpace(p.data_dtype == "int8");
   }
   TUNEJIT_ASSIGN_OR_RETURN(Conv2dParams p, ParseConv2dWorkload(workload));
-  if (task == kConv2dNhwcWgmma) return ConvWgmmaSpace();
+  // The pooled task has the convolution's knobs: its configs are the same kernels.
+  if (task == kConv2dNhwcWgmma || task == kConv2dNhwcWgmmaPool) return ConvWgmmaSpace();
   if (task == kConv2dNchwStemMma) return StemSpace();
   if (task == "conv2d_nchw.cuda") return DirectSpace(p, target);
   if (task == "conv2d_NCHWc_int8.cuda") return Int8Space(p);

@@ -215,7 +215,7 @@ absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload) {
     TUNEJIT_RETURN_IF_ERROR(FillPacked(data, kernel, workload, &p));
   } else if (absl::StrContains(task, "without_weight_transform")) {
     TUNEJIT_RETURN_IF_ERROR(FillPretransformed(data, kernel, workload, &p));
-  } else if (task == kConv2dNhwcWgmma) {
+  } else if (task == kConv2dNhwcWgmma || task == kConv2dNhwcWgmmaPool) {
     TUNEJIT_RETURN_IF_ERROR(FillNhwc(data, kernel, workload, &p));
   } else if (task == "conv2d_nchw.cuda" || task == "conv2d_nchw_winograd.cuda" ||
              task == "conv2d_NCHWc_int8.cuda" || task == "topi_nn_conv2d" ||
@@ -286,7 +286,7 @@ Workload MakeConv2dWorkload(const std::string& task_name, const Conv2dParams& p)
   } else if (absl::StrContains(task_name, "without_weight_transform")) {
     int64_t alpha = (p.h % 8 == 0 ? 4 : 2) + p.kh - 1;
     kernel = TensorJson({alpha, alpha, p.ci, p.co}, p.kernel_dtype);
-  } else if (task_name == kConv2dNhwcWgmma) {
+  } else if (task_name == kConv2dNhwcWgmma || task_name == kConv2dNhwcWgmmaPool) {
     data = TensorJson({p.n, p.h, p.w, p.ci}, p.data_dtype);
     kernel = TensorJson({p.co, p.kh, p.kw, p.ci}, p.kernel_dtype);
   } else if (task_name == "conv2d_NCHWc_int8.cuda" && p.layout == "NCHW4c") {

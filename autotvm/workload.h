@@ -58,6 +58,11 @@ struct DenseParams {
 
 // tunejit's Hopper tensor-core convolution: NHWC data, OHWI kernel (layout "NHWC" in the params).
 inline constexpr char kConv2dNhwcWgmma[] = "conv2d_nhwc_wgmma.cuda";
+// The same convolution followed by a 2x2 max pool of stride 2 (its epilogue's output pooled):
+// the workload is the convolution's, the output [N, OH / 2, OW / 2, CO] NHWC. A task of its own
+// because where the pool goes (in the kernel or a kernel after it) depends on the config, and
+// its records' times are the pair's (issue 7's fused epilogues).
+inline constexpr char kConv2dNhwcWgmmaPool[] = "conv2d_nhwc_wgmma_pool.cuda";
 // tunejit's stem convolution: NCHW float32 data and OIHW float32 kernel as the graph has them,
 // float16 products on mma.sync, the output NHWC (Conv2dParams::nhwc_out).
 inline constexpr char kConv2dNchwStemMma[] = "conv2d_nchw_stem_mma.cuda";
@@ -65,7 +70,7 @@ inline constexpr char kConv2dNchwStemMma[] = "conv2d_nchw_stem_mma.cuda";
 // Accepts conv2d_nchw.cuda, conv2d_nchw_winograd.cuda (+ _without_weight_transform),
 // conv2d_NCHWc_int8.cuda and depthwise_conv2d_nchw.cuda argument lists, with every encoding real
 // logs use (int / 2- / 4-element padding, missing dilation, packed 5-D/6-D int8 tensors); and
-// conv2d_nhwc_wgmma.cuda (data [N, H, W, C], kernel [CO, KH, KW, C]) and
+// conv2d_nhwc_wgmma(_pool).cuda (data [N, H, W, C], kernel [CO, KH, KW, C]) and
 // conv2d_nchw_stem_mma.cuda (data [N, C, H, W], kernel [CO, C, KH, KW], output NHWC).
 absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload);
 // Accepts dense_small_batch.cuda, dense_large_batch.cuda and dense_wgmma.cuda (same arguments;

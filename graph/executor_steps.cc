@@ -245,8 +245,18 @@ class Lowerer {
       fused.push_back("relu");
       s.fused_nodes.push_back(r);
     }
-    for (int f : s.fused_nodes) consumed_[f] = true;
     const NodeTask& task = p_.tasks[s.task];
+    if (task.pool >= 0) {  // conv2d_nhwc_wgmma_pool.cuda: the max pool is this step's too
+      if (FuseNext(end, OpKind::kMaxPool2d) != task.pool) {
+        return absl::InternalError(absl::StrCat(NodeLabel(i, node), ": the pool its task absorbs, ",
+                                                g_.nodes()[task.pool].name,
+                                                ", does not read the fused value"));
+      }
+      end = g_.nodes()[task.pool].output;
+      fused.push_back("max_pool");
+      s.fused_nodes.push_back(task.pool);
+    }
+    for (int f : s.fused_nodes) consumed_[f] = true;
     if (task.fp16) {
       // Tensor cores: float16 in (NHWC for a conv); the workload's out_dtype picks the output.
       const bool nhwc = task.nhwc;

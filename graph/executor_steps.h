@@ -2,7 +2,9 @@
 // The executor's lowering (graph/executor.h), on the host: a validated Graph at a precision becomes
 // a flat list of Steps, each one kernel plan at run time:
 //  * conv2d / dense absorb a following bias_add and relu into their epilogue (when the
-//    intermediate tensors have no other consumer and are not graph outputs);
+//    intermediate tensors have no other consumer and are not graph outputs); a tensor-core conv
+//    also the 2x2 max pool after them (NodeTask::pool: conv2d_nhwc_wgmma_pool.cuda), its step
+//    writing the pool's output;
 //  * max_pool2d, avg_pool2d, global_avg_pool2d, clip, softmax, a standalone bias_add (+relu) and
 //    the residual add (+relu, fused when the add's output has no other consumer) are elementwise
 //    steps; a relu that cannot be fused runs as a clip step to [0, inf);

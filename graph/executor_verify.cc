@@ -41,7 +41,8 @@ absl::StatusOr<VerifyShape> ShapeOf(const KernelCandidate& c, bool conv) {
     s.data = p.n * p.ci * p.h * p.w;
     s.reduction = p.ci / p.groups * p.kh * p.kw;
     s.weight = p.co * s.reduction;
-    s.inner = p.OutH() * p.OutW();
+    s.inner = c.task_name == autotvm::kConv2dNhwcWgmmaPool ? (p.OutH() / 2) * (p.OutW() / 2)
+                                                           : p.OutH() * p.OutW();
     s.out = p.n * p.co * s.inner;
     s.channels = p.co;
     s.batch = p.n;
@@ -67,6 +68,7 @@ absl::StatusOr<OpPlan> ReferencePlan(const KernelCandidate& c, bool conv, const 
   if (conv) {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(c.workload));
     p.n = 1;
+    if (c.task_name == autotvm::kConv2dNhwcWgmmaPool) return ReferenceConv2dPoolPlan(p, e);
     return ReferenceConv2dPlan(p, e);
   }
   TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(c.workload));

@@ -16,11 +16,14 @@ std::string RecordLabel(const autotvm::LoadedRecord& r) {
   return absl::StrCat(slash == std::string::npos ? r.file : r.file.substr(slash + 1), ":", r.line);
 }
 
-// Candidates from the log, fastest first; appends every skip to `choice->reasons`.
-void AddRecordCandidates(const NodeTask& task, const autotvm::HistoryBest& history,
-                         const autotvm::Target& target, const DeviceLimits& limits,
-                         const Epilogue& epilogue, KernelChoice* choice) {
-  autotvm::OpChoice op = autotvm::ChooseImplementation(history, target, task.implementations);
+// Candidates from the log, fastest first; appends every skip to `choice->reasons`. The records
+// are looked up under `lookup` (task.implementations' workloads, or the same ones under another
+// task name whose configs they take) and specialized for task.implementations.
+void AddRecordCandidates(const NodeTask& task, const std::vector<autotvm::Implementation>& lookup,
+                         const autotvm::HistoryBest& history, const autotvm::Target& target,
+                         const DeviceLimits& limits, const Epilogue& epilogue,
+                         KernelChoice* choice) {
+  autotvm::OpChoice op = autotvm::ChooseImplementation(history, target, lookup);
   choice->reasons.insert(choice->reasons.end(), op.reasons.begin(), op.reasons.end());
   std::vector<int> order;
   for (size_t i = 0; i < op.per_implementation.size(); ++i) {
@@ -32,7 +35,10 @@ void AddRecordCandidates(const NodeTask& task, const autotvm::HistoryBest& histo
   for (int i : order) {
     const autotvm::Implementation& impl = task.implementations[i];
     const autotvm::LoadedRecord& record = *op.per_implementation[i].best;
-    const std::string label = RecordLabel(record);
+    std::string label = RecordLabel(record);
+    if (lookup[i].workload.task_name != impl.workload.task_name) {
+      absl::StrAppend(&label, " (", lookup[i].workload.task_name, "'s)");
+    }
     const OpTemplate* op_template = FindOpTemplate(impl.workload.task_name);
     if (op_template == nullptr) {
       choice->reasons.push_back(absl::StrCat(label, " (", impl.workload.task_name,
@@ -103,7 +109,17 @@ absl::StatusOr<KernelChoice> ChooseKernel(const NodeTask& task, const autotvm::H
                                           const Epilogue& epilogue) {
   KernelChoice choice;
   if (history != nullptr && history->size() > 0) {
-    AddRecordCandidates(task, *history, target, limits, epilogue, &choice);
+    AddRecordCandidates(task, task.implementations, *history, target, limits, epilogue, &choice);
+    // A pooled conv without records of its own takes the convolution's (the same knobs), so a
+    // log tuned before the pooled task existed keeps its configs: the pool then runs after the
+    // kernel or in it, as each config's tiles allow.
+    if (task.pool >= 0 && choice.candidates.empty()) {
+      std::vector<autotvm::Implementation> unpooled = task.implementations;
+      for (autotvm::Implementation& impl : unpooled) {
+        impl.workload.task_name = autotvm::kConv2dNhwcWgmma;
+      }
+      AddRecordCandidates(task, unpooled, *history, target, limits, epilogue, &choice);
+    }
   }
   if (!AddFallback(task, limits, epilogue, &choice) && choice.candidates.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(

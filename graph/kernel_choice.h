@@ -5,7 +5,9 @@
 // highest-priority implementation whose template accepts its FallbackConfig. A record whose config
 // the template rejects (Specialize fails: TVM's INSTANTIATION_ERROR) is skipped with the reason.
 // The executor compiles the first candidate and moves on to the next when a verification against
-// the reference kernels fails.
+// the reference kernels fails. A pooled conv (NodeTask::pool) whose task has no record takes the
+// records of the same workload under conv2d_nhwc_wgmma.cuda (the same knobs), so logs tuned before
+// the pooled task existed keep their configs.
 //
 //   TUNEJIT_ASSIGN_OR_RETURN(KernelChoice c,
 //                            ChooseKernel(task, &history, target, limits, epilogue));

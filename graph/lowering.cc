@@ -23,6 +23,40 @@ autotvm::Conv2dParams ConvParams(const Graph& graph, const Node& node, Precision
   return p;
 }
 
+// The node reading activation `t` when it is its only reader, of kind `op`, with `t` as its data
+// (a bias_add's bias a weight), or -1: what graph/executor_steps.cc fuses into a producer.
+int SoleReader(const Graph& graph, int t, OpKind op) {
+  if (graph.tensor(t).kind != TensorKind::kActivation) return -1;
+  int reader = -1;
+  for (int i = 0; i < static_cast<int>(graph.nodes().size()); ++i) {
+    const std::vector<int>& in = graph.nodes()[i].inputs;
+    if (std::find(in.begin(), in.end(), t) == in.end()) continue;
+    if (reader >= 0) return -1;
+    reader = i;
+  }
+  if (reader < 0) return -1;
+  const Node& user = graph.nodes()[reader];
+  if (user.op != op || user.inputs[0] != t) return -1;
+  if (op == OpKind::kBiasAdd && graph.tensor(user.inputs[1]).kind != TensorKind::kWeight) return -1;
+  return reader;
+}
+
+// The 2x2 max pool of stride 2 without padding that conv `node`'s value reaches through an
+// optional bias_add and relu (each the only reader of the value before it), or -1.
+int PoolAfterConv(const Graph& graph, int node) {
+  int t = graph.nodes()[node].output;
+  for (OpKind op : {OpKind::kBiasAdd, OpKind::kRelu}) {
+    if (int fused = SoleReader(graph, t, op); fused >= 0) t = graph.nodes()[fused].output;
+  }
+  const int pool = SoleReader(graph, t, OpKind::kMaxPool2d);
+  if (pool < 0) return -1;
+  const NodeAttrs& a = graph.nodes()[pool].attrs;
+  const bool two_by_two = a.pool_h == 2 && a.pool_w == 2 && a.stride_h == 2 && a.stride_w == 2 &&
+                          a.pad_top == 0 && a.pad_left == 0 && a.pad_bottom == 0 &&
+                          a.pad_right == 0;
+  return two_by_two ? pool : -1;
+}
+
 // Whether a conv2d or dense reads what `node` computes, directly or through other ops: then its
 // output is an fp16 activation inside the network; otherwise it leaves at the graph's edge (the
 // logits) in float32. Nodes are in topological order, so one forward pass finds them.
@@ -98,6 +132,23 @@ autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node) {
   return p;
 }
 
+namespace {
+
+// A tensor-core conv with a 2x2 max pool after it becomes the pooled task (NodeTask::pool).
+void PoolInto(const Graph& graph, NodeTask* task) {
+  const int pool = PoolAfterConv(graph, task->node);
+  if (pool < 0) return;
+  absl::StatusOr<autotvm::Conv2dParams> parsed =
+      autotvm::ParseConv2dWorkload(task->implementations.front().workload);
+  if (!parsed.ok()) return;
+  std::vector<autotvm::Implementation> pooled = autotvm::Conv2dWgmmaPoolImplementations(*parsed);
+  if (pooled.empty()) return;
+  task->implementations = std::move(pooled);
+  task->pool = pool;
+}
+
+}  // namespace
+
 std::string_view PrecisionName(Precision precision) {
   switch (precision) {
     case Precision::kInt8:
@@ -151,6 +202,7 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision
         }
         task.fp16 = task.nhwc = !task.implementations.empty();
       }
+      if (task.nhwc && !task.stem) PoolInto(graph, &task);
       if (task.implementations.empty()) task.implementations = autotvm::Conv2dImplementations(p);
     } else {
       autotvm::DenseParams p;

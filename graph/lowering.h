@@ -14,6 +14,9 @@
 // (the stem on the stem template, requantizing to int8 NHWC in its epilogue), where
 // float32 on the CUDA cores took a fifth of the network's time.
 //
+// A tensor-core conv followed by a 2x2 max pool (NodeTask::pool) becomes the pooled task
+// conv2d_nhwc_wgmma_pool.cuda instead: the pool runs in the conv's kernel where its tiles allow.
+//
 // Precision::kFp16 is the Hopper tensor-core path (issue 7): a conv2d_nhwc_wgmma.cuda can express
 // (autotvm::Conv2dWgmmaImplementations) and every dense with K a multiple of 8 run float16 x
 // float16 on wgmma with float32 accumulation, writing float16 activations (float32 for a layer
@@ -59,6 +62,10 @@ struct NodeTask {
   // RGB stem), so it runs on conv2d_nchw_stem_mma.cuda: float32 NCHW input and OIHW weight as
   // the graph has them, float16 products, NHWC output.
   bool stem = false;
+  // A tensor-core conv whose value (after a bias_add and relu, each its value's only reader)
+  // only a 2x2 max pool of stride 2 reads: that max_pool2d node, which the conv's step absorbs
+  // (the implementations are then conv2d_nhwc_wgmma_pool.cuda's); -1 otherwise.
+  int pool = -1;
   // Every task name that can implement the node, in Relay's order; priority as Relay's plevel.
   std::vector<autotvm::Implementation> implementations;
   double flops = 0;  // 2 x MACs

@@ -6,13 +6,13 @@
 //                                           * weight[co, r, s, c])          (stride 1)
 //
 //   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM, kIm2col,
-//                CLUSTER>
+//                CLUSTER, POOL>
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
 //   turn), block 128 * (1 + CONS_WG), dynamic shared memory
-//   WgmmaSmemBytes(TH * TW, BN, 128, STAGES). Output tile t is channel tile t % ceil(CO / BN) of
-//   pixel tile t / ceil(CO / BN): the channel tiles of one pixel tile run side by side, so its
-//   input is read from DRAM once and from L2 after.
+//   WgmmaSmemBytes(TH * TW, BN, 128, STAGES) (+ WgmmaPoolBytes(TW, CONS_WG) with POOL). Output tile
+//   t is channel tile t % ceil(CO / BN) of pixel tile t / ceil(CO / BN): the channel tiles of one
+//   pixel tile run side by side, so its input is read from DRAM once and from L2 after.
 //
 // The GEMM view: M = the output pixels, in tiles of TH x TW pixels of one image (rows h-major);
 // N = CO; K = KH * KW * C, walked one tap (r, s) and one 128-byte swizzled row of E channels
@@ -36,6 +36,12 @@
 // tile's pixel rows (x_map's box is half the M tile: TH / 2 rows, or TH * TW / 2 im2col pixels)
 // into both blocks' stages with TMA multicast, halving the input's L2 reads. The weights are
 // loaded per block. wgmma_core.cuh hands each stage back to both producers.
+//
+// POOL = 1 (conv2d_nhwc_wgmma_pool.cuda): a 2x2 max pool (stride 2) follows the epilogue, in
+// the kernel: tiles of whole image rows (kIm2col 0) hold whole windows when TH is even, OH and OW
+// are even and each consumer's rows start at an even image row (ops/conv2d_wgmma.cc checks), so
+// wgmma_core.cuh WgmmaPool2x2 reduces each window in registers and shared memory and only its
+// top-left row is written, to the [N, OH / 2, OW / 2, CO] output (ConvPoolRows).
 //
 // Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, 1}), w_map ({C, KH * KW, CO}, box
 // {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
@@ -61,6 +67,19 @@ struct ConvRows {
     const int y = y0 + row / TW, x = x0 + row % TW;
     if (y >= oh || x >= ow) return -1;
     return ((static_cast<s64>(b) * oh + y) * ow + x) * co;
+  }
+};
+
+// Output rows of a tile pooled 2x2 (POOL = 1): the top-left row of each window -> NHWC index of
+// pooled pixel (b, y / 2, x / 2) of the [N, OH / 2, OW / 2, CO] output; the window's other rows,
+// and rows past the output (OH, OW even: a window is in or out whole), -1.
+template <int TW>
+struct ConvPoolRows {
+  int b, y0, x0, oh, ow, co;  // the conv's output size
+  __device__ __forceinline__ s64 operator()(int row) const {
+    const int y = y0 + row / TW, x = x0 + row % TW;
+    if (((y | x) & 1) != 0 || y >= oh || x >= ow) return -1;
+    return ((static_cast<s64>(b) * (oh / 2) + y / 2) * (ow / 2) + x / 2) * co;
   }
 };
 
@@ -126,18 +145,22 @@ struct ConvLinearRows {
   }
 };
 
-template <int TW, int kIm2col>
+template <int TW, int kIm2col, int POOL>
 struct ConvRowsOf {
   typedef ConvRows<TW> Type;
 };
 template <int TW>
-struct ConvRowsOf<TW, 1> {
+struct ConvRowsOf<TW, 1, 0> {
   typedef ConvLinearRows Type;
+};
+template <int TW>
+struct ConvRowsOf<TW, 0, 1> {
+  typedef ConvPoolRows<TW> Type;
 };
 
 // The output tiles of the conv, for WgmmaBlock. `rank`: this block's rank in its cluster (0
 // without clusters), which picks the half of each pixel tile it loads.
-template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER>
+template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER, int POOL>
 struct ConvTiles {
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
@@ -145,8 +168,8 @@ struct ConvTiles {
   int c_tiles, n_tiles, rank;
   __device__ __forceinline__ int count() const { return g.m_tiles * n_tiles; }
   typedef ConvProducer<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER> Producer;
-  __device__ __forceinline__ WgmmaTile<Producer, typename ConvRowsOf<TW, kIm2col>::Type> At(
-      int t) const {
+  typedef typename ConvRowsOf<TW, kIm2col, POOL>::Type Rows;
+  __device__ __forceinline__ WgmmaTile<Producer, Rows> At(int t) const {
     const int m_tile = t / n_tiles, n0 = (t % n_tiles) * BN;
     if constexpr (kIm2col != 0) {
       const int m0 = m_tile * TH * TW, per_image = g.oh * g.ow;
@@ -160,13 +183,13 @@ struct ConvTiles {
       const int y0 = (m_tile % per_image) / g.tiles_w * TH;
       const int x0 = (m_tile % per_image) % g.tiles_w * TW;
       return {Producer{x_map, w_map, g, b, y0 + rank * (TH / CLUSTER), x0, n0, c_tiles, rank},
-              ConvRows<TW>{b, y0, x0, g.oh, g.ow, g.co}, 0, n0};
+              Rows{b, y0, x0, g.oh, g.ow, g.co}, 0, n0};
     }
   }
 };
 
 template <int TH, int TW, int BN, int STAGES, int CONS_WG, int PINGPONG, int kInt8, int kEpi,
-          int kOutF16, int ATOM, int kIm2col, int CLUSTER>
+          int kOutF16, int ATOM, int kIm2col, int CLUSTER, int POOL>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
@@ -178,6 +201,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CON
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
   static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
   static_assert(CLUSTER == 1 || kIm2col != 0 || TH % CLUSTER == 0, "whole rows per half tile");
+  static_assert(POOL == 0 || (kIm2col == 0 && TH % 2 == 0), "pooled tiles hold whole windows");
   constexpr int BM = TH * TW;
   // Channels per atom row; a narrow conv has them all in one row (c_tiles 1), two taps a stage.
   constexpr int kRowElems = ATOM / (kInt8 ? 1 : 2);
@@ -185,38 +209,43 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CON
   const int k_tiles = ATOM == kWgmmaAtomBytes ? g.taps * c_tiles : CeilDiv(g.taps, 2);
   const int rank = CLUSTER == 1 ? 0 : static_cast<int>(hopper::ClusterRank());
   WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM,
-             CLUSTER>(
-      ConvTiles<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER>{&x_map, &w_map, g, c_tiles,
-                                                           CeilDiv(g.co, BN), rank},
+             CLUSTER, POOL != 0 ? TW : 0>(
+      ConvTiles<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER, POOL>{&x_map, &w_map, g, c_tiles,
+                                                                 CeilDiv(g.co, BN), rank},
       &x_map, &w_map, out, bias, scale, g.co, k_tiles);
 }
 
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL)    \
-  template __global__ void                                                                       \
-  tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL>(        \
-      const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
-      const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
+#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL, PL) \
+  template __global__ void                                                                        \
+  tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL, PL>(     \
+      const __grid_constant__ tunejit::hopper::TmaDescriptor,                                     \
+      const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*,  \
       int, int, int, int, int, int, int, int, int, int, int, int, int, int)
 // The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1);
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1, 0);
 // int8: bias + relu + requantize to int8; fp16 requantized to int8 (int8's stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1, 0);
 // Ping-pong: 64 x 256 per consumer in fp16, 128 x 128 in int8.
-TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 0);
 // 64-byte rows: int8 with 64 channels; fp16 with 32 channels (the RGB stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1);
-TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0);
+TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1, 0);
 // im2col tiles: 128 pixels x 256 in fp16; int8 with 64-byte rows, ping-pong.
-TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1);
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1);
+TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1, 0);
 // Clusters of two: im2col fp16 (256 pixels x 128), tiled int8 ping-pong.
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2, 0);
+// Pooled 2x2: rows of 8 (y pairs in one thread), 16 (across warps), 64 (across subtiles); fp16
+// and requantized int8, ping-pong.
+TUNEJIT_CONV2D_WGMMA(16, 8, 64, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 1);
+TUNEJIT_CONV2D_WGMMA(4, 64, 64, 4, 2, 0, 0, 3, 1, 128, 0, 2, 1);
 #endif  // TUNEJIT_NVCC_CHECK

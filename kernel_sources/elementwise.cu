@@ -174,6 +174,13 @@ struct PoolWord<f16> {
   }
 };
 template <>
+struct PoolWord<float> {
+  static constexpr unsigned int kLowest = 0xff800000u;  // -inf
+  __device__ static unsigned int Max(unsigned int best, unsigned int next) {
+    return __uint_as_float(next) > __uint_as_float(best) ? next : best;
+  }
+};
+template <>
 struct PoolWord<s8> {
   static constexpr unsigned int kLowest = 0x80808080u;  // -128 x 4
   // Four signed bytes at once (equal values have equal bits, so ties need no care).
@@ -422,6 +429,8 @@ template __global__ void tunejit::max_pool2d_nhwc<tunejit::f16>(const uint4*, ui
 template __global__ void tunejit::max_pool2d_nhwc<signed char>(const uint4*, uint4*, int, int, int,
                                                                int, int, int, int, int, int, int,
                                                                int, int);
+template __global__ void tunejit::max_pool2d_nhwc<float>(const uint4*, uint4*, int, int, int, int,
+                                                         int, int, int, int, int, int, int, int);
 template __global__ void tunejit::convert<float, tunejit::f16>(const float*, tunejit::f16*,
                                                                long long);
 template __global__ void tunejit::convert<tunejit::f16, float>(const tunejit::f16*, float*,

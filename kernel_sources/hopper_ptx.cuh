@@ -119,6 +119,12 @@ __device__ __forceinline__ void MbarrierArriveCluster(u64* bar, u32 rank) {
       : "memory");
 }
 
+// bar.sync id, threads: waits until `threads` threads (whole warps) have reached named barrier
+// `id` (1..15; 0 is __syncthreads'), which lets one warpgroup sync without the others.
+__device__ __forceinline__ void NamedBarrierSync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // barrier.cluster.arrive.release + wait.acquire: every thread of every CTA of the cluster. After
 // mbarrier init (no peer may signal a barrier before it exists) and before exit (no peer may
 // signal a barrier of a CTA that has gone).

@@ -28,7 +28,8 @@
 // init and before exit. The eighth session's attempt, 1.5x slower, released stages with one
 // thread's sequential cluster-scope arrivals; lanes arriving in parallel at CTA scope made it
 // faster than no cluster (tools/wgmma_probe, docs/benchmarks.md twelfth session).
-// The epilogue writes 16-byte pieces (WgmmaStoreWide) where the output's row length allows.
+// The epilogue writes 16-byte pieces (WgmmaStoreWide) where the output's row length allows; a
+// pooled conv (kPoolW) first reduces each 2x2 window of its accumulators (WgmmaPool2x2).
 // Deliberately left for later: an smem + TMA store epilogue, split-K.
 #ifndef TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 #define TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
@@ -64,6 +65,21 @@ struct WgmmaKind<1> {
 // bytes (128-byte swizzle atoms). ops/wgmma_rules.h mirrors this.
 __host__ __device__ constexpr int WgmmaSmemBytes(int bm, int bn, int bk_bytes, int stages) {
   return stages * (bm + bn) * bk_bytes + (stages + 1) * 2 * 8 + 1024;
+}
+
+// The 2x2 max-pool exchange (WgmmaPool2x2) after the barriers, for tiles of image rows of `tw`
+// pixels (0: no pooling): per consumer warpgroup one accumulator per window of a group of rows
+// (two image rows, at least one 64-row subtile) and column of a 64-column chunk, window rows
+// padded from 64 to 72 words so that the 4 windows one store instruction touches use distinct
+// banks. ops/wgmma_rules.h mirrors this.
+constexpr int kWgmmaPoolChunk = 64;   // columns exchanged at once
+constexpr int kWgmmaPoolStride = 72;  // words per window row
+__host__ __device__ constexpr int WgmmaPoolGroupRows(int tw) { return 2 * tw > 64 ? 2 * tw : 64; }
+__host__ __device__ constexpr int WgmmaPoolWords(int tw) {
+  return tw == 0 ? 0 : WgmmaPoolGroupRows(tw) / 4 * kWgmmaPoolStride;
+}
+__host__ __device__ constexpr int WgmmaPoolBytes(int tw, int consumers) {
+  return consumers * WgmmaPoolWords(tw) * 4;
 }
 
 // Which consumer warpgroup computes what: cooperative, the CONS_WG warpgroups split each tile's
@@ -474,6 +490,66 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
   }
 }
 
+// 2x2 max pooling (stride 2) of a consumer's accumulators, for conv tiles of TW-pixel image rows
+// (tile row m = y * TW + x, the tile and the consumer's first row at an even image row): each
+// window's max lands in its top-left row, the only row of it the template's row map gives an
+// output (conv2d_wgmma.cu ConvPoolRows). Bias, relu, the positive requantize scales and the
+// rounding are monotonic per column, so pooling the accumulators first writes the same values as
+// pooling the written outputs, a quarter of the stores. Neighbours along x are rows r and r + 1:
+// lanes t and t ^ 4. Along y (row r + TW) the partner is this thread's row r + 8 (TW 8), another
+// warp's (TW 16, 32) or the next subtile's (TW 64), so it goes through shared memory `buf`
+// (WgmmaPoolWords): a group of WgmmaPoolGroupRows rows and 64 columns at a time, the bottom rows
+// writing and the top rows reading, with the warpgroup's named barrier `barrier` in between.
+template <int TW, int BN, typename Acc, int kSubtiles>
+__device__ __forceinline__ void WgmmaPool2x2(Acc (&acc)[kSubtiles][BN / 2], Acc* buf, int barrier) {
+  constexpr int kGroupSubtiles = WgmmaPoolGroupRows(TW) / 64;
+  static_assert(TW % 8 == 0 && TW <= 64, "image rows of 8 to 64 pixels, whole 8-row blocks");
+  static_assert(kSubtiles % kGroupSubtiles == 0, "a consumer holds whole pairs of image rows");
+  static_assert(BN % kWgmmaPoolChunk == 0, "whole 64-column chunks");
+  const int t = threadIdx.x % 128;
+#pragma unroll
+  for (int sub = 0; sub < kSubtiles; ++sub) {
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) {
+      const Acc right = __shfl_xor_sync(0xffffffffu, acc[sub][i], 4);
+      acc[sub][i] = right > acc[sub][i] ? right : acc[sub][i];
+    }
+  }
+#pragma unroll
+  for (int group = 0; group < kSubtiles / kGroupSubtiles; ++group) {
+#pragma unroll
+    for (int chunk = 0; chunk < BN / kWgmmaPoolChunk; ++chunk) {
+#pragma unroll
+      for (int pass = 0; pass < 2; ++pass) {  // 0: odd image rows write; 1: even rows read
+#pragma unroll
+        for (int s = 0; s < kGroupSubtiles; ++s) {
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int r = s * 64 + 16 * (t / 32) + (t % 32) / 4 + 8 * half;  // row in the group
+            const int y = r / TW, x = r % TW;
+            if (x % 2 != 0 || y % 2 != 1 - pass) continue;
+            Acc* window = buf + ((y / 2) * (TW / 2) + x / 2) * kWgmmaPoolStride;
+#pragma unroll
+            for (int q = 0; q < kWgmmaPoolChunk / 8; ++q) {
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                Acc& v = acc[group * kGroupSubtiles + s][4 * (chunk * 8 + q) + 2 * half + e];
+                Acc* slot = window + 8 * q + 2 * (t % 4) + e;
+                if (pass == 0) {
+                  *slot = v;
+                } else {
+                  v = *slot > v ? *slot : v;
+                }
+              }
+            }
+          }
+        }
+        hopper::NamedBarrierSync(barrier, 128);
+      }
+    }
+  }
+}
+
 // One output tile of a template: the loads of its k tiles, where its rows go, its first row and
 // column.
 template <class Producer, class RowMap>
@@ -485,11 +561,12 @@ struct WgmmaTile {
 
 // The consumer warpgroups' part of WgmmaBlock: accumulate and write out their tiles.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          int kPingPong, int ATOM, int kCluster, class Tiles>
+          int kPingPong, int ATOM, int kCluster, int kPoolW, class Tiles>
 __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsigned char* ring,
                                                   hopper::u64* full, hopper::u64* empty,
-                                                  hopper::u64* turn, void* out, const float* bias,
-                                                  const float* scale, int n, int k_tiles) {
+                                                  hopper::u64* turn, unsigned char* pool, void* out,
+                                                  const float* bias, const float* scale, int n,
+                                                  int k_tiles) {
   using Consumers = WgmmaConsumers<BM, CONS_WG, kPingPong>;
   const int wg = threadIdx.x / 128;
   if constexpr (CONS_WG == 2) hopper::SetMaxNRegInc<kWgmmaConsumerRegs>();
@@ -516,18 +593,25 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
     if constexpr (kPingPong != 0) {
       if (threadIdx.x % 32 == 0) hopper::MbarrierArrive(&turn[1 - c]);
     }
+    if constexpr (kPoolW != 0) {  // each consumer its own exchange and named barrier (1 + c)
+      typedef typename WgmmaKind<kInt8>::Acc Acc;
+      WgmmaPool2x2<kPoolW, BN>(acc, reinterpret_cast<Acc*>(pool) + c * WgmmaPoolWords(kPoolW),
+                               1 + c);
+    }
     WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, bias, scale,
                                      tile.m0 + Consumers::RowOffset(c), tile.n0, n);
   }
 }
 
 // The whole block: ring setup, the producer warpgroup (one thread issues every load), the
-// consumers' accumulation and epilogue. The block is persistent: it takes output tiles
-// blockIdx.x, blockIdx.x + gridDim.x, ... of `tiles` (count(), At(t) -> WgmmaTile), so the
-// producer loads the next tile while the consumers write the last one out, and a grid of one
-// block per SM pays the setup once. A grid of count() blocks is the one-tile-per-block kernel.
+// consumers' accumulation and epilogue (kPoolW != 0: with WgmmaPool2x2 first). The block is
+// persistent: it takes output tiles blockIdx.x, blockIdx.x + gridDim.x, ... of `tiles` (count(),
+// At(t) -> WgmmaTile), so the producer loads the next tile while the consumers write the last one
+// out, and a grid of one block per SM pays the setup once. A grid of count() blocks is the
+// one-tile-per-block kernel.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          int kPingPong = 0, int ATOM = kWgmmaAtomBytes, int kCluster = 1, class Tiles>
+          int kPingPong = 0, int ATOM = kWgmmaAtomBytes, int kCluster = 1, int kPoolW = 0,
+          class Tiles>
 __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
                                            const float* bias, const float* scale, int n,
@@ -545,6 +629,7 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
   hopper::u64* full = reinterpret_cast<hopper::u64*>(ring + STAGES * (BM + BN) * BK_BYTES);
   hopper::u64* empty = full + STAGES;
   hopper::u64* turn = empty + STAGES;  // ping-pong: turn[c] opens consumer c's next mainloop
+  unsigned char* pool = reinterpret_cast<unsigned char*>(turn + 2);  // WgmmaPoolBytes
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -575,7 +660,8 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
     }
   } else {
     WgmmaConsumeTiles<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8, kEpi, kOutF16, kPingPong, ATOM,
-                      kCluster>(tiles, ring, full, empty, turn, out, bias, scale, n, k_tiles);
+                      kCluster, kPoolW>(tiles, ring, full, empty, turn, pool, out, bias, scale, n,
+                                        k_tiles);
   }
   // The peer's consumers still hand stages back to this CTA's barriers until they are done.
   if constexpr (kCluster > 1) hopper::ClusterSync();

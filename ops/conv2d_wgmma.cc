@@ -14,6 +14,12 @@
 // and one 128-byte row of channels (64 fp16, 128 int8) per stage. The rules of ops/wgmma_rules.h
 // apply, plus this template's own: stride 1 (the loads are plain tiled TMA boxes shifted per
 // tap), C a multiple of 16 bytes (TMA strides), groups 1.
+//
+// conv2d_nhwc_wgmma_pool.cuda (the same class, pooled): the convolution, its epilogue, then a 2x2
+// max pool of stride 2, written [N, OH / 2, OW / 2, CO]. With a config whose tiles hold whole
+// windows (CheckPoolTile) the kernel pools (POOL = 1); with any other it writes the convolution
+// to a workspace and ops/elementwise.h's NHWC max pool follows. Either way the config is valid
+// and its measured time is the pair's, so the tuner weighs a fused tile against an unfused one.
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -22,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
+#include "ops/elementwise.h"
 #include "ops/plan_util.h"
 #include "ops/split.h"
 #include "ops/templates.h"
@@ -33,6 +40,7 @@ namespace {
 constexpr const char* kTask = autotvm::kConv2dNhwcWgmma;
 
 struct ConvTile {
+  bool pool = false;     // the kernel pools 2x2 (conv2d_nhwc_wgmma_pool.cuda, CheckPoolTile passed)
   int64_t h = 0, w = 0;  // output pixels per block: tile_h rows of tile_w (im2col: h * w in a row)
   int64_t im2col = 0;
   int64_t cluster = 1;  // blocks sharing a pixel tile's input loads (multicast)
@@ -107,10 +115,37 @@ absl::Status CheckIm2colTile(const ConvTile& t) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload) {
-  if (workload.task_name != kTask) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kTask, ": workload is for ", workload.task_name));
+// Whether the kernel can pool 2x2 itself (wgmma_core.cuh WgmmaPool2x2): tiles of whole image
+// rows, an even number of them, each consumer's rows starting at an even image row, and windows
+// that never straddle the output's edge. OkStatus or the rule that fails.
+absl::Status CheckPoolTile(const ConvTile& t, const autotvm::Conv2dParams& p) {
+  if (t.im2col != 0) return absl::FailedPreconditionError("im2col tiles run across image rows");
+  if (t.h % 2 != 0) return absl::FailedPreconditionError(absl::StrCat("tile_h ", t.h, " is odd"));
+  if (t.gemm.rows_per_consumer() % (2 * t.w) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(t.gemm.rows_per_consumer(),
+                                                      " rows per consumer are not whole pairs of ",
+                                                      t.w, "-pixel rows"));
+  }
+  if (p.OutH() % 2 != 0 || p.OutW() % 2 != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the ", p.OutH(), "x", p.OutW(), " output has an odd side"));
+  }
+  return absl::OkStatus();
+}
+
+// The pool after the convolution (conv2d_nhwc_wgmma_pool.cuda): 2x2, stride 2, on [N, OH, OW, CO].
+Pool2dParams PoolAfter(const autotvm::Conv2dParams& p) {
+  Pool2dParams pool;
+  pool.n = p.n;
+  pool.c = p.co;
+  pool.h = p.OutH();
+  pool.w = p.OutW();
+  return pool;
+}
+
+absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload, const char* task) {
+  if (workload.task_name != task) {
+    return absl::InvalidArgumentError(absl::StrCat(task, ": workload is for ", workload.task_name));
   }
   WgmmaConv conv;
   TUNEJIT_ASSIGN_OR_RETURN(conv.p, autotvm::ParseConv2dWorkload(workload));
@@ -128,6 +163,10 @@ absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload) {
   }
   if (p.n < 1 || p.co < 1 || p.kh < 1 || p.kw < 1) {
     return absl::InvalidArgumentError(absl::StrCat(kTask, ": empty shape"));
+  }
+  if (task == std::string_view(autotvm::kConv2dNhwcWgmmaPool) && (p.OutH() < 2 || p.OutW() < 2)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(task, ": the ", p.OutH(), "x", p.OutW(), " output has no 2x2 window"));
   }
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "N*H*W*C", p.n * p.h * p.w * p.ci).status());
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "N*OH*OW*CO", p.n * p.OutH() * p.OutW() * p.co).status());
@@ -176,10 +215,10 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   kernel.label = "conv2d_wgmma";
   kernel.spec = KernelSpec{
       "conv2d_wgmma.cu",
-      absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h,
-                      t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
+      absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>",
+                      t.h, t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
                       conv.int8 ? 1 : 0, EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue),
-                      ConvRowBytes(conv), t.im2col, t.cluster),
+                      ConvRowBytes(conv), t.im2col, t.cluster, t.pool ? 1 : 0),
       {},
       /*arch_specific=*/true};
   kernel.shape = shape;
@@ -196,22 +235,48 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   return kernel;
 }
 
+// The element type of the convolution's output as the epilogue writes it, which the pool after
+// it reads: float16, requantized int8 or float32 (an int32 output has no NHWC pool).
+absl::StatusOr<ElementType> PooledElement(const WgmmaConv& conv, const Epilogue& epilogue) {
+  if (WgmmaOutF16(conv.p.out_dtype, epilogue) != 0) return ElementType::kFloat16;
+  if (epilogue.output == Epilogue::Output::kInt8Requantize) return ElementType::kInt8;
+  if (conv.int8 && epilogue.output == Epilogue::Output::kAccumulator) {
+    return absl::UnimplementedError(
+        absl::StrCat(autotvm::kConv2dNhwcWgmmaPool, ": pooling an int32 output"));
+  }
+  return ElementType::kFloat32;
+}
+
+int64_t ElementBytes(ElementType type) {
+  return type == ElementType::kFloat16 ? 2 : type == ElementType::kInt8 ? 1 : 4;
+}
+
+// conv2d_nhwc_wgmma.cuda, or with `pool` conv2d_nhwc_wgmma_pool.cuda.
 class Conv2dNhwcWgmma final : public OpTemplate {
  public:
-  std::string_view task_name() const override { return kTask; }
+  explicit Conv2dNhwcWgmma(bool pool) : pool_(pool) {}
+  std::string_view task_name() const override { return task(); }
 
   absl::Status CanImplement(const autotvm::Workload& workload) const override {
-    return ParseWgmmaConv(workload).status();
+    return ParseWgmmaConv(workload, task()).status();
   }
 
   absl::StatusOr<OpPlan> Specialize(const autotvm::Workload& workload,
                                     const autotvm::ConfigEntity& config, const DeviceLimits& limits,
                                     const Epilogue& epilogue) const override {
-    TUNEJIT_ASSIGN_OR_RETURN(WgmmaConv conv, ParseWgmmaConv(workload));
+    TUNEJIT_ASSIGN_OR_RETURN(WgmmaConv conv, ParseWgmmaConv(workload, task()));
     const autotvm::Conv2dParams& p = conv.p;
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaEpilogue(kTask, epilogue, conv.int8, p.out_dtype));
     TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
     TUNEJIT_ASSIGN_OR_RETURN(ConvTile t, ReadTile(config, conv));
+    ElementType pooled = ElementType::kFloat32;
+    if (pool_) {
+      TUNEJIT_ASSIGN_OR_RETURN(pooled, PooledElement(conv, epilogue));
+      t.pool = CheckPoolTile(t, p).ok();
+      if (t.pool) {
+        t.gemm.extra_smem = WgmmaPoolBytes(t.w, t.gemm.consumer_wg);
+      }
+    }
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
     TUNEJIT_RETURN_IF_ERROR(CheckIm2colTile(t));
     TUNEJIT_RETURN_IF_ERROR(CheckClusterTile(t, p));
@@ -224,6 +289,22 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
     plan.kernels.push_back(ConvKernel(t, conv, epilogue, shape));
+    if (pool_ && !t.pool) {  // the convolution into workspace 0, then the pool kernel
+      const Pool2dParams pool = PoolAfter(p);
+      plan.workspace_bytes = {pool.n * pool.h * pool.w * pool.c * ElementBytes(pooled)};
+      plan.workspace_persistent = {false};
+      plan.kernels[0].args[4] = WorkspaceArg(0);
+      absl::StatusOr<PlannedKernel> pool_kernel = MaxPool2dNhwcKernel(pool, pooled);
+      if (!pool_kernel.ok()) {  // e.g. int8 channels not in whole 16-byte vectors
+        return InvalidConfig(task(), absl::StrCat(CheckPoolTile(t, p).message(), ", and ",
+                                                  pool_kernel.status().message()));
+      }
+      PlannedKernel max_pool = *std::move(pool_kernel);
+      max_pool.args[0] = WorkspaceArg(0);
+      plan.kernels.push_back(std::move(max_pool));
+      plan.notes.push_back(
+          absl::StrCat(task(), ": pool after the kernel (", CheckPoolTile(t, p).message(), ")"));
+    }
     // The input (InputMap) in rows of ConvRowBytes; the weight as {C, KH * KW, CO} in boxes of a
     // row of channels x one tap x tile_n.
     const int64_t row_bytes = ConvRowBytes(conv);
@@ -240,7 +321,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
 
   absl::StatusOr<autotvm::ConfigEntity> FallbackConfig(
       const autotvm::Workload& workload) const override {
-    TUNEJIT_ASSIGN_OR_RETURN(WgmmaConv conv, ParseWgmmaConv(workload));
+    TUNEJIT_ASSIGN_OR_RETURN(WgmmaConv conv, ParseWgmmaConv(workload, task()));
     const autotvm::Conv2dParams& p = conv.p;
     // 8 x 16 pixels by 128 channels, two cooperative consumers, 4 stages (129 KiB).
     autotvm::ConfigEntity config;
@@ -254,12 +335,21 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("cluster", 1));
     return config;
   }
+
+ private:
+  const char* task() const { return pool_ ? autotvm::kConv2dNhwcWgmmaPool : kTask; }
+  bool pool_;
 };
 
 }  // namespace
 
 const OpTemplate* Conv2dNhwcWgmmaTemplate() {
-  static const Conv2dNhwcWgmma* const kTemplate = new Conv2dNhwcWgmma();
+  static const Conv2dNhwcWgmma* const kTemplate = new Conv2dNhwcWgmma(/*pool=*/false);
+  return kTemplate;
+}
+
+const OpTemplate* Conv2dNhwcWgmmaPoolTemplate() {
+  static const Conv2dNhwcWgmma* const kTemplate = new Conv2dNhwcWgmma(/*pool=*/true);
   return kTemplate;
 }
 

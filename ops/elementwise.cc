@@ -97,20 +97,23 @@ absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& p, ElementType
 }
 
 absl::StatusOr<PlannedKernel> MaxPool2dNhwcKernel(const Pool2dParams& p, ElementType type) {
-  if (type != ElementType::kFloat16 && type != ElementType::kInt8) {
-    return absl::InvalidArgumentError("max_pool2d_nhwc: only float16 and int8");
+  if (type == ElementType::kInt32) {
+    return absl::InvalidArgumentError("max_pool2d_nhwc: only float32, float16 and int8");
   }
-  const bool f16 = type == ElementType::kFloat16;
+  const bool f16 = type == ElementType::kFloat16, f32 = type == ElementType::kFloat32;
   constexpr char op[] = "max_pool2d_nhwc";
   TUNEJIT_RETURN_IF_ERROR(CheckPool(op, p));
-  const int64_t lanes = f16 ? 8 : 16;  // elements per 16-byte vector
+  const int64_t lanes = f32 ? 4 : f16 ? 8 : 16;  // elements per 16-byte vector
   if (p.c % lanes != 0) {
     return absl::UnimplementedError(absl::StrCat(op, ": C = ", p.c, " is not a multiple of ", lanes,
                                                  " (16-byte channel vectors)"));
   }
   const int64_t vectors = p.c / lanes;
   return GridStrideKernel(
-      op, f16 ? "tunejit::max_pool2d_nhwc<tunejit::f16>" : "tunejit::max_pool2d_nhwc<signed char>",
+      op,
+      f32   ? "tunejit::max_pool2d_nhwc<float>"
+      : f16 ? "tunejit::max_pool2d_nhwc<tunejit::f16>"
+            : "tunejit::max_pool2d_nhwc<signed char>",
       p.n * p.OutH() * p.OutW() * vectors,
       {InputArg(0), OutputArg(0), Int32Arg(p.n), Int32Arg(p.h), Int32Arg(p.w), Int32Arg(vectors),
        Int32Arg(p.OutH()), Int32Arg(p.OutW()), Int32Arg(p.kh), Int32Arg(p.kw), Int32Arg(p.stride_h),

@@ -47,8 +47,8 @@ struct Pool2dParams {
 absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& params, ElementType type);
 
 // NHWC max pooling of the tensor-core paths (graph/executor_steps.h): the same windows as
-// MaxPool2dKernel, on [N, H, W, C] float16 (C a multiple of 8) or int8 (C a multiple of 16):
-// 16-byte loads. Input 0 x, output 0 y.
+// MaxPool2dKernel, on [N, H, W, C] float16 (C a multiple of 8), int8 (C a multiple of 16) or
+// float32 (C a multiple of 4; the pooled conv's reference): 16-byte loads. Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> MaxPool2dNhwcKernel(const Pool2dParams& params, ElementType type);
 
 // Float32 average pooling; pads must be below the window. Input 0 x, output 0 y.

@@ -21,6 +21,11 @@ namespace tunejit {
 // "float16" or "int8".
 absl::StatusOr<OpPlan> ReferenceConv2dPlan(const autotvm::Conv2dParams& params,
                                            const Epilogue& epilogue);
+// conv2d_nhwc_wgmma_pool.cuda's reference: ReferenceConv2dPlan (NHWC) into workspace 0, then the
+// 2x2 max pool of stride 2 (ops/elementwise.h MaxPool2dNhwcKernel) into output 0, float32 or
+// requantized int8. Unimplemented for an int32 output (no NHWC pool of it).
+absl::StatusOr<OpPlan> ReferenceConv2dPoolPlan(const autotvm::Conv2dParams& params,
+                                               const Epilogue& epilogue);
 
 // [M, K] x [N, K]^T; data_dtype "float32", "float16" or "int8".
 absl::StatusOr<OpPlan> ReferenceDensePlan(const autotvm::DenseParams& params,

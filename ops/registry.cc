@@ -18,6 +18,7 @@ std::vector<const OpTemplate*> AllOpTemplates() {
       // tunejit-only Hopper tensor-core templates (sm_90a; nothing picks them by default yet)
       DenseWgmmaTemplate(),
       Conv2dNhwcWgmmaTemplate(),
+      Conv2dNhwcWgmmaPoolTemplate(),
       Conv2dNchwStemMmaTemplate(),
   };
 }

@@ -13,9 +13,11 @@ const OpTemplate* DenseLargeBatchTemplate();  // dense_large_batch.cuda      (op
 const OpTemplate* Conv2dNchwTemplate();       // conv2d_nchw.cuda            (ops/conv2d_direct.cc)
 const OpTemplate* DepthwiseConv2dNchwTemplate();  // depthwise_conv2d_nchw.cuda  (ops/depthwise.cc)
 const OpTemplate* Conv2dNchwWinogradTemplate();   // conv2d_nchw_winograd.cuda   (ops/winograd.cc)
-const OpTemplate* Conv2dNchwcInt8Template();    // conv2d_NCHWc_int8.cuda      (ops/conv2d_int8.cc)
-const OpTemplate* DenseWgmmaTemplate();         // dense_wgmma.cuda            (ops/gemm_wgmma.cc)
-const OpTemplate* Conv2dNhwcWgmmaTemplate();    // conv2d_nhwc_wgmma.cuda      (ops/conv2d_wgmma.cc)
+const OpTemplate* Conv2dNchwcInt8Template();  // conv2d_NCHWc_int8.cuda      (ops/conv2d_int8.cc)
+const OpTemplate* DenseWgmmaTemplate();       // dense_wgmma.cuda            (ops/gemm_wgmma.cc)
+const OpTemplate* Conv2dNhwcWgmmaTemplate();  // conv2d_nhwc_wgmma.cuda      (ops/conv2d_wgmma.cc)
+const OpTemplate*
+Conv2dNhwcWgmmaPoolTemplate();                  // conv2d_nhwc_wgmma_pool.cuda (ops/conv2d_wgmma.cc)
 const OpTemplate* Conv2dNchwStemMmaTemplate();  // conv2d_nchw_stem_mma.cuda  (ops/conv2d_stem.cc)
 
 }  // namespace tunejit

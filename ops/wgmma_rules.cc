@@ -94,10 +94,12 @@ absl::Status CheckSharedMemory(absl::string_view task, const WgmmaTile& t,
                                const DeviceLimits& limits) {
   if (t.smem_bytes() > limits.shared_bytes_per_block_optin) {
     return InvalidConfig(
-        task, absl::StrCat(
-                  "shared memory ", t.stages, " stages x (", t.m, " + ", t.n, ") x ", t.k, " x ",
-                  t.element_bytes, " bytes + barriers + 1 KiB alignment = ", t.smem_bytes(),
-                  " bytes > shared_bytes_per_block_optin ", limits.shared_bytes_per_block_optin));
+        task,
+        absl::StrCat("shared memory ", t.stages, " stages x (", t.m, " + ", t.n, ") x ", t.k, " x ",
+                     t.element_bytes, " bytes + barriers + 1 KiB alignment",
+                     t.extra_smem > 0 ? absl::StrCat(" + ", t.extra_smem, " (pool exchange)") : "",
+                     " = ", t.smem_bytes(), " bytes > shared_bytes_per_block_optin ",
+                     limits.shared_bytes_per_block_optin));
   }
   return absl::OkStatus();
 }

@@ -30,15 +30,22 @@ struct WgmmaTile {
   int64_t consumer_wg = 0;
   int64_t pingpong = 0;       // 1: the two consumers take whole tiles in turn (wgmma_core.cuh)
   int64_t element_bytes = 2;  // 2: fp16 (HGMMA), 1: int8 (IGMMA)
+  int64_t extra_smem = 0;     // after the barriers: a pooled conv's exchange (WgmmaPoolBytes)
   int64_t threads() const { return 128 * (1 + consumer_wg); }
   int64_t rows_per_consumer() const { return pingpong != 0 ? m : m / consumer_wg; }
   int64_t row_elements() const { return kWgmmaRowBytes / element_bytes; }  // 64 fp16, 128 int8
   // wgmma_core.cuh WgmmaSmemBytes: the stage ring, two mbarriers per stage and two turn
-  // mbarriers, 1 KiB alignment.
+  // mbarriers, 1 KiB alignment; then extra_smem.
   int64_t smem_bytes() const {
-    return stages * (m + n) * k * element_bytes + (stages + 1) * 2 * 8 + 1024;
+    return stages * (m + n) * k * element_bytes + (stages + 1) * 2 * 8 + 1024 + extra_smem;
   }
 };
+
+// wgmma_core.cuh WgmmaPoolBytes: a pooled conv's exchange of tiles of `tw`-pixel rows, per
+// consumer one 72-word row per 2x2 window of a group of max(64, 2 tw) tile rows.
+inline int64_t WgmmaPoolBytes(int64_t tw, int64_t consumers) {
+  return consumers * (2 * tw > 64 ? 2 * tw : 64) / 4 * 72 * 4;
+}
 
 // wgmma and setmaxnreg exist only on Hopper (sm_90, built as sm_90a; Blackwell has tcgen05).
 absl::Status CheckHopper(absl::string_view task, const DeviceLimits& limits);

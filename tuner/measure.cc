@@ -63,7 +63,12 @@ absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
     t.out_elements = c->n * c->co * c->OutH() * c->OutW();
     t.channels = c->co;
     t.reduction = c->ci / c->groups * c->kh * c->kw;
-    TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceConv2dPlan(*c, t.epilogue));
+    if (w.task_name == autotvm::kConv2dNhwcWgmmaPool) {  // the pooled output, 2x2 windows
+      t.out_elements = c->n * c->co * (c->OutH() / 2) * (c->OutW() / 2);
+      TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceConv2dPoolPlan(*c, t.epilogue));
+    } else {
+      TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceConv2dPlan(*c, t.epilogue));
+    }
   } else {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams d, autotvm::ParseDenseWorkload(w));
     t.data_dtype = d.data_dtype;
@@ -149,7 +154,10 @@ double Median(std::vector<float> v) {
 }  // namespace
 
 Epilogue MeasureEpilogue(const autotvm::Workload& workload) {
-  if (workload.task_name != autotvm::kConv2dNhwcWgmma) return {};
+  if (workload.task_name != autotvm::kConv2dNhwcWgmma &&
+      workload.task_name != autotvm::kConv2dNhwcWgmmaPool) {
+    return {};
+  }
   absl::StatusOr<autotvm::Conv2dParams> p = autotvm::ParseConv2dWorkload(workload);
   if (!p.ok() || p->data_dtype != "int8") return {};
   return {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};

@@ -59,9 +59,9 @@ struct Measurement {
 Measurement FailedMeasurement(int error_no, std::string message, double all_cost);
 
 // The epilogue candidates of `workload` are specialized and timed with: what a network runs where
-// that changes the bytes a kernel writes. int8 conv2d_nhwc_wgmma.cuda layers requantize to int8
-// between layers (bias + ReLU + requantize); timed with their int32 output instead, they wrote 4x
-// the bytes, and the tuner's ranking of the 224- and 112-pixel layers differed from the run's.
+// that changes the bytes a kernel writes. int8 conv2d_nhwc_wgmma(_pool).cuda layers requantize to
+// int8 between layers (bias + ReLU + requantize); timed with their int32 output instead, they wrote
+// 4x the bytes, and the tuner's ranking of the 224- and 112-pixel layers differed from the run's.
 // Everything else is timed with Epilogue{} (TVM's templates as TVM times them).
 Epilogue MeasureEpilogue(const autotvm::Workload& workload);
 double UnixNow();

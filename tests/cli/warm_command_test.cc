@@ -117,7 +117,9 @@ TEST_F(WarmCommandTest, Vgg16TensorCorePathsCompileForSm90) {
       << out;
   EXPECT_THAT(out, HasSubstr("batch 2, int8 (tensor cores): 16 tuned layers"));
   EXPECT_THAT(out, HasSubstr("features.0               conv2d_nchw_stem_mma.cuda"));
-  EXPECT_THAT(out, HasSubstr("features.28              conv2d_nhwc_wgmma.cuda"));
+  EXPECT_THAT(out, HasSubstr("features.26              conv2d_nhwc_wgmma.cuda "));
+  // The last conv of a block with its pool (conv2d_nhwc_wgmma_pool.cuda).
+  EXPECT_THAT(out, HasSubstr("features.28              conv2d_nhwc_wgmma_pool.cuda"));
   EXPECT_THAT(out, HasSubstr("classifier.6             dense_wgmma.cuda"));
   EXPECT_THAT(out, HasSubstr("failed 0"));
   ASSERT_EQ(Warm({"--model", "vgg16", "--batch", "2", "--precision", "fp16", "--jobs", "2"}, &out),

@@ -513,11 +513,12 @@ TEST(ExecutorGpuTest, Vgg16Fp16StaysCloseToFp32) {
   absl::StatusOr<Executor> fp16 = BuildExecutor(*g, w, Precision::kFp16);
   ASSERT_TRUE(fp16.ok()) << fp16.status();
   const std::vector<LayerInfo>& layers = fp16->layers();
-  ASSERT_EQ(layers.size(), 22u);  // + the flatten's NCHW-order convert
+  ASSERT_EQ(layers.size(), 17u);  // 13 convs, 5 with their pool, 3 dense, the flatten's convert
   EXPECT_EQ(layers[0].name, "features.0");
   EXPECT_EQ(layers[0].task_name, "conv2d_nchw_stem_mma.cuda");
-  EXPECT_EQ(layers[1].task_name, "conv2d_nhwc_wgmma.cuda");
+  EXPECT_EQ(layers[1].task_name, "conv2d_nhwc_wgmma_pool.cuda");  // pooled in the kernel
   EXPECT_EQ(layers[1].dtype, "float16");
+  EXPECT_EQ(layers[2].task_name, "conv2d_nhwc_wgmma.cuda");
   EXPECT_EQ(layers.back().task_name, "dense_wgmma.cuda");
   // Half the bytes of the float32 activations (the arena holds the largest live pair).
   EXPECT_LT(fp16->stats().arena_bytes, fp32->stats().arena_bytes * 3 / 4);
@@ -557,7 +558,8 @@ TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresIsAsCloseToFp32AsTheDp4aTemplates) {
   ASSERT_TRUE(tc.ok()) << tc.status();
   EXPECT_EQ(tc->layers()[0].name, "features.0");
   EXPECT_EQ(tc->layers()[0].task_name, "conv2d_nchw_stem_mma.cuda");  // float16 products
-  EXPECT_EQ(tc->layers()[1].task_name, "conv2d_nhwc_wgmma.cuda");
+  EXPECT_EQ(tc->layers()[1].task_name, "conv2d_nhwc_wgmma_pool.cuda");
+  EXPECT_EQ(tc->layers()[2].task_name, "conv2d_nhwc_wgmma.cuda");
   EXPECT_EQ(tc->layers().back().task_name, "dense_wgmma.cuda");
   const std::vector<float> input = testing::NormalFloats(2 * 3 * 224 * 224, 45);
   const std::vector<float> want = RunOnce(*fp32, input);

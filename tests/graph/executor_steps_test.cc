@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "graph/memory_plan.h"
@@ -160,7 +163,7 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kFp16);
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->steps.size(), 22u);  // 13 convs + 5 pools + 3 dense + convert
+  EXPECT_EQ(p->steps.size(), 17u);  // 13 convs (5 with their pool) + 3 dense + convert
   std::vector<std::string> converts;
   for (const Step& s : p->steps) {
     if (s.kind == StepKind::kConvert) converts.push_back(s.name);
@@ -189,6 +192,25 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
       EXPECT_EQ(s.epilogue, (Epilogue{true, true, Out::kAccumulator})) << s.name;
     }
   }
+  // The last conv of each block runs as conv2d_nhwc_wgmma_pool.cuda, writing its pool's output.
+  for (const auto& [conv, pool] :
+       std::vector<std::pair<std::string, std::string>>{{"features.2", "features.4"},
+                                                        {"features.7", "features.9"},
+                                                        {"features.14", "features.16"},
+                                                        {"features.21", "features.23"},
+                                                        {"features.28", "features.30"}}) {
+    const Step& s = StepNamed(*p, conv);
+    const NodeTask& task = p->tasks[s.task];
+    ASSERT_GE(task.pool, 0) << conv;
+    EXPECT_EQ(g->nodes()[task.pool].name, pool);
+    EXPECT_EQ(task.implementations[0].workload.task_name, "conv2d_nhwc_wgmma_pool.cuda") << conv;
+    EXPECT_EQ(s.fused, "bias+relu+max_pool") << conv;
+    EXPECT_EQ(p->tensors[s.output].name, pool + ".out");
+    EXPECT_EQ(p->tensors[s.output].shape, g->tensor(g->nodes()[task.pool].output).shape);
+  }
+  EXPECT_EQ(p->tasks[StepNamed(*p, "features.12").task].pool, -1);
+  EXPECT_EQ(p->tasks[StepNamed(*p, "features.12").task].implementations[0].workload.task_name,
+            "conv2d_nhwc_wgmma.cuda");
   // The flatten views the NCHW-ordered copy of the last pool's output; the dense layers read and
   // write float16 rows, except the logits.
   const Step& flatten = StepNamed(*p, "flatten.convert");
@@ -207,19 +229,20 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
 
 // --precision int8 --tensor-cores: every conv runs NHWC on the tensor-core template. The RGB stem
 // runs on the stem template, from the float32 NCHW input, and requantizes its output to int8 NHWC
-// itself (no transpose); the pools between run NHWC int8; the last conv dequantizes NHWC float32,
-// which its pool reads after one transpose back to NCHW.
+// itself (no transpose); the last conv of each block pools in its own step (int8 between int8
+// convs); the last conv dequantizes and pools NHWC float32, which one transpose brings back to the
+// flatten's NCHW order.
 TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kInt8, {.int8_tensor_cores = true});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->steps.size(), 23u);  // 13 convs + 5 pools + 3 dense + 2 converts
+  EXPECT_EQ(p->steps.size(), 18u);  // 13 convs (5 with their pool) + 3 dense + 2 converts
   std::vector<std::string> converts;
   for (const Step& s : p->steps) {
     if (s.kind == StepKind::kConvert) converts.push_back(s.name);
   }
-  EXPECT_THAT(converts, ElementsAre("features.30.convert", "classifier.0.convert"));
+  EXPECT_THAT(converts, ElementsAre("flatten.convert", "classifier.0.convert"));
   const Step& stem = StepNamed(*p, "features.0");
   EXPECT_EQ(p->steps[0].name, "features.0");
   EXPECT_EQ(p->tensors[stem.input].name, "input");
@@ -233,8 +256,11 @@ TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   EXPECT_EQ(StepNamed(*p, "features.2").input, stem.output);  // read as written
   for (const Step& s : p->steps) {
     if (s.kind != StepKind::kConv2d) continue;
-    EXPECT_EQ(p->tasks[s.task].implementations[0].workload.task_name,
-              s.name == "features.0" ? "conv2d_nchw_stem_mma.cuda" : "conv2d_nhwc_wgmma.cuda")
+    const NodeTask& task = p->tasks[s.task];
+    EXPECT_EQ(task.implementations[0].workload.task_name,
+              s.name == "features.0" ? "conv2d_nchw_stem_mma.cuda"
+              : task.pool >= 0       ? "conv2d_nhwc_wgmma_pool.cuda"
+                                     : "conv2d_nhwc_wgmma.cuda")
         << s.name;
     if (s.name == "features.0") continue;
     EXPECT_TRUE(p->tensors[s.input].nhwc) << s.name;
@@ -243,12 +269,17 @@ TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   }
   EXPECT_EQ(StepNamed(*p, "features.26").epilogue.output, Out::kInt8Requantize);
   EXPECT_EQ(StepNamed(*p, "features.28").epilogue.output, Out::kFloat32);
-  const Step& pool = StepNamed(*p, "features.23");
-  EXPECT_EQ(p->tensors[pool.input].dtype, DType::kI8);
-  EXPECT_TRUE(p->tensors[pool.input].nhwc);
-  const Step& last_pool = StepNamed(*p, "features.30");
-  EXPECT_EQ(p->tensors[last_pool.input].dtype, DType::kF32);
-  EXPECT_FALSE(p->tensors[last_pool.input].nhwc);
+  const Step& pooled = StepNamed(*p, "features.21");
+  EXPECT_EQ(pooled.fused, "bias+relu+max_pool+requantize");
+  EXPECT_EQ(p->tensors[pooled.output].name, "features.23.out");
+  EXPECT_EQ(p->tensors[pooled.output].dtype, DType::kI8);
+  EXPECT_TRUE(p->tensors[pooled.output].nhwc);
+  EXPECT_GE(p->tensors[pooled.output].scale_slot, 0);
+  const Step& last = StepNamed(*p, "features.28");
+  EXPECT_EQ(p->tensors[last.output].name, "features.30.out");
+  EXPECT_EQ(p->tensors[last.output].dtype, DType::kF32);
+  EXPECT_EQ(StepNamed(*p, "flatten.convert").input, last.output);
+  EXPECT_FALSE(p->tensors[StepNamed(*p, "flatten.convert").output].nhwc);
   EXPECT_EQ(p->scale_sources.size(), 12u);  // the same slots as on the dp4a templates
   // The classifier runs float16 on wgmma: one float32 -> float16 convert at its input, float16
   // between the dense layers, float32 logits.

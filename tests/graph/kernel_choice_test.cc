@@ -8,6 +8,7 @@
 #include "graph/executor_internal.h"
 #include "graph/vgg16.h"
 #include "gtest/gtest.h"
+#include "ops/split.h"
 #include "tests/graph/executor_test_util.h"
 
 namespace tunejit {
@@ -181,7 +182,11 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
     EXPECT_EQ(tasks[i].stem, i == 0) << tasks[i].name;
     ASSERT_EQ(tasks[i].implementations.size(), 1u) << tasks[i].name;
     const autotvm::Workload& w = tasks[i].implementations[0].workload;
+    // The last conv of each block (features.2, 7, 14, 21, 28) absorbs its 2x2 max pool.
+    const bool pooled = i == 1 || i == 3 || i == 6 || i == 9 || i == 12;
+    EXPECT_EQ(tasks[i].pool >= 0, pooled) << tasks[i].name;
     EXPECT_EQ(w.task_name, i == 0   ? "conv2d_nchw_stem_mma.cuda"
+                           : pooled ? "conv2d_nhwc_wgmma_pool.cuda"
                            : i < 13 ? "conv2d_nhwc_wgmma.cuda"
                                     : "dense_wgmma.cuda")
         << tasks[i].name;
@@ -230,11 +235,48 @@ TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
       absl::StatusOr<KernelChoice> c =
           ChooseKernel(t, nullptr, Cuda(), Limits(), Epilogue{true, true, out});
       ASSERT_TRUE(c.ok()) << t.name << ": " << c.status();
-      EXPECT_EQ(c->candidates[0].task_name, "conv2d_nhwc_wgmma.cuda");
+      EXPECT_EQ(c->candidates[0].task_name,
+                t.pool >= 0 ? "conv2d_nhwc_wgmma_pool.cuda" : "conv2d_nhwc_wgmma.cuda");
     }
     ++planned;
   }
   EXPECT_EQ(planned, 12);
+}
+
+// A pooled conv without records of its own runs the convolution's best record (a log tuned before
+// the pooled task existed), its pool after the kernel when the tile cannot take it; once the log
+// has the pooled task's records, those are chosen.
+TEST(KernelChoiceTest, PooledConvTakesTheConvsRecordsUntilItHasItsOwn) {
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 128});
+  ASSERT_TRUE(g.ok()) << g.status();
+  const NodeTask conv = Tasks(*g, Precision::kFp16)[1];  // features.2, then features.4's pool
+  ASSERT_GE(conv.pool, 0);
+  const autotvm::Workload& pooled = WorkloadOf(conv, "conv2d_nhwc_wgmma_pool.cuda");
+  autotvm::Workload unpooled = pooled;
+  unpooled.task_name = "conv2d_nhwc_wgmma.cuda";
+  auto config = [](int64_t th, int64_t tw, int64_t im2col) {
+    return autotvm::ConfigEntity{{OtherKnob("tile_h", th), OtherKnob("tile_w", tw),
+                                  OtherKnob("tile_n", 64), OtherKnob("stages", 4),
+                                  OtherKnob("consumer_wg", 2), OtherKnob("pingpong", 0),
+                                  OtherKnob("im2col", im2col), OtherKnob("cluster", 1)}};
+  };
+  const DeviceLimits hopper = DeviceLimits::ForArch(GpuArch{9, 0, true});
+  const Epilogue e{true, true};
+  autotvm::HistoryBest h;
+  AddRecord(h, unpooled, config(4, 64, 1), 1e-3, 1);
+  absl::StatusOr<KernelChoice> borrowed = ChooseKernel(conv, &h, Cuda(), hopper, e);
+  ASSERT_TRUE(borrowed.ok()) << borrowed.status();
+  const KernelCandidate& first = borrowed->candidates[0];
+  EXPECT_FALSE(first.fallback);
+  EXPECT_EQ(first.task_name, "conv2d_nhwc_wgmma_pool.cuda");
+  EXPECT_EQ(first.record_label, "test.log:1 (conv2d_nhwc_wgmma.cuda's)");
+  EXPECT_EQ(first.plan.kernels.size(), 2u);  // im2col tiles: the pool after the kernel
+  AddRecord(h, pooled, config(8, 16, 0), 1.2e-3, 2);
+  absl::StatusOr<KernelChoice> own = ChooseKernel(conv, &h, Cuda(), hopper, e);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(own->candidates[0].record_label, "test.log:2");
+  EXPECT_EQ(own->candidates[0].plan.kernels.size(), 1u);  // pooled in the kernel
+  EXPECT_EQ(own->candidates.size(), 2u);                  // and the fallback; no borrowing
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ struct Shape {
   int64_t ow() const { return w + 2 * pad - dilation * (k - 1); }
 };
 
-autotvm::Workload Workload(const Shape& s, bool f16_out) {
-  return autotvm::Workload{autotvm::kConv2dNhwcWgmma,
+autotvm::Workload Workload(const Shape& s, bool f16_out, bool pool = false) {
+  return autotvm::Workload{pool ? autotvm::kConv2dNhwcWgmmaPool : autotvm::kConv2dNhwcWgmma,
                            autotvm::Json::array({testing::Tensor({s.n, s.h, s.w, s.c}, "float16"),
                                                  testing::Tensor({s.co, s.k, s.k, s.c}, "float16"),
                                                  {1, 1},
@@ -99,12 +99,39 @@ std::vector<std::vector<uint8_t>> Inputs(const std::vector<float>& x, const std:
           testing::Bytes(bias), testing::Bytes(scale)};
 }
 
-void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vector<Case>& cases) {
-  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
+// The expected outputs of a case, NHWC: the epilogue of every accumulator, or with `pool` the max
+// of each 2x2 window's ([N, OH / 2, OW / 2, CO]).
+std::vector<float> Expected(const Operands& o, const Epilogue& e, bool pool) {
+  std::vector<float> out(o.acc.size());
+  for (size_t i = 0; i < o.acc.size(); ++i) {
+    const int64_t co = static_cast<int64_t>(i) % o.s.co;
+    out[i] = testing::EpilogueValue(o.acc[i], o.bias[co], o.scale[co], e);
+  }
+  if (!pool) return out;
+  const int64_t oh = o.s.oh(), ow = o.s.ow(), ph = oh / 2, pw = ow / 2;
+  std::vector<float> pooled(o.s.n * ph * pw * o.s.co);
+  for (size_t i = 0; i < pooled.size(); ++i) {
+    const int64_t co = static_cast<int64_t>(i) % o.s.co, pixel = static_cast<int64_t>(i) / o.s.co;
+    const int64_t b = pixel / (ph * pw), y = pixel / pw % ph, x = pixel % pw;
+    float best = -INFINITY;
+    for (int64_t dy = 0; dy < 2; ++dy) {
+      for (int64_t dx = 0; dx < 2; ++dx) {
+        best = std::max(best, out[((b * oh + 2 * y + dy) * ow + 2 * x + dx) * o.s.co + co]);
+      }
+    }
+    pooled[i] = best;
+  }
+  return pooled;
+}
+
+void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vector<Case>& cases,
+                bool pool = false) {
+  const OpTemplate* op =
+      FindOpTemplate(pool ? autotvm::kConv2dNhwcWgmmaPool : autotvm::kConv2dNhwcWgmma);
   std::vector<OpPlan> plans;
   for (const Case& c : cases) {
     absl::StatusOr<OpPlan> plan =
-        op->Specialize(Workload(o.s, c.f16_out), c.config, harness.limits(), c.epilogue);
+        op->Specialize(Workload(o.s, c.f16_out, pool), c.config, harness.limits(), c.epilogue);
     ASSERT_TRUE(plan.ok()) << c.config.ToString() << ": " << plan.status();
     plans.push_back(*std::move(plan));
   }
@@ -113,22 +140,26 @@ void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vect
   for (size_t c = 0; c < cases.size(); ++c) {
     const Case& cs = cases[c];
     const bool to_int8 = cs.epilogue.output == Epilogue::Output::kInt8Requantize;
-    auto out = harness.Run(plans[c], inputs, {o.acc.size() * (to_int8 ? 1 : cs.f16_out ? 2 : 4)});
+    const std::vector<float> expected = Expected(o, cs.epilogue, pool);
+    auto out = harness.Run(plans[c], inputs,
+                           {expected.size() * (to_int8      ? 1
+                                               : cs.f16_out ? 2
+                                                            : 4)});
     ASSERT_TRUE(out.ok()) << cs.config.ToString() << ": " << out.status();
+    const int64_t oh = pool ? o.s.oh() / 2 : o.s.oh(), ow = pool ? o.s.ow() / 2 : o.s.ow();
     int wrong = 0;
-    for (size_t i = 0; i < o.acc.size() && wrong < 5; ++i) {
+    for (size_t i = 0; i < expected.size() && wrong < 5; ++i) {
       const int64_t co = static_cast<int64_t>(i) % o.s.co;
-      const float want = testing::EpilogueValue(o.acc[i], o.bias[co], o.scale[co], cs.epilogue);
+      const float want = expected[i];
       const testing::StoredAs as = to_int8      ? testing::StoredAs::kInt8
                                    : cs.f16_out ? testing::StoredAs::kFloat16
                                                 : testing::StoredAs::kFloat32;
       float got = 0;
       if (testing::StoredExactly((*out)[0], i, as, want, &got)) continue;
       const int64_t pixel = static_cast<int64_t>(i) / o.s.co;
-      ADD_FAILURE() << plans[c].kernels[0].spec.name_expression << " image "
-                    << pixel / (o.s.oh() * o.s.ow()) << " y " << pixel / o.s.ow() % o.s.oh()
-                    << " x " << pixel % o.s.ow() << " co " << co << ": " << got << ", want "
-                    << want;
+      ADD_FAILURE() << plans[c].kernels[0].spec.name_expression << " image " << pixel / (oh * ow)
+                    << " y " << pixel / ow % oh << " x " << pixel % ow << " co " << co << ": "
+                    << got << ", want " << want;
       ++wrong;
     }
   }
@@ -272,6 +303,41 @@ TEST(Conv2dWgmmaGpu, ClustersOfTwoMatch) {
               {ClusterConfig(4, 16, 4, 1, 0),
                {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},
                true}});
+}
+
+// conv2d_nhwc_wgmma_pool.cuda: the conv's epilogue then a 2x2 max pool, bit for bit. Pooled in the
+// kernel with image rows of 8 (a window's rows in one thread), 16 and 32 (across warps) and 64
+// pixels (across a consumer's subtiles), tiles past the output's edge (20 = 16 + 4, 64 > 20),
+// ping-pong, clusters, every output kind; and after the kernel where the tile cannot (im2col).
+TEST(Conv2dWgmmaGpu, PooledTilesMatch) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  auto tile = [](int64_t th, int64_t tw, int64_t bn, int64_t cwg, int64_t pingpong) {
+    return testing::Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw),
+                            OtherKnob("tile_n", bn), OtherKnob("stages", 4),
+                            OtherKnob("consumer_wg", cwg), OtherKnob("pingpong", pingpong)});
+  };
+  const Epilogue bias_relu{.bias = true, .relu = true};
+  const Epilogue requantize{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  CheckCases(*harness, MakeOperands({2, 20, 20, 72, 136, 3, 1, 1}, 61),
+             {{tile(8, 8, 128, 1, 0), bias_relu, true},
+              {tile(8, 8, 64, 2, 1), {}, false},
+              {tile(8, 16, 128, 2, 0), bias_relu, true},
+              {tile(4, 16, 128, 2, 1), requantize, true},
+              {tile(4, 32, 128, 2, 0), {.bias = true, .output = Epilogue::Output::kFloat32}, false},
+              {tile(4, 64, 64, 2, 0), bias_relu, true},
+              {tile(2, 64, 128, 2, 1), requantize, true},
+              {ClusterConfig(8, 16, 4, 0, 0), bias_relu, true},
+              {Im2colConfig(2, 128, 4, 0), bias_relu, true},
+              {Im2colConfig(2, 64, 4, 1), {}, true}},
+             /*pool=*/true);
+  // 16 x 24 output of a padded, dilated filter; CO 64.
+  CheckCases(*harness, MakeOperands({3, 16, 24, 64, 64, 3, 2, 2}, 63),
+             {{tile(8, 8, 64, 2, 1), bias_relu, true}, {tile(8, 16, 64, 2, 0), bias_relu, true}},
+             /*pool=*/true);
 }
 
 // int8 x int8 -> int32 (IGMMA): small integers, so the int32 sums are exact and every epilogue

@@ -77,7 +77,7 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0, 1>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0, 1, 0>");
   EXPECT_TRUE(k.spec.arch_specific);
   // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
   // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
@@ -146,7 +146,7 @@ TEST(Conv2dWgmma, WorkloadRules) {
                         kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
     ASSERT_TRUE(fp16_to_int8.ok()) << out << ": " << fp16_to_int8.status();
     EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
-              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0, 1>");
+              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0, 1, 0>");
   }
 }
 
@@ -160,7 +160,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                       Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(int8.ok()) << int8.status();
   EXPECT_EQ(int8->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0, 1>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0>");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[0].desc),
             "i8 [64, 56, 56, 2] box [64, 16, 8, 1] swizzle 64B");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[1].desc),
@@ -171,7 +171,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                                                 Tile(16, 16, 64, 4, 1), kHopper, {});
   ASSERT_TRUE(stem.ok()) << stem.status();
   EXPECT_EQ(stem->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0, 1>");
+            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0, 1, 0>");
   EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
             "f16 [32, 32, 32, 2] box [32, 16, 16, 1] swizzle 64B");
   for (const OpPlan* plan : {&*int8, &*stem}) {
@@ -183,7 +183,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
   absl::StatusOr<OpPlan> wide =
       Op().Specialize(ConvWorkload(2, 20, 20, 72, 64, 3), Tile(8, 16, 64, 4, 2), kHopper, {});
   ASSERT_TRUE(wide.ok()) << wide.status();
-  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0, 1>"));
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0, 1, 0>"));
 }
 
 // int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the
@@ -195,7 +195,7 @@ TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
   absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0>");
   // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -243,7 +243,7 @@ TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
       Op().Specialize(w, Tile(4, 16, 256, 4, 2, 1), kHopper, {});
   ASSERT_TRUE(pingpong.ok()) << pingpong.status();
   EXPECT_EQ(pingpong->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0, 1>");
+            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0, 1, 0>");
 }
 
 // im2col = 1: the M tile is tile_h x 64 consecutive output pixels, loaded by TMA's im2col mode.
@@ -255,7 +255,7 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1, 1>");
+            "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1, 1, 0>");
   EXPECT_EQ(k.shape.grid[0], 4u * 2);  // 4 pixel tiles x 2 channel tiles
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
@@ -314,7 +314,7 @@ TEST(Conv2dWgmma, ClusterPlansHalfLoadsAndAnEvenGrid) {
   absl::StatusOr<OpPlan> tiled = Op().Specialize(w, Tile(8, 16, 128, 4, 2, 0, 0, 2), kHopper, {});
   ASSERT_TRUE(tiled.ok()) << tiled.status();
   EXPECT_EQ(tiled->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 2>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 2, 0>");
   EXPECT_EQ(tiled->kernels[0].shape.grid[0], 24u);
   // Each block loads 4 of the tile's 8 rows.
   EXPECT_EQ(TensorMapText(tiled->tensor_maps[0].desc),
@@ -424,6 +424,179 @@ TEST(Conv2dWgmmaSpace, SampledValidConfigsCompileWithWgmma) {
     ++compiled;
   }
   EXPECT_EQ(compiled, 6);
+}
+
+// conv2d_nhwc_wgmma_pool.cuda: the conv's workload (2 images, 3x3, pad 1) under the pooled name.
+autotvm::Workload PoolWorkload(int64_t hw, int64_t c, int64_t co,
+                               const std::string& out = "float16",
+                               const std::string& in = "float16") {
+  autotvm::Workload w = ConvWorkload(2, hw, hw, c, co, 3, 1, 1, 1, out, in);
+  w.task_name = autotvm::kConv2dNhwcWgmmaPool;
+  return w;
+}
+
+const OpTemplate& PoolOp() { return *FindOpTemplate(autotvm::kConv2dNhwcWgmmaPool); }
+
+constexpr Epilogue kBiasRelu{.bias = true, .relu = true};
+
+TEST(Conv2dWgmmaPool, WholeWindowTilesPoolInTheKernel) {
+  // 8 x 16 pixel tiles, two cooperative consumers of 64 rows (4 image rows each).
+  absl::StatusOr<OpPlan> plan =
+      PoolOp().Specialize(PoolWorkload(56, 64, 128), Tile(8, 16, 128, 4, 2), kHopper, kBiasRelu);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  EXPECT_EQ(plan->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1>");
+  EXPECT_TRUE(plan->workspace_bytes.empty());
+  EXPECT_TRUE(plan->notes.empty());
+  // The unpooled conv's ring and barriers, plus per consumer one 72-word row for each of the 16
+  // windows of a 64-row group.
+  absl::StatusOr<OpPlan> conv =
+      Op().Specialize(ConvWorkload(2, 56, 56, 64, 128, 3, 1, 1, 1, "float16"),
+                      Tile(8, 16, 128, 4, 2), kHopper, kBiasRelu);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  EXPECT_EQ(plan->kernels[0].shape.shared_bytes,
+            conv->kernels[0].shape.shared_bytes + 2 * 16 * 72 * 4);
+  EXPECT_EQ(plan->kernels[0].shape.grid[0], conv->kernels[0].shape.grid[0]);
+  // Rows of 64 pixels pair up across a consumer's two 64-row subtiles: twice the windows.
+  absl::StatusOr<OpPlan> wide =
+      PoolOp().Specialize(PoolWorkload(64, 64, 128), Tile(4, 64, 128, 4, 2), kHopper, kBiasRelu);
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  ASSERT_EQ(wide->kernels.size(), 1u);
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 1>"));
+}
+
+TEST(Conv2dWgmmaPool, OtherTilesPoolAfterTheKernel) {
+  struct Case {
+    autotvm::ConfigEntity tile;
+    int64_t hw;
+    const char* why;
+  };
+  const Case cases[] = {
+      {Tile(4, 64, 128, 4, 2, 0, 1), 56, "im2col"},
+      {Tile(1, 64, 128, 4, 1), 56, "tile_h 1 is odd"},
+      {Tile(2, 64, 128, 4, 2), 56, "64 rows per consumer are not whole pairs of 64-pixel rows"},
+      {Tile(8, 16, 128, 4, 2), 27, "27x27 output has an odd side"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<OpPlan> plan =
+        PoolOp().Specialize(PoolWorkload(c.hw, 64, 128), c.tile, kHopper, kBiasRelu);
+    ASSERT_TRUE(plan.ok()) << c.why << ": " << plan.status();
+    ASSERT_EQ(plan->kernels.size(), 2u) << c.why;
+    EXPECT_TRUE(absl::EndsWith(plan->kernels[0].spec.name_expression, ", 0>")) << c.why;
+    // The conv writes workspace 0 (float16 [2, hw, hw, 128]); the NHWC pool reads it.
+    ASSERT_EQ(plan->workspace_bytes.size(), 1u);
+    EXPECT_EQ(plan->workspace_bytes[0], 2 * c.hw * c.hw * 128 * 2) << c.why;
+    EXPECT_EQ(plan->kernels[0].args[4].kind, KernelArg::Kind::kWorkspace);
+    EXPECT_EQ(plan->kernels[1].spec.name_expression, "tunejit::max_pool2d_nhwc<tunejit::f16>");
+    EXPECT_EQ(plan->kernels[1].args[0].kind, KernelArg::Kind::kWorkspace);
+    EXPECT_EQ(plan->kernels[1].args[1].kind, KernelArg::Kind::kOutput);
+    ASSERT_EQ(plan->notes.size(), 1u);
+    EXPECT_THAT(plan->notes[0], HasSubstr(c.why));
+  }
+  // The ping-pong form of the 2 x 64 tile gives each consumer both image rows: pooled in the
+  // kernel.
+  absl::StatusOr<OpPlan> pingpong =
+      PoolOp().Specialize(PoolWorkload(56, 64, 128), Tile(2, 64, 128, 4, 2, 1), kHopper, kBiasRelu);
+  ASSERT_TRUE(pingpong.ok()) << pingpong.status();
+  EXPECT_EQ(pingpong->kernels.size(), 1u);
+}
+
+TEST(Conv2dWgmmaPool, OutputKinds) {
+  const Epilogue requantize{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  // int8 requantized, pooled after an im2col kernel: int8 workspace and pool.
+  absl::StatusOr<OpPlan> int8 =
+      PoolOp().Specialize(PoolWorkload(56, 128, 128, "int32", "int8"), Tile(2, 64, 128, 4, 2, 0, 1),
+                          kHopper, requantize);
+  ASSERT_TRUE(int8.ok()) << int8.status();
+  ASSERT_EQ(int8->kernels.size(), 2u);
+  EXPECT_EQ(int8->workspace_bytes[0], 2 * 56 * 56 * 128);
+  EXPECT_EQ(int8->kernels[1].spec.name_expression, "tunejit::max_pool2d_nhwc<signed char>");
+  // A float32 output (the network's last conv when no int8 conv reads it) pools in float32.
+  absl::StatusOr<OpPlan> f32 = PoolOp().Specialize(
+      PoolWorkload(56, 128, 128, "int32", "int8"), Tile(2, 64, 128, 4, 2, 0, 1), kHopper,
+      Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kFloat32});
+  ASSERT_TRUE(f32.ok()) << f32.status();
+  EXPECT_EQ(f32->workspace_bytes[0], 2 * 56 * 56 * 128 * 4);
+  EXPECT_EQ(f32->kernels[1].spec.name_expression, "tunejit::max_pool2d_nhwc<float>");
+  // An int8 pool after the kernel takes whole 16-byte vectors of channels: with CO 136 only the
+  // tiles that pool in the kernel are valid.
+  const autotvm::Workload co136 = PoolWorkload(56, 128, 136, "int32", "int8");
+  absl::StatusOr<OpPlan> after =
+      PoolOp().Specialize(co136, Tile(2, 64, 128, 4, 2, 0, 1), kHopper, requantize);
+  EXPECT_EQ(after.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(after.status().message(), HasSubstr("im2col tiles run across image rows, and"));
+  EXPECT_TRUE(PoolOp().Specialize(co136, Tile(8, 16, 128, 4, 2), kHopper, requantize).ok());
+  // int32 has no NHWC pool.
+  absl::StatusOr<OpPlan> int32 = PoolOp().Specialize(PoolWorkload(56, 128, 128, "int32", "int8"),
+                                                     Tile(8, 16, 128, 4, 2), kHopper, Epilogue{});
+  EXPECT_EQ(int32.status().code(), absl::StatusCode::kUnimplemented);
+  // The pooled task takes only its own workloads, and a window must fit.
+  EXPECT_FALSE(PoolOp().CanImplement(ConvWorkload(2, 56, 56, 64, 128, 3)).ok());
+  EXPECT_FALSE(Op().CanImplement(PoolWorkload(56, 64, 128)).ok());
+  autotvm::Workload tiny = ConvWorkload(2, 1, 1, 64, 128, 1, 0);
+  tiny.task_name = autotvm::kConv2dNhwcWgmmaPool;
+  EXPECT_EQ(PoolOp().CanImplement(tiny).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Every config the conv takes, the pooled task takes too (in the kernel or after it), unless the
+// exchange's shared memory no longer fits, which the rejection says.
+TEST(Conv2dWgmmaPoolSpace, TheConvsConfigsWithTheirPoolInOrAfterTheKernel) {
+  absl::StatusOr<autotvm::ConfigSpace> space = Space();
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNhwcWgmmaPool));
+  const autotvm::Workload conv = ConvWorkload(2, 56, 56, 256, 256, 3, 1, 1, 1, "float16");
+  const autotvm::Workload pooled = PoolWorkload(56, 256, 256);
+  int valid = 0, fused = 0, over = 0;
+  for (int64_t i = 0; i < space->size(); ++i) {
+    const autotvm::ConfigEntity c = *space->Get(i);
+    if (!Op().Specialize(conv, c, kHopper, kBiasRelu).ok()) continue;
+    ++valid;
+    absl::StatusOr<OpPlan> plan = PoolOp().Specialize(pooled, c, kHopper, kBiasRelu);
+    if (!plan.ok()) {
+      EXPECT_THAT(plan.status().message(), HasSubstr("(pool exchange)")) << c.ToString();
+      ++over;
+      continue;
+    }
+    if (plan->kernels.size() == 1) ++fused;
+  }
+  std::printf(
+      "conv2d_nhwc_wgmma_pool: %d of the conv's %d valid configs pool in the kernel, %d "
+      "no longer fit\n",
+      fused, valid, over);
+  EXPECT_GT(fused, 100);
+  EXPECT_LT(over, valid / 10);
+}
+
+// The pooled kernel compiles for sm_90a in each of its exchange forms (rows of 8, 16, 32 and 64
+// pixels; fp16 and requantized int8): warpgroup barriers, the x neighbour's shuffle.
+TEST(Conv2dWgmmaPoolSpace, PooledKernelsCompile) {
+  KernelCompiler compiler(nullptr);
+  const Epilogue requantize{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  struct Case {
+    autotvm::ConfigEntity tile;
+    bool int8;
+  };
+  const Case cases[] = {{Tile(16, 8, 64, 4, 2), false},
+                        {Tile(8, 16, 128, 4, 2, 1), true},
+                        {Tile(4, 32, 128, 4, 2), false},
+                        {Tile(4, 64, 64, 4, 2), false}};
+  for (const Case& c : cases) {
+    absl::StatusOr<OpPlan> plan = PoolOp().Specialize(
+        c.int8 ? PoolWorkload(56, 128, 128, "int32", "int8") : PoolWorkload(64, 64, 128), c.tile,
+        kHopper, c.int8 ? requantize : kBiasRelu);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_EQ(plan->kernels.size(), 1u) << c.tile.ToString();
+    const KernelSpec& spec = plan->kernels[0].spec;
+    absl::StatusOr<CompiledKernel> kernel = compiler.Compile(spec, GpuArch{9, 0, false});
+    ASSERT_TRUE(kernel.ok()) << spec.name_expression << ": " << kernel.status();
+    EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "bar.sync")) << spec.name_expression;
+    EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "shfl.sync.bfly.b32"))
+        << spec.name_expression;
+    std::printf("compiled %s (%.2f s)\n", spec.name_expression.c_str(), kernel->compile_seconds);
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The SASS of the Hopper templates, as NVRTC builds them for the fallback configs: tensor-core
 // HGMMA (fp16) and IGMMA (int8) instructions, TMA loads (UTMALDG, 2-D for the GEMM, 3-D and 4-D for
 // the convolution, 4-D im2col for its im2col tiles) and the setmaxnreg register split (USETMAXREG).
-// PTX only says what we asked for; the SASS is what runs. Disassembles with nvdisasm (CUDA's, not
+// A pooled conv adds its window exchange (warpgroup BAR.SYNC, STS / LDS, SHFL.BFLY). PTX only
+// says what we asked for; the SASS is what runs. Disassembles with nvdisasm (CUDA's, not
 // in Debian's toolkit: PyPI's nvidia-cuda-nvdisasm); skips when none is found ($TUNEJIT_NVDISASM,
 // else `nvdisasm` on PATH).
 #include <cstdio>
@@ -37,7 +38,7 @@ std::map<std::string, int> SassOpcodes(const std::string& cubin, const std::stri
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   std::map<std::string, int> counts;
   if (!pipe) return counts;
-  const std::regex opcode(R"(\b(HGMMA|IGMMA|UTMALDG|USETMAXREG|STG)[.A-Z0-9x]*)");
+  const std::regex opcode(R"(\b(HGMMA|IGMMA|UTMALDG|USETMAXREG|STG|STS|LDS|BAR|SHFL)[.A-Z0-9x]*)");
   char line[4096];
   while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
     std::string text(line);
@@ -155,6 +156,34 @@ TEST(WgmmaSass, ClusterConvMulticastsAndStoresWide) {
   for (const auto& [op, count] : sass8) std::printf("  %s x %d\n", op.c_str(), count);
   EXPECT_GT(CountPrefix(sass8, "IGMMA.64x128x32"), 0);
   EXPECT_GT(CountPrefix(sass8, "STG.E.128"), 0);
+}
+
+// conv2d_nhwc_wgmma_pool.cuda pooling in the kernel (16 x 16 tiles, 128 channels, the tuned
+// features.7 config): HGMMA, the window exchange's warpgroup barriers and shared stores / loads,
+// and 16-byte stores of the pooled rows.
+TEST(WgmmaSass, PooledConvExchangesWindowsInSharedMemory) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  autotvm::Workload w = Conv3x3(112, 128, "float16", "float16");
+  w.task_name = autotvm::kConv2dNhwcWgmmaPool;
+  const autotvm::ConfigEntity config =
+      testing::Config({OtherKnob("tile_h", 16), OtherKnob("tile_w", 16), OtherKnob("tile_n", 128),
+                       OtherKnob("stages", 4), OtherKnob("consumer_wg", 2),
+                       OtherKnob("pingpong", 0), OtherKnob("im2col", 0), OtherKnob("cluster", 1)});
+  const OpTemplate& op = *FindOpTemplate(w.task_name);
+  absl::StatusOr<OpPlan> plan = op.Specialize(w, config, DeviceLimits::ForArch(GpuArch{9, 0, true}),
+                                              {.bias = true, .relu = true});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->kernels.size(), 1u);  // pooled in the kernel
+  const std::map<std::string, int> sass =
+      ConfigSass(op, w, config, tool, {.bias = true, .relu = true});
+  for (const auto& [op_name, count] : sass) std::printf("  %s x %d\n", op_name.c_str(), count);
+  EXPECT_GT(CountPrefix(sass, "HGMMA.64x128x16.F32"), 0);
+  EXPECT_GT(CountPrefix(sass, "BAR.SYNC"), 1);  // beyond the block's one __syncthreads
+  EXPECT_GT(CountPrefix(sass, "STS"), 0);
+  EXPECT_GT(CountPrefix(sass, "LDS"), 0);
+  EXPECT_GT(CountPrefix(sass, "SHFL.BFLY"), 0);
+  EXPECT_GT(CountPrefix(sass, "STG.E.128"), 0);
 }
 
 TEST(WgmmaSass, Int8ConvRunsIgmma) {

@@ -472,6 +472,7 @@ TEST(MeasureEpilogue, RequantizesOnlyInt8TensorCoreConvs) {
   p.out_dtype = "int32";
   const Epilogue want{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
   EXPECT_EQ(MeasureEpilogue(autotvm::MakeConv2dWorkload(autotvm::kConv2dNhwcWgmma, p)), want);
+  EXPECT_EQ(MeasureEpilogue(autotvm::MakeConv2dWorkload(autotvm::kConv2dNhwcWgmmaPool, p)), want);
   EXPECT_EQ(MeasureEpilogue(autotvm::MakeConv2dWorkload("conv2d_NCHWc_int8.cuda", p)), Epilogue{});
   p.data_dtype = p.kernel_dtype = p.out_dtype = "float16";
   EXPECT_EQ(MeasureEpilogue(autotvm::MakeConv2dWorkload(autotvm::kConv2dNhwcWgmma, p)), Epilogue{});
