@@ -52,7 +52,7 @@ constexpr char kSummary[] =
 
 struct TuneFlags {
   std::string model = "vgg16", precision = "fp32", budget, log, tasks, search = "xgb", shard;
-  std::string target = "cuda -model=unknown", cache_dir, timeout = "20";
+  std::string target = "cuda -model=unknown", cache_dir, timeout = "20", sustained;
   int64_t batch = 0, trials = 0, workers_per_gpu = 1, seed = 1, trial_batch = 0, jobs = 0;
   int64_t gpus = 0, fault_trial = -1, hang_trial = -1;
   bool resume = false, list = false, no_cache = false, tensor_cores = false;
@@ -220,6 +220,10 @@ void RegisterFlags(FlagParser& p, TuneFlags& f) {
   p.Int("seed", &f.seed, "S", "search seed (default 1)");
   p.String("timeout", &f.timeout, "SECONDS",
            "per-candidate deadline before the worker is killed (20)");
+  p.String("sustained", &f.sustained, "TIME",
+           "time each candidate after running it back to back this long (e.g. 0.1s), as a "
+           "network runs its layers, at the GPU's sustained (power-capped) clock; default: "
+           "isolated runs with the L2 flushed before each");
   p.Int("trial-batch", &f.trial_batch, "N",
         "candidates proposed (and compiled in parallel) per batch (default: cores, 8 to 32)");
   p.Int("jobs", &f.jobs, "N", "NVRTC compile threads (default: all cores)");
@@ -285,6 +289,10 @@ int ValidateFlags(const TuneFlags& f, double* seconds, double* timeout) {
   absl::StatusOr<double> t = ParseDuration(f.timeout);
   if (!t.ok()) return Usage("--timeout: " + std::string(t.status().message()));
   *timeout = *t;
+  if (!f.sustained.empty()) {
+    absl::StatusOr<double> s = ParseDuration(f.sustained);
+    if (!s.ok()) return Usage("--sustained: " + std::string(s.status().message()));
+  }
   if (f.batch < 0 || f.workers_per_gpu < 1 || f.trial_batch < 0 || f.trials < 0) {
     return Usage("--batch, --workers-per-gpu and --trial-batch must be positive");
   }
@@ -312,6 +320,7 @@ TuneModelOptions MakeOptions(const TuneFlags& f, double timeout, const KernelCac
   } else {
     o.worker.argv.push_back("--no-cache");
   }
+  if (!f.sustained.empty()) o.worker.argv.insert(o.worker.argv.end(), {"--sustained", f.sustained});
   o.worker.measure_timeout_seconds = timeout;
   o.workers_per_gpu = static_cast<int>(f.workers_per_gpu);
   o.max_gpus = static_cast<int>(f.gpus);
@@ -397,10 +406,18 @@ int RunTuneWorkerCommand(const std::vector<std::string>& args) {
   parser.String("cache-dir", &o.cache_dir, "DIR", "kernel cache directory");
   parser.Bool("no-cache", &o.no_cache, "no kernel cache");
   parser.String("max-timing", &max_timing, "SECONDS", "timing time per candidate (default 1)");
+  std::string sustained;
+  parser.String("sustained", &sustained, "TIME",
+                "back-to-back run before timing (tune --sustained)");
   std::vector<std::string> positional;
   if (int code = parser.Parse(args, &positional); code >= 0) return code;
   absl::StatusOr<double> timing = ParseDuration(max_timing);
-  if (!timing.ok() || !positional.empty()) return Usage("tune-worker: bad arguments");
+  absl::StatusOr<double> sustained_seconds =
+      sustained.empty() ? absl::StatusOr<double>(0.0) : ParseDuration(sustained);
+  if (!timing.ok() || !sustained_seconds.ok() || !positional.empty()) {
+    return Usage("tune-worker: bad arguments");
+  }
+  o.measure.sustained_seconds = *sustained_seconds;
   o.gpu = static_cast<int>(gpu);
   o.measure.max_timing_seconds = *timing;
   // The protocol keeps the real stdout; fd 1 becomes stderr so no library print can corrupt it.

@@ -490,23 +490,60 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
   }
 }
 
+// Negates the accumulators of the columns in `negative` (bit 2 q + e: column col0 + 8 q +
+// 2 (t % 4) + e, the layout of hopper_ptx.cuh WgmmaF16F32), so that a max pools them as a min.
+template <int BN, typename Acc, int kSubtiles>
+__device__ __forceinline__ void WgmmaFlipColumns(Acc (&acc)[kSubtiles][BN / 2],
+                                                 unsigned long long negative) {
+#pragma unroll
+  for (int sub = 0; sub < kSubtiles; ++sub) {
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) {
+      if ((negative >> (2 * (i / 4) + i % 2)) & 1) acc[sub][i] = -acc[sub][i];
+    }
+  }
+}
+
+// This thread's columns (numbered as WgmmaFlipColumns does) whose epilogue scale is negative;
+// none when the epilogue does not scale.
+template <int BN, int kEpi, typename Acc>
+__device__ __forceinline__ unsigned long long WgmmaNegativelyScaled(const float* scale, int col0,
+                                                                    int n) {
+  static_assert(BN / 4 <= 64, "a thread's columns fit one mask");
+  unsigned long long negative = 0;
+  if constexpr (EpilogueOp<kEpi, Acc>::kOut != kEpiOutAccumulator) {
+#pragma unroll
+    for (int b = 0; b < BN / 4; ++b) {
+      const int col = col0 + 8 * (b / 2) + 2 * (threadIdx.x % 4) + b % 2;
+      if (col < n && __ldg(scale + col) < 0.0f) negative |= 1ull << b;
+    }
+  }
+  return negative;
+}
+
 // 2x2 max pooling (stride 2) of a consumer's accumulators, for conv tiles of TW-pixel image rows
 // (tile row m = y * TW + x, the tile and the consumer's first row at an even image row): each
 // window's max lands in its top-left row, the only row of it the template's row map gives an
-// output (conv2d_wgmma.cu ConvPoolRows). Bias, relu, the positive requantize scales and the
-// rounding are monotonic per column, so pooling the accumulators first writes the same values as
-// pooling the written outputs, a quarter of the stores. Neighbours along x are rows r and r + 1:
+// output (conv2d_wgmma.cu ConvPoolRows). The epilogue (scale, bias, relu, rounding) is monotonic
+// per column, increasing where the column's scale is positive (always, for the network's
+// requantize and dequantize scales) and decreasing where it is negative: pooling the accumulators
+// first (their max, or in a negatively scaled column their min: WgmmaNegativelyScaled) writes the
+// same values as pooling the written outputs, a quarter of the stores. Neighbours along x are
+// rows r and r + 1:
 // lanes t and t ^ 4. Along y (row r + TW) the partner is this thread's row r + 8 (TW 8), another
 // warp's (TW 16, 32) or the next subtile's (TW 64), so it goes through shared memory `buf`
 // (WgmmaPoolWords): a group of WgmmaPoolGroupRows rows and 64 columns at a time, the bottom rows
 // writing and the top rows reading, with the warpgroup's named barrier `barrier` in between.
-template <int TW, int BN, typename Acc, int kSubtiles>
-__device__ __forceinline__ void WgmmaPool2x2(Acc (&acc)[kSubtiles][BN / 2], Acc* buf, int barrier) {
+template <int TW, int BN, int kEpi, typename Acc, int kSubtiles>
+__device__ __forceinline__ void WgmmaPool2x2(Acc (&acc)[kSubtiles][BN / 2], Acc* buf, int barrier,
+                                             const float* scale, int col0, int n) {
   constexpr int kGroupSubtiles = WgmmaPoolGroupRows(TW) / 64;
   static_assert(TW % 8 == 0 && TW <= 64, "image rows of 8 to 64 pixels, whole 8-row blocks");
   static_assert(kSubtiles % kGroupSubtiles == 0, "a consumer holds whole pairs of image rows");
   static_assert(BN % kWgmmaPoolChunk == 0, "whole 64-column chunks");
   const int t = threadIdx.x % 128;
+  const unsigned long long negative = WgmmaNegativelyScaled<BN, kEpi, Acc>(scale, col0, n);
+  WgmmaFlipColumns<BN>(acc, negative);
 #pragma unroll
   for (int sub = 0; sub < kSubtiles; ++sub) {
 #pragma unroll
@@ -548,6 +585,7 @@ __device__ __forceinline__ void WgmmaPool2x2(Acc (&acc)[kSubtiles][BN / 2], Acc*
       }
     }
   }
+  WgmmaFlipColumns<BN>(acc, negative);
 }
 
 // One output tile of a template: the loads of its k tiles, where its rows go, its first row and
@@ -595,8 +633,8 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
     }
     if constexpr (kPoolW != 0) {  // each consumer its own exchange and named barrier (1 + c)
       typedef typename WgmmaKind<kInt8>::Acc Acc;
-      WgmmaPool2x2<kPoolW, BN>(acc, reinterpret_cast<Acc*>(pool) + c * WgmmaPoolWords(kPoolW),
-                               1 + c);
+      WgmmaPool2x2<kPoolW, BN, kEpi>(acc, reinterpret_cast<Acc*>(pool) + c * WgmmaPoolWords(kPoolW),
+                                     1 + c, scale, tile.n0, n);
     }
     WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, bias, scale,
                                      tile.m0 + Consumers::RowOffset(c), tile.n0, n);

@@ -211,6 +211,7 @@ struct GpuMeasurer::State {
   // status for launch failures.
   absl::StatusOr<Checked> Check(PlanRunner& runner, bool corrupt);
   absl::StatusOr<double> TimeMedianSeconds(PlanRunner& runner);
+  absl::StatusOr<double> TimeSustainedSeconds(PlanRunner& runner);  // MeasureOptions above
   bool StopsEarly(double seconds) const { return stop_above > 0 && seconds > stop_above; }
 };
 
@@ -254,7 +255,34 @@ absl::StatusOr<GpuMeasurer::State::Checked> GpuMeasurer::State::Check(PlanRunner
   return checked;
 }
 
+absl::StatusOr<double> GpuMeasurer::State::TimeSustainedSeconds(PlanRunner& runner) {
+  const Clock::time_point begin = Clock::now();
+  while (SecondsSince(begin) < options.sustained_seconds) {
+    for (int i = 0; i < 4; ++i) TUNEJIT_RETURN_IF_ERROR(runner.Run(*stream));
+    TUNEJIT_RETURN_IF_ERROR(stream->Synchronize());  // a few launches queued at a time
+  }
+  const int repeats = std::max(1, options.max_repeats);
+  std::vector<Event> events;
+  for (int i = 0; i <= repeats; ++i) {
+    TUNEJIT_ASSIGN_OR_RETURN(Event e, Event::Create(*device));
+    events.push_back(std::move(e));
+  }
+  TUNEJIT_RETURN_IF_ERROR(stream->Record(events[0]));
+  for (int i = 1; i <= repeats; ++i) {
+    TUNEJIT_RETURN_IF_ERROR(runner.Run(*stream));
+    TUNEJIT_RETURN_IF_ERROR(stream->Record(events[i]));
+  }
+  TUNEJIT_RETURN_IF_ERROR(events.back().Synchronize());
+  std::vector<float> ms;
+  for (int i = 1; i <= repeats; ++i) {
+    TUNEJIT_ASSIGN_OR_RETURN(float t, Event::ElapsedMs(events[i - 1], events[i]));
+    ms.push_back(t);
+  }
+  return Median(ms) * 1e-3;
+}
+
 absl::StatusOr<double> GpuMeasurer::State::TimeMedianSeconds(PlanRunner& runner) {
+  if (options.sustained_seconds > 0) return TimeSustainedSeconds(runner);
   for (int i = 0; i < options.warmup_runs; ++i) TUNEJIT_RETURN_IF_ERROR(runner.Run(*stream));
   TUNEJIT_ASSIGN_OR_RETURN(Event start, Event::Create(*device));
   TUNEJIT_ASSIGN_OR_RETURN(Event end, Event::Create(*device));

@@ -106,6 +106,12 @@ struct MeasureOptions {
   double timed_stop_fraction = 0.65;
   double stable_tolerance = 0.01;  // stop when the median moved less than this over 3 runs
   bool flush_l2 = true;
+  // Sustained timing (> 0): the kernel first runs back to back for this long, then its repeats
+  // are timed back to back, without flushes or syncs between them. A network keeps the GPU busy:
+  // on the H200 its layers ran at the power cap's 1650-1770 MHz where the tuner's isolated runs
+  // (idle gaps for the L2 flush and the sync) ran at 1980 MHz, and the kernels that draw the most
+  // power lose the most (docs/benchmarks.md, thirteenth session). 0: isolated runs (the default).
+  double sustained_seconds = 0;
   // Relative error allowed for float outputs (||out - ref|| / ||ref||); int outputs are exact.
   double fp32_tolerance = 1e-5;
   double winograd_tolerance = 1e-4;  // task names containing "winograd"

@@ -308,7 +308,8 @@ TEST(Conv2dWgmmaGpu, ClustersOfTwoMatch) {
 // conv2d_nhwc_wgmma_pool.cuda: the conv's epilogue then a 2x2 max pool, bit for bit. Pooled in the
 // kernel with image rows of 8 (a window's rows in one thread), 16 and 32 (across warps) and 64
 // pixels (across a consumer's subtiles), tiles past the output's edge (20 = 16 + 4, 64 > 20),
-// ping-pong, clusters, every output kind; and after the kernel where the tile cannot (im2col).
+// ping-pong, clusters, every output kind (the random scales are of both signs: a negatively
+// scaled channel pools its accumulators' min); and after the kernel where the tile cannot (im2col).
 TEST(Conv2dWgmmaGpu, PooledTilesMatch) {
   TUNEJIT_REQUIRE_GPU();
   std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();

@@ -77,11 +77,23 @@ TEST(TuneCommand, TunesResumesAndDrawsTheCurve) {
 }
 
 TEST(TuneCommand, BadUsage) {
-  EXPECT_EQ(RunTune("--log /dev/null"), 2);                 // no budget
-  EXPECT_EQ(RunTune("--trials 5"), 2);                      // no log
-  EXPECT_EQ(RunTune("--trials 5 --shard 2/2 --log x"), 2);  // bad shard
-  EXPECT_EQ(RunTune("--budget 5q --log x"), 2);             // bad duration
-  EXPECT_EQ(RunTune("--trials 5 --search sa --log x"), 2);  // unknown search
+  EXPECT_EQ(RunTune("--log /dev/null"), 2);                   // no budget
+  EXPECT_EQ(RunTune("--trials 5"), 2);                        // no log
+  EXPECT_EQ(RunTune("--trials 5 --shard 2/2 --log x"), 2);    // bad shard
+  EXPECT_EQ(RunTune("--budget 5q --log x"), 2);               // bad duration
+  EXPECT_EQ(RunTune("--trials 5 --search sa --log x"), 2);    // unknown search
+  EXPECT_EQ(RunTune("--trials 5 --sustained 0 --log x"), 2);  // sustained timing of nothing
+  EXPECT_EQ(RunTune("--trials 5 --sustained 1q --log x"), 2);
+  // The worker takes the sustained time it is given, and refuses a bad one.
+  const std::string worker = absl::StrCat(TUNEJIT_BINARY_DIR, "/tunejit tune-worker");
+  EXPECT_EQ(WEXITSTATUS(std::system((worker + " --sustained 1q < /dev/null").c_str())), 2);
+}
+
+TEST(TuneCommand, TunesWithSustainedTiming) {
+  const std::string log = absl::StrCat(::testing::TempDir(), "/", getpid(), "_sustained.log");
+  std::remove(log.c_str());
+  ASSERT_EQ(RunTune("--trials 4 --sustained 0.05s --log " + log), 0);
+  EXPECT_EQ(Summarize(log).records, 4);
 }
 
 }  // namespace
