@@ -323,18 +323,20 @@ TEST(Conv2dWgmmaGpu, PooledTilesMatch) {
   const Epilogue bias_relu{.bias = true, .relu = true};
   const Epilogue requantize{
       .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
-  CheckCases(*harness, MakeOperands({2, 20, 20, 72, 136, 3, 1, 1}, 61),
-             {{tile(8, 8, 128, 1, 0), bias_relu, true},
-              {tile(8, 8, 64, 2, 1), {}, false},
-              {tile(8, 16, 128, 2, 0), bias_relu, true},
-              {tile(4, 16, 128, 2, 1), requantize, true},
-              {tile(4, 32, 128, 2, 0), {.bias = true, .output = Epilogue::Output::kFloat32}, false},
-              {tile(4, 64, 64, 2, 0), bias_relu, true},
-              {tile(2, 64, 128, 2, 1), requantize, true},
-              {ClusterConfig(8, 16, 4, 0, 0), bias_relu, true},
-              {Im2colConfig(2, 128, 4, 0), bias_relu, true},
-              {Im2colConfig(2, 64, 4, 1), {}, true}},
-             /*pool=*/true);
+  CheckCases(
+      *harness, MakeOperands({2, 20, 20, 72, 136, 3, 1, 1}, 61),
+      {{tile(8, 8, 128, 1, 0), bias_relu, true},
+       {tile(8, 8, 64, 2, 1), {}, false},
+       {tile(8, 16, 128, 2, 0), bias_relu, true},
+       {tile(4, 16, 128, 2, 1), requantize, true},
+       {tile(4, 32, 128, 2, 0), {.bias = true, .output = Epilogue::Output::kFloat32}, false},
+       {tile(4, 64, 64, 2, 0), bias_relu, true},
+       {tile(2, 64, 128, 2, 1), requantize, true},
+       {ClusterConfig(8, 16, 4, 0, 0), bias_relu, true},
+       {Im2colConfig(2, 128, 4, 0), bias_relu, true},
+       {Im2colConfig(4, 128, 4, 0), {.bias = true, .output = Epilogue::Output::kFloat32}, false},
+       {Im2colConfig(2, 64, 4, 1), {}, true}},
+      /*pool=*/true);
   // 16 x 24 output of a padded, dilated filter; CO 64.
   CheckCases(*harness, MakeOperands({3, 16, 24, 64, 64, 3, 2, 2}, 63),
              {{tile(8, 8, 64, 2, 1), bias_relu, true}, {tile(8, 16, 64, 2, 0), bias_relu, true}},

@@ -329,7 +329,11 @@ TEST(MaxPool2dNhwcKernel, NeedsWhole16ByteVectorsOfChannels) {
   EXPECT_EQ(MaxPool2dNhwcKernel({.n = 1, .c = 24, .h = 4, .w = 4}, T::kInt8).status().code(),
             absl::StatusCode::kUnimplemented);  // int8: 16 channels per vector
   EXPECT_TRUE(MaxPool2dNhwcKernel({.n = 1, .c = 32, .h = 4, .w = 4}, T::kInt8).ok());
-  EXPECT_FALSE(MaxPool2dNhwcKernel({.n = 1, .c = 32, .h = 4, .w = 4}, T::kFloat32).ok());
+  // float32 (a pooled conv's float32 output): 4 channels per vector; no int32 pool.
+  EXPECT_EQ(MaxPool2dNhwcKernel({.n = 1, .c = 6, .h = 4, .w = 4}, T::kFloat32).status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(MaxPool2dNhwcKernel({.n = 1, .c = 12, .h = 4, .w = 4}, T::kFloat32).ok());
+  EXPECT_FALSE(MaxPool2dNhwcKernel({.n = 1, .c = 32, .h = 4, .w = 4}, T::kInt32).ok());
 }
 
 // Without a GPU: the fp16 path's kernels compile with NVRTC (every name expression the executor
@@ -339,6 +343,7 @@ TEST(Fp16PathKernels, CompileWithNvrtc) {
   std::vector<absl::StatusOr<PlannedKernel>> kernels = {
       MaxPool2dNhwcKernel({.n = 1, .c = 16, .h = 4, .w = 4}, T::kFloat16),
       MaxPool2dNhwcKernel({.n = 1, .c = 16, .h = 4, .w = 4}, T::kInt8),
+      MaxPool2dNhwcKernel({.n = 1, .c = 16, .h = 4, .w = 4}, T::kFloat32),
       ConvertKernel({.n = 2, .c = 16, .hw = 9, .from = T::kInt8, .to = T::kInt8, .to_nhwc = true})};
   for (bool from_nhwc : {false, true}) {
     for (T from : {T::kFloat32, T::kFloat16}) {
@@ -489,6 +494,37 @@ TEST_F(ElementwiseGpu, MaxPoolNhwcHalfMatchesTheNchwReference) {
         for (int64_t q = 0; q < ohw; ++q) {
           ASSERT_EQ(HalfToFloat(got[NhwcIndex(i, ch, q, p.c, ohw)]),
                     want[NchwIndex(i, ch, q, p.c, ohw)])
+              << "image " << i << " channel " << ch << " pixel " << q;
+        }
+      }
+    }
+  }
+}
+
+// float32 NHWC (the pool after a pooled conv's float32 output): 4 channels per vector, padding,
+// windows that overlap.
+TEST_F(ElementwiseGpu, MaxPoolNhwcFloatMatchesTheNchwReference) {
+  for (const Pool2dParams& p : std::vector<Pool2dParams>{
+           {.n = 2, .c = 12, .h = 14, .w = 14},
+           {.n = 1, .c = 4, .h = 7, .w = 9, .kh = 3, .kw = 3, .pad_top = 1, .pad_left = 1}}) {
+    const int64_t hw = p.h * p.w, ohw = p.OutH() * p.OutW();
+    const std::vector<float> x = testing::RandomFloats(p.n * p.c * hw, 13);
+    std::vector<float> nhwc(x.size());
+    for (int64_t i = 0; i < p.n; ++i) {
+      for (int64_t ch = 0; ch < p.c; ++ch) {
+        for (int64_t q = 0; q < hw; ++q)
+          nhwc[NhwcIndex(i, ch, q, p.c, hw)] = x[NchwIndex(i, ch, q, p.c, hw)];
+      }
+    }
+    const std::vector<float> want = cpuref::MaxPool2d(p, x);
+    auto k = MaxPool2dNhwcKernel(p, ElementType::kFloat32);
+    ASSERT_TRUE(k.ok()) << k.status();
+    const std::vector<float> got = FromBytes<float>(Run(*k, {Bytes(nhwc)}, want.size() * 4));
+    ASSERT_EQ(got.size(), want.size());
+    for (int64_t i = 0; i < p.n; ++i) {
+      for (int64_t ch = 0; ch < p.c; ++ch) {
+        for (int64_t q = 0; q < ohw; ++q) {
+          ASSERT_EQ(got[NhwcIndex(i, ch, q, p.c, ohw)], want[NchwIndex(i, ch, q, p.c, ohw)])
               << "image " << i << " channel " << ch << " pixel " << q;
         }
       }
