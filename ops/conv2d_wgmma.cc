@@ -289,22 +289,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
     plan.kernels.push_back(ConvKernel(t, conv, epilogue, shape));
-    if (pool_ && !t.pool) {  // the convolution into workspace 0, then the pool kernel
-      const Pool2dParams pool = PoolAfter(p);
-      plan.workspace_bytes = {pool.n * pool.h * pool.w * pool.c * ElementBytes(pooled)};
-      plan.workspace_persistent = {false};
-      plan.kernels[0].args[4] = WorkspaceArg(0);
-      absl::StatusOr<PlannedKernel> pool_kernel = MaxPool2dNhwcKernel(pool, pooled);
-      if (!pool_kernel.ok()) {  // e.g. int8 channels not in whole 16-byte vectors
-        return InvalidConfig(task(), absl::StrCat(CheckPoolTile(t, p).message(), ", and ",
-                                                  pool_kernel.status().message()));
-      }
-      PlannedKernel max_pool = *std::move(pool_kernel);
-      max_pool.args[0] = WorkspaceArg(0);
-      plan.kernels.push_back(std::move(max_pool));
-      plan.notes.push_back(
-          absl::StrCat(task(), ": pool after the kernel (", CheckPoolTile(t, p).message(), ")"));
-    }
+    if (pool_ && !t.pool) TUNEJIT_RETURN_IF_ERROR(PoolAfterTheKernel(t, p, pooled, &plan));
     // The input (InputMap) in rows of ConvRowBytes; the weight as {C, KH * KW, CO} in boxes of a
     // row of channels x one tap x tile_n.
     const int64_t row_bytes = ConvRowBytes(conv);
@@ -338,6 +323,25 @@ class Conv2dNhwcWgmma final : public OpTemplate {
 
  private:
   const char* task() const { return pool_ ? autotvm::kConv2dNhwcWgmmaPool : kTask; }
+
+  // A tile that cannot pool: the convolution writes workspace 0 and the NHWC pool kernel reads
+  // it. InvalidConfig where that kernel cannot run either (int8 channels not in 16-byte vectors).
+  absl::Status PoolAfterTheKernel(const ConvTile& t, const autotvm::Conv2dParams& p,
+                                  ElementType pooled, OpPlan* plan) const {
+    const std::string why(CheckPoolTile(t, p).message());
+    const Pool2dParams pool = PoolAfter(p);
+    absl::StatusOr<PlannedKernel> max_pool = MaxPool2dNhwcKernel(pool, pooled);
+    if (!max_pool.ok()) {
+      return InvalidConfig(task(), absl::StrCat(why, ", and ", max_pool.status().message()));
+    }
+    max_pool->args[0] = WorkspaceArg(0);
+    plan->kernels[0].args[4] = WorkspaceArg(0);  // the conv's output (EpilogueTensorArgs)
+    plan->kernels.push_back(*std::move(max_pool));
+    plan->workspace_bytes = {pool.n * pool.h * pool.w * pool.c * ElementBytes(pooled)};
+    plan->workspace_persistent = {false};
+    plan->notes.push_back(absl::StrCat(task(), ": pool after the kernel (", why, ")"));
+    return absl::OkStatus();
+  }
   bool pool_;
 };
 
