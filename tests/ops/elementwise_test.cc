@@ -36,6 +36,8 @@ class ElementwiseGpu : public ::testing::Test {
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? (*out)[0] : std::vector<uint8_t>();
   }
+  // MaxPool2dNhwcKernel (float16 or float32) on random NHWC data against the CPU pool.
+  void CheckNhwcPool(const Pool2dParams& p, ElementType type, uint32_t seed);
   std::unique_ptr<testing::GpuHarness> harness_;
 };
 
@@ -300,6 +302,22 @@ int64_t NhwcIndex(int64_t n, int64_t c, int64_t p, int64_t channels, int64_t hw)
   return (n * hw + p) * channels + c;
 }
 
+// A pool's NHWC output `got` equals the NCHW reference `want`, element for element.
+template <typename T>
+void ExpectNhwcEqualsNchw(const std::vector<T>& got, const std::vector<T>& want,
+                          const Pool2dParams& p) {
+  const int64_t ohw = p.OutH() * p.OutW();
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t i = 0; i < p.n; ++i) {
+    for (int64_t ch = 0; ch < p.c; ++ch) {
+      for (int64_t q = 0; q < ohw; ++q) {
+        ASSERT_EQ(got[NhwcIndex(i, ch, q, p.c, ohw)], want[NchwIndex(i, ch, q, p.c, ohw)])
+            << "image " << i << " channel " << ch << " pixel " << q;
+      }
+    }
+  }
+}
+
 TEST(ConvertKernel, RejectsWhatItCannotConvert) {
   const ConvertParams ok{.n = 2, .c = 3, .hw = 5};
   EXPECT_TRUE(ConvertKernel(ok).ok());
@@ -423,7 +441,7 @@ TEST_F(ElementwiseGpu, Int8NhwcTransposesAndPool) {
                        .pad_left = 1,
                        .pad_bottom = 1,
                        .pad_right = 1};
-  const int64_t hw = p.h * p.w, ohw = p.OutH() * p.OutW();
+  const int64_t hw = p.h * p.w;
   const std::vector<int8_t> nchw = RandomInt8(p.n * p.c * hw, 14);
   std::vector<int8_t> nhwc(nchw.size());
   for (int64_t i = 0; i < p.n; ++i) {
@@ -446,15 +464,39 @@ TEST_F(ElementwiseGpu, Int8NhwcTransposesAndPool) {
   auto pool = MaxPool2dNhwcKernel(p, T::kInt8);
   ASSERT_TRUE(pool.ok()) << pool.status();
   const std::vector<int8_t> got = FromBytes<int8_t>(Run(*pool, {Bytes(nhwc)}, want.size()));
-  ASSERT_EQ(got.size(), want.size());
+  ExpectNhwcEqualsNchw(got, want, p);
+}
+
+// MaxPool2dNhwcKernel (float16 or float32) on random NHWC data against the NCHW CPU pool of the
+// same values, element for element.
+void ElementwiseGpu::CheckNhwcPool(const Pool2dParams& p, ElementType type, uint32_t seed) {
+  const bool f16 = type == ElementType::kFloat16;
+  const int64_t hw = p.h * p.w;
+  std::vector<float> x = testing::RandomFloats(p.n * p.c * hw, seed);
+  std::vector<float> nhwc(x.size());
   for (int64_t i = 0; i < p.n; ++i) {
     for (int64_t ch = 0; ch < p.c; ++ch) {
-      for (int64_t q = 0; q < ohw; ++q) {
-        ASSERT_EQ(got[NhwcIndex(i, ch, q, p.c, ohw)], want[NchwIndex(i, ch, q, p.c, ohw)])
-            << "image " << i << " channel " << ch << " pixel " << q;
+      for (int64_t q = 0; q < hw; ++q) {
+        float& v = x[NchwIndex(i, ch, q, p.c, hw)];
+        if (f16) v = HalfToFloat(FloatToHalf(v));  // the reference pools the same values
+        nhwc[NhwcIndex(i, ch, q, p.c, hw)] = v;
       }
     }
   }
+  const std::vector<float> want = cpuref::MaxPool2d(p, x);
+  auto k = MaxPool2dNhwcKernel(p, type);
+  ASSERT_TRUE(k.ok()) << k.status();
+  std::vector<float> got;
+  if (f16) {
+    std::vector<uint16_t> halves(nhwc.size());
+    for (size_t i = 0; i < nhwc.size(); ++i) halves[i] = FloatToHalf(nhwc[i]);
+    for (uint16_t h : FromBytes<uint16_t>(Run(*k, {Bytes(halves)}, want.size() * 2))) {
+      got.push_back(HalfToFloat(h));
+    }
+  } else {
+    got = FromBytes<float>(Run(*k, {Bytes(nhwc)}, want.size() * 4));
+  }
+  ExpectNhwcEqualsNchw(got, want, p);
 }
 
 TEST_F(ElementwiseGpu, MaxPoolNhwcHalfMatchesTheNchwReference) {
@@ -471,65 +513,15 @@ TEST_F(ElementwiseGpu, MaxPoolNhwcHalfMatchesTheNchwReference) {
        .pad_bottom = 1,
        .pad_right = 1},
   };
-  for (const Pool2dParams& p : cases) {
-    const int64_t hw = p.h * p.w, ohw = p.OutH() * p.OutW();
-    std::vector<float> x = testing::RandomFloats(p.n * p.c * hw, 12);
-    std::vector<uint16_t> nhwc(x.size());
-    for (int64_t i = 0; i < p.n; ++i) {
-      for (int64_t ch = 0; ch < p.c; ++ch) {
-        for (int64_t q = 0; q < hw; ++q) {
-          float& v = x[NchwIndex(i, ch, q, p.c, hw)];
-          nhwc[NhwcIndex(i, ch, q, p.c, hw)] = FloatToHalf(v);
-          v = HalfToFloat(FloatToHalf(v));  // the reference pools the same values
-        }
-      }
-    }
-    const std::vector<float> want = cpuref::MaxPool2d(p, x);
-    auto k = MaxPool2dNhwcKernel(p, ElementType::kFloat16);
-    ASSERT_TRUE(k.ok()) << k.status();
-    const std::vector<uint16_t> got = FromBytes<uint16_t>(Run(*k, {Bytes(nhwc)}, want.size() * 2));
-    ASSERT_EQ(got.size(), want.size());
-    for (int64_t i = 0; i < p.n; ++i) {
-      for (int64_t ch = 0; ch < p.c; ++ch) {
-        for (int64_t q = 0; q < ohw; ++q) {
-          ASSERT_EQ(HalfToFloat(got[NhwcIndex(i, ch, q, p.c, ohw)]),
-                    want[NchwIndex(i, ch, q, p.c, ohw)])
-              << "image " << i << " channel " << ch << " pixel " << q;
-        }
-      }
-    }
-  }
+  for (const Pool2dParams& p : cases) CheckNhwcPool(p, ElementType::kFloat16, 12);
 }
 
 // float32 NHWC (the pool after a pooled conv's float32 output): 4 channels per vector, padding,
 // windows that overlap.
 TEST_F(ElementwiseGpu, MaxPoolNhwcFloatMatchesTheNchwReference) {
-  for (const Pool2dParams& p : std::vector<Pool2dParams>{
-           {.n = 2, .c = 12, .h = 14, .w = 14},
-           {.n = 1, .c = 4, .h = 7, .w = 9, .kh = 3, .kw = 3, .pad_top = 1, .pad_left = 1}}) {
-    const int64_t hw = p.h * p.w, ohw = p.OutH() * p.OutW();
-    const std::vector<float> x = testing::RandomFloats(p.n * p.c * hw, 13);
-    std::vector<float> nhwc(x.size());
-    for (int64_t i = 0; i < p.n; ++i) {
-      for (int64_t ch = 0; ch < p.c; ++ch) {
-        for (int64_t q = 0; q < hw; ++q)
-          nhwc[NhwcIndex(i, ch, q, p.c, hw)] = x[NchwIndex(i, ch, q, p.c, hw)];
-      }
-    }
-    const std::vector<float> want = cpuref::MaxPool2d(p, x);
-    auto k = MaxPool2dNhwcKernel(p, ElementType::kFloat32);
-    ASSERT_TRUE(k.ok()) << k.status();
-    const std::vector<float> got = FromBytes<float>(Run(*k, {Bytes(nhwc)}, want.size() * 4));
-    ASSERT_EQ(got.size(), want.size());
-    for (int64_t i = 0; i < p.n; ++i) {
-      for (int64_t ch = 0; ch < p.c; ++ch) {
-        for (int64_t q = 0; q < ohw; ++q) {
-          ASSERT_EQ(got[NhwcIndex(i, ch, q, p.c, ohw)], want[NchwIndex(i, ch, q, p.c, ohw)])
-              << "image " << i << " channel " << ch << " pixel " << q;
-        }
-      }
-    }
-  }
+  CheckNhwcPool({.n = 2, .c = 12, .h = 14, .w = 14}, ElementType::kFloat32, 13);
+  CheckNhwcPool({.n = 1, .c = 4, .h = 7, .w = 9, .kh = 3, .kw = 3, .pad_top = 1, .pad_left = 1},
+                ElementType::kFloat32, 14);
 }
 
 }  // namespace
