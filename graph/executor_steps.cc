@@ -93,15 +93,9 @@ class Lowerer {
     }
   }
 
-  // The node consuming activation `t` when it is its only consumer and of kind `op` (data input).
-  int FuseNext(int t, OpKind op) const {
-    if (g_.tensor(t).kind != TensorKind::kActivation || consumers_[t].size() != 1) return -1;
-    const int c = consumers_[t][0];
-    const Node& user = g_.nodes()[c];
-    if (user.op != op || user.inputs[0] != t) return -1;
-    if (op == OpKind::kBiasAdd && g_.tensor(user.inputs[1]).kind != TensorKind::kWeight) return -1;
-    return c;
-  }
+  // The node consuming activation `t` when it is its only consumer and of kind `op` (data input):
+  // lowering's rule, so a task's absorbed pool is the node fused here.
+  int FuseNext(int t, OpKind op) const { return SoleReader(g_, t, op); }
 
   absl::Status LowerNode(int i) {
     const Node& node = g_.nodes()[i];

@@ -23,8 +23,8 @@ autotvm::Conv2dParams ConvParams(const Graph& graph, const Node& node, Precision
   return p;
 }
 
-// The node reading activation `t` when it is its only reader, of kind `op`, with `t` as its data
-// (a bias_add's bias a weight), or -1: what graph/executor_steps.cc fuses into a producer.
+}  // namespace
+
 int SoleReader(const Graph& graph, int t, OpKind op) {
   if (graph.tensor(t).kind != TensorKind::kActivation) return -1;
   int reader = -1;
@@ -40,6 +40,8 @@ int SoleReader(const Graph& graph, int t, OpKind op) {
   if (op == OpKind::kBiasAdd && graph.tensor(user.inputs[1]).kind != TensorKind::kWeight) return -1;
   return reader;
 }
+
+namespace {
 
 // The 2x2 max pool of stride 2 without padding that conv `node`'s value reaches through an
 // optional bias_add and relu (each the only reader of the value before it), or -1.

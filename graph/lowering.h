@@ -45,6 +45,11 @@ enum class Precision { kFp32, kInt8, kFp16 };
 // A conv node's shape, strides, padding and groups as AutoTVM's parameters, float32 dtypes.
 autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node);
 
+// The node reading activation `t` when it is its only reader, of kind `op`, with `t` as its data
+// (a bias_add's bias a weight), or -1: what lowering folds into a conv's task (a 2x2 max pool) and
+// graph/executor_steps.cc fuses into its producer's step, by this one rule.
+int SoleReader(const Graph& graph, int t, OpKind op);
+
 std::string_view PrecisionName(Precision precision);  // "fp32", "int8", "fp16"
 // "fp32" / "int8" / "fp16" (case-sensitive); InvalidArgument naming the accepted values otherwise.
 absl::StatusOr<Precision> ParsePrecision(std::string_view text);

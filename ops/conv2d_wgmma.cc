@@ -133,16 +133,6 @@ absl::Status CheckPoolTile(const ConvTile& t, const autotvm::Conv2dParams& p) {
   return absl::OkStatus();
 }
 
-// The pool after the convolution (conv2d_nhwc_wgmma_pool.cuda): 2x2, stride 2, on [N, OH, OW, CO].
-Pool2dParams PoolAfter(const autotvm::Conv2dParams& p) {
-  Pool2dParams pool;
-  pool.n = p.n;
-  pool.c = p.co;
-  pool.h = p.OutH();
-  pool.w = p.OutW();
-  return pool;
-}
-
 absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload, const char* task) {
   if (workload.task_name != task) {
     return absl::InvalidArgumentError(absl::StrCat(task, ": workload is for ", workload.task_name));
@@ -247,10 +237,6 @@ absl::StatusOr<ElementType> PooledElement(const WgmmaConv& conv, const Epilogue&
   return ElementType::kFloat32;
 }
 
-int64_t ElementBytes(ElementType type) {
-  return type == ElementType::kFloat16 ? 2 : type == ElementType::kInt8 ? 1 : 4;
-}
-
 // conv2d_nhwc_wgmma.cuda, or with `pool` conv2d_nhwc_wgmma_pool.cuda.
 class Conv2dNhwcWgmma final : public OpTemplate {
  public:
@@ -329,16 +315,9 @@ class Conv2dNhwcWgmma final : public OpTemplate {
   absl::Status PoolAfterTheKernel(const ConvTile& t, const autotvm::Conv2dParams& p,
                                   ElementType pooled, OpPlan* plan) const {
     const std::string why(CheckPoolTile(t, p).message());
-    const Pool2dParams pool = PoolAfter(p);
-    absl::StatusOr<PlannedKernel> max_pool = MaxPool2dNhwcKernel(pool, pooled);
-    if (!max_pool.ok()) {
-      return InvalidConfig(task(), absl::StrCat(why, ", and ", max_pool.status().message()));
+    if (absl::Status pooled_after = AppendMaxPool2x2Nhwc(p, pooled, plan); !pooled_after.ok()) {
+      return InvalidConfig(task(), absl::StrCat(why, ", and ", pooled_after.message()));
     }
-    max_pool->args[0] = WorkspaceArg(0);
-    plan->kernels[0].args[4] = WorkspaceArg(0);  // the conv's output (EpilogueTensorArgs)
-    plan->kernels.push_back(*std::move(max_pool));
-    plan->workspace_bytes = {pool.n * pool.h * pool.w * pool.c * ElementBytes(pooled)};
-    plan->workspace_persistent = {false};
     plan->notes.push_back(absl::StrCat(task(), ": pool after the kernel (", why, ")"));
     return absl::OkStatus();
   }

@@ -120,6 +120,26 @@ absl::StatusOr<PlannedKernel> MaxPool2dNhwcKernel(const Pool2dParams& p, Element
        Int32Arg(p.stride_w), Int32Arg(p.pad_top), Int32Arg(p.pad_left)});
 }
 
+absl::Status AppendMaxPool2x2Nhwc(const autotvm::Conv2dParams& conv, ElementType type,
+                                  OpPlan* plan) {
+  if (plan->kernels.size() != 1 || !plan->workspace_bytes.empty()) {
+    return absl::InternalError("max_pool2d_nhwc after a conv: the conv plan is not one kernel");
+  }
+  Pool2dParams pool;
+  pool.n = conv.n;
+  pool.c = conv.co;
+  pool.h = conv.OutH();
+  pool.w = conv.OutW();
+  TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel max_pool, MaxPool2dNhwcKernel(pool, type));
+  const int64_t bytes = type == ElementType::kFloat16 ? 2 : type == ElementType::kInt8 ? 1 : 4;
+  max_pool.args[0] = WorkspaceArg(0);
+  plan->kernels[0].args[4] = WorkspaceArg(0);  // the conv's output (EpilogueTensorArgs)
+  plan->kernels.push_back(std::move(max_pool));
+  plan->workspace_bytes = {pool.n * pool.h * pool.w * pool.c * bytes};
+  plan->workspace_persistent = {false};
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PlannedKernel> AvgPool2dKernel(const Pool2dParams& p) {
   TUNEJIT_RETURN_IF_ERROR(CheckPool("avg_pool2d", p));
   return PoolKernel("avg_pool2d",

@@ -51,6 +51,13 @@ absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& params, Elemen
 // float32 (C a multiple of 4; the pooled conv's reference): 16-byte loads. Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> MaxPool2dNhwcKernel(const Pool2dParams& params, ElementType type);
 
+// Pools a conv plan's NHWC output (`conv`'s [N, OH, OW, CO], `type`) with a 2x2 max pool of
+// stride 2 after its kernel: the conv writes workspace 0 (it must have no workspace yet) and an
+// appended MaxPool2dNhwcKernel reads it into output 0. conv2d_nhwc_wgmma_pool.cuda's plan when
+// its tile cannot pool, and that task's reference. MaxPool2dNhwcKernel's errors pass through.
+absl::Status AppendMaxPool2x2Nhwc(const autotvm::Conv2dParams& conv, ElementType type,
+                                  OpPlan* plan);
+
 // Float32 average pooling; pads must be below the window. Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> AvgPool2dKernel(const Pool2dParams& params);
 

@@ -75,19 +75,8 @@ absl::StatusOr<OpPlan> ReferenceConv2dPoolPlan(const autotvm::Conv2dParams& p,
     return absl::UnimplementedError("conv2d + max_pool2d reference: pooling an int32 output");
   }
   TUNEJIT_ASSIGN_OR_RETURN(OpPlan plan, ReferenceConv2dPlan(p, epilogue));
-  Pool2dParams pool;
-  pool.n = p.n;
-  pool.c = p.co;
-  pool.h = p.OutH();
-  pool.w = p.OutW();
-  TUNEJIT_ASSIGN_OR_RETURN(
-      PlannedKernel max_pool,
-      MaxPool2dNhwcKernel(pool, int8_out ? ElementType::kInt8 : ElementType::kFloat32));
-  plan.kernels[0].args[4] = WorkspaceArg(0);  // the conv's output (EpilogueTensorArgs)
-  max_pool.args[0] = WorkspaceArg(0);
-  plan.kernels.push_back(std::move(max_pool));
-  plan.workspace_bytes = {pool.n * pool.c * pool.h * pool.w * (int8_out ? 1 : 4)};
-  plan.workspace_persistent = {false};
+  TUNEJIT_RETURN_IF_ERROR(
+      AppendMaxPool2x2Nhwc(p, int8_out ? ElementType::kInt8 : ElementType::kFloat32, &plan));
   return plan;
 }
 
