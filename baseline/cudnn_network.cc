@@ -2,13 +2,16 @@
 // in place where nothing else reads their input, flatten a view), every node a prebuilt Step
 // (baseline/cudnn_steps.h), and Run enqueues them on one stream.
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "baseline/cudnn_layout.h"
 #include "baseline/cudnn_network.h"
 #include "baseline/cudnn_owners.h"
 #include "baseline/cudnn_steps.h"
@@ -49,8 +52,10 @@ class CudnnNetworkImpl final : public CudnnNetwork {
  public:
   static absl::StatusOr<std::unique_ptr<CudnnNetwork>> Build(const Device& device,
                                                              const Graph& graph,
-                                                             const WeightSet& weights) {
-    std::unique_ptr<CudnnNetworkImpl> net(new CudnnNetworkImpl(graph, device.ordinal()));
+                                                             const WeightSet& weights,
+                                                             BaselinePrecision precision) {
+    std::unique_ptr<CudnnNetworkImpl> net(
+        new CudnnNetworkImpl(graph, device.ordinal(), precision == BaselinePrecision::kFp16));
     TUNEJIT_RETURN_IF_ERROR(net->Activate());
     TUNEJIT_RETURN_IF_ERROR(device.MakeCurrent());
     TUNEJIT_RETURN_IF_ERROR(net->CreateHandles());
@@ -70,8 +75,7 @@ class CudnnNetworkImpl final : public CudnnNetwork {
                                                      " values, expected ", t.NumElements()));
     }
     TUNEJIT_RETURN_IF_ERROR(Activate());
-    return CudaOk(cudaMemcpy(ptr_[*id], values.data(), t.Bytes(), cudaMemcpyHostToDevice),
-                  "cudaMemcpy", absl::StrCat("input '", name, "'"));
+    return Upload(*id, values, absl::StrCat("input '", name, "'"));
   }
 
   absl::Status Run() override {
@@ -93,11 +97,20 @@ class CudnnNetworkImpl final : public CudnnNetwork {
     TUNEJIT_RETURN_IF_ERROR(Activate());
     TUNEJIT_RETURN_IF_ERROR(
         CudaOk(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize", "Output"));
-    std::vector<float> values(graph_.tensor(*id).NumElements());
-    TUNEJIT_RETURN_IF_ERROR(CudaOk(
-        cudaMemcpy(values.data(), ptr_[*id], graph_.tensor(*id).Bytes(), cudaMemcpyDeviceToHost),
-        "cudaMemcpy", absl::StrCat("output '", name, "'")));
-    return values;
+    const std::string what = absl::StrCat("output '", name, "'");
+    const int64_t n = graph_.tensor(*id).NumElements();
+    if (!half_) {
+      std::vector<float> values(n);
+      TUNEJIT_RETURN_IF_ERROR(
+          CudaOk(cudaMemcpy(values.data(), ptr_[*id], n * sizeof(float), cudaMemcpyDeviceToHost),
+                 "cudaMemcpy", what));
+      return values;
+    }
+    std::vector<uint16_t> bits(n);
+    TUNEJIT_RETURN_IF_ERROR(
+        CudaOk(cudaMemcpy(bits.data(), ptr_[*id], n * sizeof(uint16_t), cudaMemcpyDeviceToHost),
+               "cudaMemcpy", what));
+    return FromHalfChannelsLast(bits, host_dims_[*id]);
   }
 
   absl::StatusOr<double> TimeEndToEnd(int repeats) override {
@@ -110,7 +123,8 @@ class CudnnNetworkImpl final : public CudnnNetwork {
   std::string Version() const override { return version_; }
 
  private:
-  CudnnNetworkImpl(const Graph& graph, int ordinal) : graph_(graph), ordinal_(ordinal) {}
+  CudnnNetworkImpl(const Graph& graph, int ordinal, bool half)
+      : graph_(graph), ordinal_(ordinal), half_(half) {}
 
   // cudart binds to the same primary context jit/'s Device retained; selecting the device makes
   // it current on this thread for every runtime, cuDNN and cuBLAS call that follows.
@@ -119,6 +133,9 @@ class CudnnNetworkImpl final : public CudnnNetwork {
   }
 
   absl::Status CreateHandles();
+  void ComputeHostDims();
+  // Float32 NCHW `values` into tensor `id`'s buffer, float16 channels-last in half mode.
+  absl::Status Upload(int id, absl::Span<const float> values, const std::string& what);
   absl::Status PlaceTensors(const Device& device, const WeightSet& weights);
   bool CanRunInPlace(int tensor, const std::vector<int>& consumers,
                      const std::vector<int>& producer) const;
@@ -126,10 +143,11 @@ class CudnnNetworkImpl final : public CudnnNetwork {
   absl::Status BuildSteps(const Device& device);
   absl::Status Enqueue(const std::vector<int>& nodes) const;
   absl::StatusOr<double> TimeNodes(const std::vector<int>& nodes, int repeats);
-  std::vector<int> WithEpilogue(int node) const;
+  std::vector<int> WithFollowers(int node, std::initializer_list<OpKind> ops) const;
 
   Graph graph_;
   int ordinal_;
+  bool half_;  // BaselinePrecision::kFp16
   // Declared so that destruction runs steps, then handles, then the stream, then memory.
   std::vector<DeviceBuffer> buffers_;
   DeviceBuffer workspace_;
@@ -141,6 +159,10 @@ class CudnnNetworkImpl final : public CudnnNetwork {
   std::vector<int> all_nodes_;                // nodes with a step, in order
   std::vector<void*> ptr_;                    // per tensor id
   std::vector<int> overwritten_by_;           // per tensor id: in-place node reusing it, or -1
+  // Per tensor id: the [d0, d1, d2, d3] its float32 NCHW host values have (As4d; a flatten's
+  // output its source's, a dense weight after one [out, C, H, W]), which half mode stores
+  // channels-last.
+  std::vector<std::array<int64_t, 4>> host_dims_;
   StepContext ctx_;
   std::string version_;
 };
@@ -176,8 +198,40 @@ absl::Status CudnnNetworkImpl::CreateHandles() {
   return absl::OkStatus();
 }
 
+void CudnnNetworkImpl::ComputeHostDims() {
+  host_dims_.clear();
+  for (const TensorDesc& t : graph_.tensors()) {
+    const std::array<int, 4> d = baseline_internal::As4d(t.shape);
+    host_dims_.push_back({d[0], d[1], d[2], d[3]});
+  }
+  for (const Node& node : graph_.nodes()) {  // in order: a flatten of a flatten chains
+    if (node.op == OpKind::kFlatten) host_dims_[node.output] = host_dims_[node.inputs[0]];
+  }
+  for (const Node& node : graph_.nodes()) {
+    if (node.op != OpKind::kDense) continue;
+    std::array<int64_t, 4>& w = host_dims_[node.inputs[1]];
+    const std::array<int64_t, 4>& x = host_dims_[node.inputs[0]];
+    w = {w[0], x[1], x[2], x[3]};  // [out, K] with K = C * H * W of the flattened activation
+  }
+}
+
+absl::Status CudnnNetworkImpl::Upload(int id, absl::Span<const float> values,
+                                      const std::string& what) {
+  if (!half_) {
+    return CudaOk(
+        cudaMemcpy(ptr_[id], values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice),
+        "cudaMemcpy", what);
+  }
+  const std::vector<uint16_t> bits = ToHalfChannelsLast(values, host_dims_[id]);
+  return CudaOk(
+      cudaMemcpy(ptr_[id], bits.data(), bits.size() * sizeof(uint16_t), cudaMemcpyHostToDevice),
+      "cudaMemcpy", what);
+}
+
 absl::StatusOr<void*> CudnnNetworkImpl::Allocate(const Device& device, int tensor) {
-  const size_t bytes = std::max<int64_t>(graph_.tensor(tensor).Bytes(), sizeof(float));
+  const int64_t element_bytes = half_ ? 2 : 4;
+  const size_t bytes =
+      std::max<int64_t>(graph_.tensor(tensor).NumElements() * element_bytes, sizeof(float));
   absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(device, bytes);
   if (!buffer.ok()) {
     return absl::Status(buffer.status().code(),
@@ -208,6 +262,7 @@ absl::Status CudnnNetworkImpl::PlaceTensors(const Device& device, const WeightSe
     producer[graph_.nodes()[i].output] = i;
   }
   buffers_.reserve(num_tensors);
+  ComputeHostDims();
   for (int id = 0; id < num_tensors; ++id) {
     const TensorDesc& t = graph_.tensor(id);
     if (t.kind != TensorKind::kWeight && t.kind != TensorKind::kInput) continue;
@@ -218,7 +273,9 @@ absl::Status CudnnNetworkImpl::PlaceTensors(const Device& device, const WeightSe
       return absl::InvalidArgumentError(absl::StrCat("weight '", t.name, "': ", bytes.size(),
                                                      " bytes bound, expected ", t.Bytes()));
     }
-    TUNEJIT_RETURN_IF_ERROR(buffers_.back().CopyFromHost(bytes.data(), bytes.size()));
+    const absl::Span<const float> values(reinterpret_cast<const float*>(bytes.data()),
+                                         bytes.size() / sizeof(float));
+    TUNEJIT_RETURN_IF_ERROR(Upload(id, values, absl::StrCat("weight '", t.name, "'")));
   }
   for (int i = 0; i < static_cast<int>(graph_.nodes().size()); ++i) {
     const Node& node = graph_.nodes()[i];
@@ -252,7 +309,7 @@ absl::Status CudnnNetworkImpl::BuildSteps(const Device& device) {
   size_t workspace_bytes = 0;
   for (int i = 0; i < static_cast<int>(graph_.nodes().size()); ++i) {
     const Node& node = graph_.nodes()[i];
-    StepArgs args{&graph_, i, NodeLabel(i, node), {}, ptr_[node.output]};
+    StepArgs args{&graph_, i, NodeLabel(i, node), {}, ptr_[node.output], half_};
     for (int id : node.inputs) args.inputs.push_back(ptr_[id]);
     TUNEJIT_ASSIGN_OR_RETURN(std::unique_ptr<Step> step, MakeStep(args, ctx_, find));
     if (step != nullptr) {
@@ -297,12 +354,14 @@ absl::StatusOr<double> CudnnNetworkImpl::TimeNodes(const std::vector<int>& nodes
   return Median(std::move(seconds));
 }
 
-// The node followed by the bias_add reading its output and the relu reading that (either may be
-// absent), wherever they sit later in the graph.
-std::vector<int> CudnnNetworkImpl::WithEpilogue(int node) const {
+// The node followed by the node of each kind in `ops` reading the value so far (e.g. the bias_add
+// reading its output, then the relu reading that; any may be absent), wherever they sit later in
+// the graph.
+std::vector<int> CudnnNetworkImpl::WithFollowers(int node,
+                                                 std::initializer_list<OpKind> ops) const {
   std::vector<int> nodes = {node};
   int tensor = graph_.nodes()[node].output;
-  for (OpKind want : {OpKind::kBiasAdd, OpKind::kRelu}) {
+  for (OpKind want : ops) {
     for (int j = nodes.back() + 1; j < static_cast<int>(graph_.nodes().size()); ++j) {
       const Node& n = graph_.nodes()[j];
       if (n.op == want && !n.inputs.empty() && n.inputs[0] == tensor) {
@@ -335,9 +394,16 @@ absl::StatusOr<std::vector<BaselineLayer>> CudnnNetworkImpl::TimeLayers(int repe
     layer.op = std::string(OpKindName(node.op));
     layer.algorithm = steps_[i]->algorithm();
     TUNEJIT_ASSIGN_OR_RETURN(layer.seconds, TimeNodes({i}, repeats));
-    layer.with_epilogue_seconds = layer.seconds;
+    layer.with_epilogue_seconds = layer.with_pool_seconds = layer.seconds;
     if (fusable) {
-      TUNEJIT_ASSIGN_OR_RETURN(layer.with_epilogue_seconds, TimeNodes(WithEpilogue(i), repeats));
+      const std::vector<int> epilogue = WithFollowers(i, {OpKind::kBiasAdd, OpKind::kRelu});
+      TUNEJIT_ASSIGN_OR_RETURN(layer.with_epilogue_seconds, TimeNodes(epilogue, repeats));
+      layer.with_pool_seconds = layer.with_epilogue_seconds;
+      const std::vector<int> pooled =
+          WithFollowers(i, {OpKind::kBiasAdd, OpKind::kRelu, OpKind::kMaxPool2d});
+      if (node.op == OpKind::kConv2d && pooled.size() > epilogue.size()) {
+        TUNEJIT_ASSIGN_OR_RETURN(layer.with_pool_seconds, TimeNodes(pooled, repeats));
+      }
     }
     layers.push_back(std::move(layer));
   }
@@ -353,9 +419,10 @@ bool CudnnBaselineAvailable() { return true; }
 
 absl::StatusOr<std::unique_ptr<CudnnNetwork>> CudnnNetwork::Create(const Device& device,
                                                                    const Graph& graph,
-                                                                   const WeightSet& weights) {
+                                                                   const WeightSet& weights,
+                                                                   BaselinePrecision precision) {
   TUNEJIT_RETURN_IF_ERROR(CheckCudnnSupport(graph));
-  return CudnnNetworkImpl::Build(device, graph, weights);
+  return CudnnNetworkImpl::Build(device, graph, weights, precision);
 }
 
 }  // namespace tunejit

@@ -7,6 +7,14 @@
 // CUBLAS_DEFAULT_MATH). It gives the per-layer times for `tunejit run`'s table and the float32
 // output every tunejit precision is checked against.
 //
+// BaselinePrecision::kFp16 is cuDNN's fastest path for the tensor-core precisions' tables
+// instead: every 4-D tensor float16 NHWC, convolutions in tensor-op math with float32
+// accumulation (the fastest cudnnFind candidate of any math), dense layers cublasGemmEx float16
+// with float32 compute, the same bias / ReLU / pool calls on float16. SetInput and Output still
+// take and give float32 NCHW (converted on the host, baseline/cudnn_layout.h), and a dense
+// reading a flattened 4-D activation gets its weight columns in the NHWC flatten's order, so
+// its output is the float32 network's within float16 rounding.
+//
 // cuDNN and cuBLAS use the CUDA runtime, which shares the device's primary context with jit/'s
 // Device, so device pointers and streams mix freely. Built only when CMake finds cuDNN
 // (TUNEJIT_HAVE_CUDNN); otherwise Create returns Unimplemented saying so.
@@ -20,6 +28,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,7 +48,16 @@ struct BaselineLayer {
   // For conv2d / dense: the op alone (seconds) and with its bias + ReLU calls (with_epilogue), so
   // a table can compare like with like against tunejit's fused kernels.
   double with_epilogue_seconds = 0;
+  // For conv2d: also with the max_pool2d reading the epilogue's output when one does (tunejit's
+  // pooled conv tasks run all of it in one layer); otherwise with_epilogue_seconds.
+  double with_pool_seconds = 0;
 };
+
+enum class BaselinePrecision {
+  kFp32,  // float32 NCHW, FMA math only (no TF32): the ground truth
+  kFp16,  // float16 NHWC on the tensor cores, float32 accumulation: cuDNN's fastest fp16 path
+};
+std::string_view BaselinePrecisionName(BaselinePrecision precision);  // "fp32" / "fp16"
 
 // Whether this build has the cuDNN baseline (cuDNN found at configure time).
 bool CudnnBaselineAvailable();
@@ -59,9 +77,9 @@ class CudnnNetwork {
   // Uploads the float32 weights, picks algorithms (cudnnFind times each candidate once: seconds at
   // batch 128) and allocates the largest workspace they need. Unimplemented for an op or dtype it
   // cannot run (naming the node), or when the build has no cuDNN.
-  static absl::StatusOr<std::unique_ptr<CudnnNetwork>> Create(const Device& device,
-                                                              const Graph& graph,
-                                                              const WeightSet& weights);
+  static absl::StatusOr<std::unique_ptr<CudnnNetwork>> Create(
+      const Device& device, const Graph& graph, const WeightSet& weights,
+      BaselinePrecision precision = BaselinePrecision::kFp32);
   virtual ~CudnnNetwork() = default;
 
   // `name` must be a graph input (kInput) with exactly that many elements.
@@ -73,8 +91,9 @@ class CudnnNetwork {
   // Median seconds of the whole network over `repeats` runs (after warm-up).
   virtual absl::StatusOr<double> TimeEndToEnd(int repeats) = 0;
   // Per conv / dense / add / pool / clip / softmax node, in node order (after a warm-up Run; conv,
-  // dense and add also time their bias / relu followers in with_epilogue_seconds, the others have
-  // with_epilogue_seconds == seconds). Leaves the activations as a Run would.
+  // dense and add also time their bias / relu followers in with_epilogue_seconds, a conv also
+  // the pool after those in with_pool_seconds; other nodes have all three equal). Leaves the
+  // activations as a Run would.
   virtual absl::StatusOr<std::vector<BaselineLayer>> TimeLayers(int repeats) = 0;
   virtual std::string Version() const = 0;  // "cuDNN 9.14.0, cuBLAS 13.0.2"
 };

@@ -6,7 +6,8 @@ namespace tunejit {
 bool CudnnBaselineAvailable() { return false; }
 
 absl::StatusOr<std::unique_ptr<CudnnNetwork>> CudnnNetwork::Create(const Device&, const Graph&,
-                                                                   const WeightSet&) {
+                                                                   const WeightSet&,
+                                                                   BaselinePrecision) {
   return absl::UnimplementedError("this build has no cuDNN (install cuDNN 9 and reconfigure)");
 }
 

@@ -131,13 +131,13 @@ std::array<int, 4> As4d(const std::vector<int64_t>& shape) {
 }
 
 absl::StatusOr<CudnnTensorDesc> MakeTensorDesc(const std::vector<int64_t>& shape,
-                                               std::string_view where) {
+                                               std::string_view where, bool half) {
   TUNEJIT_ASSIGN_OR_RETURN(CudnnTensorDesc desc, CreateTensorDesc(where));
   const std::array<int, 4> d = As4d(shape);
-  TUNEJIT_RETURN_IF_ERROR(
-      CudnnOk(cudnnSetTensor4dDescriptor(desc.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, d[0],
-                                         d[1], d[2], d[3]),
-              "cudnnSetTensor4dDescriptor", where));
+  TUNEJIT_RETURN_IF_ERROR(CudnnOk(
+      cudnnSetTensor4dDescriptor(desc.get(), half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                 half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT, d[0], d[1], d[2], d[3]),
+      "cudnnSetTensor4dDescriptor", where));
   return desc;
 }
 

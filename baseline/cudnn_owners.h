@@ -83,9 +83,10 @@ absl::StatusOr<CudnnActivationDesc> CreateActivationDesc(std::string_view where)
 // rank 3 -> [N, C, H, 1], rank 4 as is, rank > 4 folds the trailing dims into W. The caller has
 // checked (CheckCudnnSupport) that the element count fits an int.
 std::array<int, 4> As4d(const std::vector<int64_t>& shape);
-// A float32 fully packed NCHW tensor descriptor of `shape` (through As4d).
+// A fully packed tensor descriptor of `shape` (through As4d): float32 NCHW, or with `half`
+// float16 NHWC (the fp16 baseline's layout; the same memory as NCHW for ranks below 3).
 absl::StatusOr<CudnnTensorDesc> MakeTensorDesc(const std::vector<int64_t>& shape,
-                                               std::string_view where);
+                                               std::string_view where, bool half);
 
 }  // namespace tunejit::baseline_internal
 

@@ -44,6 +44,7 @@ class ConvStep : public Step {
 
   absl::Status Init(const StepArgs& a, const StepContext& ctx, const FindWorkspace& find) {
     label_ = a.label;
+    half_ = a.half;
     x_ = a.inputs[0];
     w_ = a.inputs[1];
     y_ = a.output;
@@ -55,14 +56,15 @@ class ConvStep : public Step {
   absl::Status Describe(const StepArgs& a) {
     const NodeAttrs& at = Attrs(a);
     const std::array<int, 4> w = As4d(In(a, 1).shape);
-    TUNEJIT_ASSIGN_OR_RETURN(x_desc_, MakeTensorDesc(In(a, 0).shape, label_));
-    TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_));
+    TUNEJIT_ASSIGN_OR_RETURN(x_desc_, MakeTensorDesc(In(a, 0).shape, label_, a.half));
+    TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_, a.half));
     TUNEJIT_ASSIGN_OR_RETURN(w_desc_, CreateFilterDesc(label_));
     TUNEJIT_ASSIGN_OR_RETURN(conv_desc_, CreateConvDesc(label_));
-    TUNEJIT_RETURN_IF_ERROR(
-        CudnnOk(cudnnSetFilter4dDescriptor(w_desc_.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w[0],
-                                           w[1], w[2], w[3]),
-                "cudnnSetFilter4dDescriptor", label_));
+    TUNEJIT_RETURN_IF_ERROR(CudnnOk(
+        cudnnSetFilter4dDescriptor(w_desc_.get(), half_ ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT,
+                                   half_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, w[0], w[1], w[2],
+                                   w[3]),
+        "cudnnSetFilter4dDescriptor", label_));
     TUNEJIT_RETURN_IF_ERROR(CudnnOk(
         cudnnSetConvolution2dDescriptor(conv_desc_.get(), at.pad_top, at.pad_left, at.stride_h,
                                         at.stride_w, at.dilation_h, at.dilation_w,
@@ -70,10 +72,13 @@ class ConvStep : public Step {
         "cudnnSetConvolution2dDescriptor", label_));
     TUNEJIT_RETURN_IF_ERROR(CudnnOk(cudnnSetConvolutionGroupCount(conv_desc_.get(), at.groups),
                                     "cudnnSetConvolutionGroupCount", label_));
-    // FMA math: float32 through CUDA cores only, never TF32 tensor cores (the baseline is the
-    // float32 ground truth and the peer benchmark measured it this way).
-    TUNEJIT_RETURN_IF_ERROR(CudnnOk(cudnnSetConvolutionMathType(conv_desc_.get(), CUDNN_FMA_MATH),
-                                    "cudnnSetConvolutionMathType", label_));
+    // Float32: FMA math, CUDA cores only, never TF32 tensor cores (the baseline is the float32
+    // ground truth and the peer benchmark measured it this way). Float16: tensor cores (the
+    // compute type above stays float32: float32 accumulation, as tunejit's fp16 kernels).
+    TUNEJIT_RETURN_IF_ERROR(
+        CudnnOk(cudnnSetConvolutionMathType(conv_desc_.get(),
+                                            half_ ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+                "cudnnSetConvolutionMathType", label_));
     std::array<int, 4> got{};
     TUNEJIT_RETURN_IF_ERROR(CudnnOk(
         cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), x_desc_.get(), w_desc_.get(),
@@ -82,8 +87,8 @@ class ConvStep : public Step {
     return CheckOutputDims(a, got);
   }
 
-  // The fastest successful candidate that runs in FMA math within the find workspace (cudnnFind
-  // returns them sorted by time).
+  // The fastest successful candidate within the find workspace (cudnnFind returns them sorted by
+  // time) that runs in FMA math, or for float16 in any math.
   absl::Status FindAlgorithm(const StepContext& ctx, const FindWorkspace& find) {
     int max_count = 0;
     TUNEJIT_RETURN_IF_ERROR(
@@ -101,7 +106,7 @@ class ConvStep : public Step {
       const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
       const bool tensor_ops =
           p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-      if (p.status == CUDNN_STATUS_SUCCESS && !tensor_ops && p.memory <= find.bytes) {
+      if (p.status == CUDNN_STATUS_SUCCESS && (half_ || !tensor_ops) && p.memory <= find.bytes) {
         algo_ = p.algo;
         workspace_bytes_ = p.memory;
         return absl::OkStatus();
@@ -111,11 +116,12 @@ class ConvStep : public Step {
                                       ", workspace ", p.memory));
     }
     return absl::UnimplementedError(absl::StrCat(
-        label_, ": cudnnFindConvolutionForwardAlgorithmEx found no FMA-math algorithm within ",
-        find.bytes, " workspace bytes (", absl::StrJoin(rejected, "; "), ")"));
+        label_, ": cudnnFindConvolutionForwardAlgorithmEx found no ", half_ ? "" : "FMA-math ",
+        "algorithm within ", find.bytes, " workspace bytes (", absl::StrJoin(rejected, "; "), ")"));
   }
 
   std::string label_;
+  bool half_ = false;
   CudnnTensorDesc x_desc_, y_desc_;
   CudnnFilterDesc w_desc_;
   CudnnConvDesc conv_desc_;
@@ -127,30 +133,40 @@ class ConvStep : public Step {
 };
 
 // Row-major Y[M, N] = X[M, K] W[N, K]^T is column-major Y^T = W^T' X^T: cuBLAS sees W (stored
-// as a K x N column-major matrix) transposed and X (K x M) as is.
+// as a K x N column-major matrix) transposed and X (K x M) as is. Float16: cublasGemmEx with
+// float32 compute (tensor cores).
 class DenseStep : public Step {
  public:
   DenseStep(const StepArgs& a)
       : label_(a.label),
+        half_(a.half),
         m_(static_cast<int>(In(a, 0).shape[0])),
         n_(static_cast<int>(In(a, 1).shape[0])),
         k_(static_cast<int>(In(a, 0).shape[1])),
-        x_(static_cast<const float*>(a.inputs[0])),
-        w_(static_cast<const float*>(a.inputs[1])),
-        y_(static_cast<float*>(a.output)) {}
+        x_(a.inputs[0]),
+        w_(a.inputs[1]),
+        y_(a.output) {}
   absl::Status Run(const StepContext& ctx) const override {
-    return CublasOk(cublasSgemm(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, n_, m_, k_, &kOne, w_, k_, x_,
-                                k_, &kZero, y_, n_),
+    if (half_) {
+      return CublasOk(cublasGemmEx(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, n_, m_, k_, &kOne, w_,
+                                   CUDA_R_16F, k_, x_, CUDA_R_16F, k_, &kZero, y_, CUDA_R_16F, n_,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                      "cublasGemmEx", label_);
+    }
+    return CublasOk(cublasSgemm(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, n_, m_, k_, &kOne,
+                                static_cast<const float*>(w_), k_, static_cast<const float*>(x_),
+                                k_, &kZero, static_cast<float*>(y_), n_),
                     "cublasSgemm", label_);
   }
-  std::string algorithm() const override { return "cublasSgemm"; }
+  std::string algorithm() const override { return half_ ? "cublasGemmEx" : "cublasSgemm"; }
 
  private:
   std::string label_;
+  bool half_;
   int m_, n_, k_;
-  const float* x_;
-  const float* w_;
-  float* y_;
+  const void* x_;
+  const void* w_;
+  void* y_;
 };
 
 // y = x + bias[c] (bias_add), or y = x + r (the residual add: input 1 has y's shape), in place
@@ -175,10 +191,10 @@ class BiasAddStep : public Step {
     x_ = a.inputs[0];
     bias_ = a.inputs[1];
     y_ = a.output;
-    bytes_ = Out(a).Bytes();
-    TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_));
+    bytes_ = Out(a).NumElements() * (a.half ? 2 : 4);
+    TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_, a.half));
     // [C] as [1, C, 1, 1]: cudnnAddTensor broadcasts it over N, H, W (an add's operand matches).
-    TUNEJIT_ASSIGN_OR_RETURN(bias_desc_, MakeTensorDesc(In(a, 1).shape, label_));
+    TUNEJIT_ASSIGN_OR_RETURN(bias_desc_, MakeTensorDesc(In(a, 1).shape, label_, a.half));
     return absl::OkStatus();
   }
 
@@ -235,8 +251,8 @@ class UnaryStep : public Step {
     x_ = a.inputs[0];
     y_ = a.output;
     // Softmax [rows, cols] is [rows, cols, 1, 1]: MODE_INSTANCE normalizes over C*H*W per row.
-    TUNEJIT_ASSIGN_OR_RETURN(x_desc_, MakeTensorDesc(In(a, 0).shape, label_));
-    TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_));
+    TUNEJIT_ASSIGN_OR_RETURN(x_desc_, MakeTensorDesc(In(a, 0).shape, label_, a.half));
+    TUNEJIT_ASSIGN_OR_RETURN(y_desc_, MakeTensorDesc(Out(a).shape, label_, a.half));
     if (op_ == OpKind::kRelu || op_ == OpKind::kClip) return InitActivation(a);
     if (op_ == OpKind::kSoftmax) return absl::OkStatus();
     return InitPool(a);

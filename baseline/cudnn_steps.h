@@ -44,6 +44,7 @@ struct StepArgs {
   std::string label;          // NodeLabel(node), for errors
   std::vector<void*> inputs;  // device pointers of the node's inputs, in order
   void* output = nullptr;     // may equal inputs[0] for bias_add / relu (in place)
+  bool half = false;          // BaselinePrecision::kFp16: float16 NHWC tensors, tensor-op math
 };
 
 class Step {

@@ -74,6 +74,10 @@ absl::Status CheckAttrs(int index, const Node& node) {
 
 }  // namespace
 
+std::string_view BaselinePrecisionName(BaselinePrecision precision) {
+  return precision == BaselinePrecision::kFp16 ? "fp16" : "fp32";
+}
+
 bool ClipIsCudnnActivation(const NodeAttrs& attrs) { return attrs.clip_min == 0.0f; }
 
 absl::Status CheckCudnnSupport(const Graph& graph) {

@@ -61,6 +61,8 @@ struct RunFlags {
   int64_t device = 0;
   std::string cache_dir;
   bool no_cudnn = false;
+  std::string baseline_text;  // "fp32" / "fp16"; "" = fp16 for tensor-core runs, else fp32
+  BaselinePrecision baseline = BaselinePrecision::kFp32;
   bool no_verify = false;
   bool tensor_cores = false;  // int8 convs on the Hopper tensor-core template
   int64_t seed = 1;
@@ -125,6 +127,10 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   p.Int("device", &f->device, "N", "GPU ordinal (default 0)");
   p.String("cache-dir", &f->cache_dir, "DIR", "kernel cache directory");
   p.Bool("no-cudnn", &f->no_cudnn, "skip the cuDNN baseline (and the accuracy check)");
+  p.String("baseline", &f->baseline_text, "P",
+           "the cuDNN times beside ours: fp32 (NCHW, no TF32) or fp16 (NHWC, tensor cores) "
+           "(default: fp16 for --precision fp16 and --tensor-cores, else fp32); the accuracy "
+           "check always compares with cuDNN fp32");
   p.Bool("no-verify", &f->no_verify, "do not check each record's kernel against the reference");
   p.Bool("tensor-cores", &f->tensor_cores,
          "int8: run the convs on the Hopper tensor-core template (NHWC, IGMMA; sm_90) instead of "
@@ -152,6 +158,13 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   if (f->batch != kBatchUnset && (f->batch < 1 || f->batch > kMaxBatch))
     return Usage(absl::StrFormat("--batch must be in 1..%d, got %d", kMaxBatch, f->batch));
   if (f->repeats < 1) return Usage(absl::StrFormat("--repeats must be >= 1, got %d", f->repeats));
+  const bool tensor_cores =
+      f->precision == Precision::kFp16 || (f->precision == Precision::kInt8 && f->tensor_cores);
+  if (f->baseline_text.empty()) f->baseline_text = tensor_cores ? "fp16" : "fp32";
+  if (f->baseline_text != "fp32" && f->baseline_text != "fp16") {
+    return Usage("--baseline must be fp32 or fp16, got '" + f->baseline_text + "'");
+  }
+  f->baseline = f->baseline_text == "fp16" ? BaselinePrecision::kFp16 : BaselinePrecision::kFp32;
   if (f->device < 0) return Usage(absl::StrFormat("--device must be >= 0, got %d", f->device));
   return -1;
 }
@@ -305,8 +318,9 @@ absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
   return ex;
 }
 
-// The cuDNN fp32 run on the same input: its logits (for the accuracy check) and times. Returns
-// nullopt, with the reason in report.cudnn, when there is no baseline.
+// The cuDNN runs on the same input: fp32's logits (for the accuracy check), and the times of
+// --baseline's precision (the fp32 network's, or an fp16 network's, built once the fp32 one is
+// freed). Returns nullopt, with the reason in report.cudnn, when there is no baseline.
 absl::StatusOr<std::optional<std::vector<float>>> RunBaseline(const RunFlags& f,
                                                               const Device& device,
                                                               const std::vector<float>& input,
@@ -325,9 +339,21 @@ absl::StatusOr<std::optional<std::vector<float>>> RunBaseline(const RunFlags& f,
   }
   std::cerr << "run: cuDNN fp32 baseline (" << (*net)->Version() << ")\n";
   s->report.cudnn = (*net)->Version();
+  s->report.baseline_precision = std::string(BaselinePrecisionName(f.baseline));
   TUNEJIT_RETURN_IF_ERROR((*net)->SetInput(s->input_name, input));
   TUNEJIT_RETURN_IF_ERROR((*net)->Run());
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> logits, (*net)->Output(s->output_name));
+  if (f.baseline == BaselinePrecision::kFp16) {
+    net->reset();
+    std::cerr << "run: cuDNN fp16 baseline (NHWC, tensor cores) for the times\n";
+    net = CudnnNetwork::Create(device, *s->graph, *s->weights, BaselinePrecision::kFp16);
+    if (!net.ok()) {
+      return absl::Status(net.status().code(),
+                          absl::StrCat("cuDNN fp16 baseline: ", net.status().message(),
+                                       " (--baseline fp32 times the float32 one)"));
+    }
+    TUNEJIT_RETURN_IF_ERROR((*net)->SetInput(s->input_name, input));
+  }
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<BaselineLayer> layers,
                            (*net)->TimeLayers(static_cast<int>(f.repeats)));
   AttachBaseline(layers, &s->report.layers);

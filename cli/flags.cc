@@ -45,7 +45,8 @@ std::string FlagParser::Help() const {
   out << "usage: " << command_ << " [flags]";
   if (!positional_metavar_.empty()) out << " " << positional_metavar_;
   out << "\n\n" << summary_ << "\n";
-  if (!positional_metavar_.empty()) out << "\n  " << positional_metavar_ << "  " << positional_help_ << "\n";
+  if (!positional_metavar_.empty())
+    out << "\n  " << positional_metavar_ << "  " << positional_help_ << "\n";
   out << "\nflags:\n";
   for (const Flag& f : flags_) {
     std::string left = "--" + f.name + (f.is_bool ? "" : " " + f.metavar);
@@ -84,7 +85,8 @@ int FlagParser::Parse(const std::vector<std::string>& args, std::vector<std::str
     }
     if (flag == nullptr) return usage_error("unknown flag --" + name);
     if (!flag->is_bool && !has_value) {
-      if (i + 1 >= args.size()) return usage_error("--" + name + " needs a value (" + flag->metavar + ")");
+      if (i + 1 >= args.size())
+        return usage_error("--" + name + " needs a value (" + flag->metavar + ")");
       value = args[++i];
     }
     if (flag->is_bool && has_value) return usage_error("--" + name + " takes no value");

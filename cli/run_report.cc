@@ -138,8 +138,9 @@ void AttachBaseline(const std::vector<BaselineLayer>& baseline, std::vector<Repo
     auto it = by_name.find(l.name);
     if (it == by_name.end()) continue;
     const BaselineLayer& b = *it->second;
-    bool fused = !l.fused.empty() && b.with_epilogue_seconds > 0;
-    l.cudnn_seconds = fused ? b.with_epilogue_seconds : b.seconds;
+    const bool fused = !l.fused.empty() && b.with_epilogue_seconds > 0;
+    const bool pooled = absl::StrContains(l.fused, "max_pool") && b.with_pool_seconds > 0;
+    l.cudnn_seconds = pooled ? b.with_pool_seconds : fused ? b.with_epilogue_seconds : b.seconds;
     l.cudnn_algorithm = b.algorithm;
   }
 }
@@ -225,10 +226,11 @@ std::string FormatLayerTable(const RunReport& report) {
       {"layer", 14},   {"kernel", 28},  {"dtype", 7},      {"fused", 20},
       {"record", 28},  {"ours ms", 9},  {"T(FL)OP/s", 10}, {"% peak", 7},
       {"roofline", 9}, {"cuDNN ms", 9}, {"cuDNN/ours", 10}};
-  std::string out = absl::StrCat(
-      report.model, " batch ", report.batch, ", ", report.precision, ", ", report.weights_label,
-      ", ", report.peaks.name, "\n", PeakAssumptions(report.peaks), "\n", "times: median of ",
-      report.repeats, " runs; cuDNN fp32 with its bias+ReLU where ours is fused\n");
+  std::string out = absl::StrCat(report.model, " batch ", report.batch, ", ", report.precision,
+                                 ", ", report.weights_label, ", ", report.peaks.name, "\n",
+                                 PeakAssumptions(report.peaks), "\n", "times: median of ",
+                                 report.repeats, " runs; cuDNN ", report.baseline_precision,
+                                 " with its bias+ReLU (and pool) where ours fuses them\n");
   std::vector<std::string> header;
   for (size_t c = 0; c < kColumns.size(); ++c)
     header.push_back(Pad(kColumns[c].first, kColumns[c].second, c >= 5));
@@ -270,8 +272,8 @@ std::string FormatSummary(const RunReport& report) {
                                         report.repeats, Ms(report.e2e_seconds),
                                         report.e2e_seconds > 0 ? images / report.e2e_seconds : 0));
   if (report.cudnn_e2e_seconds) {
-    absl::StrAppend(&out, absl::StrFormat(", cuDNN fp32 %.3f ms: cuDNN/tunejit %s",
-                                          Ms(*report.cudnn_e2e_seconds),
+    absl::StrAppend(&out, absl::StrFormat(", cuDNN %s %.3f ms: cuDNN/tunejit %s",
+                                          report.baseline_precision, Ms(*report.cudnn_e2e_seconds),
                                           Ratio(report.cudnn_e2e_seconds, report.e2e_seconds)));
   }
   absl::StrAppend(&out, "\nbaseline: ", report.cudnn, "\nstartup:");
@@ -359,7 +361,8 @@ nlohmann::ordered_json ReportJson(const RunReport& r) {
                  {"flops", t.flops}};
   j["end_to_end"] = {{"ours_seconds", r.e2e_seconds},
                      {"cudnn_seconds", Seconds(r.cudnn_e2e_seconds)},
-                     {"baseline", r.cudnn}};
+                     {"baseline", r.cudnn},
+                     {"baseline_precision", r.baseline_precision}};
   j["startup"] = J::array();
   for (const StartupPhase& s : r.startup)
     j["startup"].push_back({{"phase", s.name}, {"seconds", s.seconds}, {"detail", s.detail}});
@@ -402,7 +405,7 @@ BarChart ReportChart(const RunReport& r) {
   chart.title = absl::StrFormat("%s batch %d, %s: per-layer time (%s)", r.model, r.batch,
                                 r.precision, r.weights_label);
   chart.y_label = "ms (log scale)";
-  chart.series_names = {"tunejit " + r.precision, "cuDNN fp32"};
+  chart.series_names = {"tunejit " + r.precision, "cuDNN " + r.baseline_precision};
   chart.bound_name = "roofline";
   chart.log_y = true;
   for (const ReportLayer& l : r.layers) {

@@ -54,7 +54,7 @@ struct ReportLayer {
   double flops = 0;
   int64_t bytes_moved = 0;
   double seconds = 0;                   // ours, median of the repeats
-  std::optional<double> cudnn_seconds;  // same node in the cuDNN fp32 baseline
+  std::optional<double> cudnn_seconds;  // same node in the cuDNN baseline (RunReport's precision)
   std::string cudnn_algorithm;
 };
 
@@ -63,7 +63,8 @@ struct ReportLayer {
 std::vector<ReportLayer> LayersFromExecutor(const std::vector<LayerInfo>& layers,
                                             const std::vector<double>& seconds);
 // Matches baseline layers to ours by node name; for a layer with fused ops the baseline's
-// with_epilogue time (its op + bias + ReLU calls) is used, so like is compared with like.
+// with_epilogue time (its op + bias + ReLU calls) is used, with its pool too (with_pool) where
+// ours fuses a max_pool, so like is compared with like.
 void AttachBaseline(const std::vector<BaselineLayer>& baseline, std::vector<ReportLayer>* layers);
 
 // ops/s for its dtype and its kernel (int8 on the tensor cores or on dp4a).
@@ -118,6 +119,7 @@ struct RunReport {
   double e2e_seconds = 0;
   std::optional<double> cudnn_e2e_seconds;
   std::string cudnn;  // "cuDNN 9.14.0, cuBLAS 13.0.2", or why there is no baseline
+  std::string baseline_precision = "fp32";  // of the cuDNN times: "fp32" or "fp16"
   std::vector<StartupPhase> startup;
   ExecutorStats stats;
   AccuracyResult accuracy;

@@ -1,7 +1,8 @@
 // GPU tests of the cuDNN/cuBLAS baseline (label gpu): a small conv/pool/dense/softmax network
 // against the CPU reference (ops/cpu_reference.h), a residual network with every ResNet op against
-// the CPU reference forward, a grouped strided conv, the error paths that
-// need a network, and a VGG-16 batch-1 smoke test of Run and TimeLayers.
+// the CPU reference forward (both also in float16 NHWC), a grouped strided conv, the error paths
+// that need a network, and a VGG-16 batch-1 smoke test of Run and TimeLayers (float16 against
+// float32 there).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -129,6 +130,34 @@ TEST(CudnnNetworkGpuTest, SmallNetMatchesCpuReference) {
   EXPECT_THAT((*net)->Version(), HasSubstr("cuBLAS "));
 }
 
+// Float16 NHWC: the same outputs within float16 rounding (the pool's 4-D output converted back to
+// NCHW, the dense reading the channels-last flatten with its permuted weight), on tensor cores.
+TEST(CudnnNetworkGpuTest, SmallNetFp16MatchesCpuReference) {
+  REQUIRE_GPU_AND_CUDNN();
+  absl::StatusOr<Device> dev = Device::Open(0);
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  const Graph g = SmallNet();
+  const WeightSet w = RandomWeights(g, 7);
+  absl::StatusOr<std::unique_ptr<CudnnNetwork>> net =
+      CudnnNetwork::Create(*dev, g, w, BaselinePrecision::kFp16);
+  ASSERT_TRUE(net.ok()) << net.status();
+  const std::vector<float> input = TestInput(2 * 3 * 16 * 16);
+  ASSERT_TRUE((*net)->SetInput("input", input).ok());
+  ASSERT_TRUE((*net)->Run().ok());
+  for (const auto& [name, expected] : SmallNetReference(g, w, input)) {
+    absl::StatusOr<std::vector<float>> got = (*net)->Output(name);
+    ASSERT_TRUE(got.ok()) << got.status();
+    const double error = cpuref::RelativeError(*got, expected);
+    EXPECT_LT(error, 5e-3) << name;
+    EXPECT_GT(error, 0) << name << ": bit-exact float32 cannot come from float16 tensors";
+  }
+  absl::StatusOr<std::vector<BaselineLayer>> layers = (*net)->TimeLayers(3);
+  ASSERT_TRUE(layers.ok()) << layers.status();
+  ASSERT_EQ(layers->size(), 4u);
+  EXPECT_EQ((*layers)[2].algorithm, "cublasGemmEx");
+  EXPECT_EQ(BaselinePrecisionName(BaselinePrecision::kFp16), "fp16");
+}
+
 TEST(CudnnNetworkGpuTest, SmallNetTimingsAndUnchangedOutputs) {
   REQUIRE_GPU_AND_CUDNN();
   absl::StatusOr<Device> dev = Device::Open(0);
@@ -151,6 +180,10 @@ TEST(CudnnNetworkGpuTest, SmallNetTimingsAndUnchangedOutputs) {
     EXPECT_GT((*layers)[i].seconds, 0);
     EXPECT_GT((*layers)[i].with_epilogue_seconds, 0);
   }
+  // The conv's epilogue then its pool: each a kernel more than the time before.
+  EXPECT_GT((*layers)[0].with_epilogue_seconds, (*layers)[0].seconds);
+  EXPECT_GT((*layers)[0].with_pool_seconds, (*layers)[0].with_epilogue_seconds);
+  EXPECT_EQ((*layers)[2].with_pool_seconds, (*layers)[2].with_epilogue_seconds);  // a dense
   EXPECT_EQ((*layers)[2].algorithm, "cublasSgemm");
   absl::StatusOr<double> total = (*net)->TimeEndToEnd(5);
   ASSERT_TRUE(total.ok()) << total.status();
@@ -195,6 +228,26 @@ TEST(CudnnNetworkGpuTest, ResidualNetMatchesReferenceForward) {
   got = (*net)->Output("logits");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_LT(cpuref::RelativeError(*got, (*want)[*g.FindTensor("logits")]), 1e-4);
+}
+
+// Adds, average pools and clip on float16 NHWC tensors too.
+TEST(CudnnNetworkGpuTest, ResidualNetFp16MatchesReferenceForward) {
+  REQUIRE_GPU_AND_CUDNN();
+  absl::StatusOr<Device> dev = Device::Open(0);
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  const Graph g = testing::ResidualNet();
+  const WeightSet w = RandomWeights(g, 11);
+  absl::StatusOr<std::unique_ptr<CudnnNetwork>> net =
+      CudnnNetwork::Create(*dev, g, w, BaselinePrecision::kFp16);
+  ASSERT_TRUE(net.ok()) << net.status();
+  const std::vector<float> input = testing::NormalFloats(2 * 4 * 16 * 16, 21);
+  ASSERT_TRUE((*net)->SetInput("input", input).ok());
+  ASSERT_TRUE((*net)->Run().ok());
+  absl::StatusOr<std::vector<std::vector<float>>> want = ReferenceForward(g, w, {{"input", input}});
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<std::vector<float>> got = (*net)->Output("logits");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_LT(cpuref::RelativeError(*got, (*want)[*g.FindTensor("logits")]), 1e-2);
 }
 
 TEST(CudnnNetworkGpuTest, GroupedStridedConvMatchesCpuReference) {
@@ -286,6 +339,23 @@ TEST(CudnnNetworkGpuTest, Vgg16Batch1RunsAndTimesEveryLayer) {
   EXPECT_EQ(layers->size(), 21u);
   EXPECT_EQ(layers->front().name, "features.0");
   EXPECT_EQ(layers->back().name, "classifier.6");
+  // Float16 NHWC: the logits of the float32 network within float16 rounding (the first dense
+  // reads the 7x7x512 channels-last flatten), each pooled conv timed with its pool.
+  absl::StatusOr<std::unique_ptr<CudnnNetwork>> half =
+      CudnnNetwork::Create(*dev, *g, w, BaselinePrecision::kFp16);
+  ASSERT_TRUE(half.ok()) << half.status();
+  ASSERT_TRUE((*half)->SetInput("input", TestInput(3 * 224 * 224)).ok());
+  ASSERT_TRUE((*half)->Run().ok());
+  absl::StatusOr<std::vector<float>> half_logits = (*half)->Output("logits");
+  ASSERT_TRUE(half_logits.ok()) << half_logits.status();
+  EXPECT_LT(cpuref::RelativeError(*half_logits, *logits), 2e-2);
+  absl::StatusOr<std::vector<BaselineLayer>> half_layers = (*half)->TimeLayers(3);
+  ASSERT_TRUE(half_layers.ok()) << half_layers.status();
+  int pooled = 0;
+  for (const BaselineLayer& l : *half_layers) {
+    pooled += l.op == "conv2d" && l.with_pool_seconds != l.with_epilogue_seconds;
+  }
+  EXPECT_EQ(pooled, 5);  // features.2, 7, 14, 21, 28
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST(RunCommand, HelpListsTheFlags) {
   ASSERT_EQ(RunCli({"--help"}, &out, &err), kExitOk);
   for (const char* flag :
        {"--model", "--log", "--weights", "--batch", "--precision", "--repeats", "--device",
-        "--cache-dir", "--no-cudnn", "--no-verify", "--seed", "--json", "--plot"}) {
+        "--cache-dir", "--no-cudnn", "--baseline", "--no-verify", "--seed", "--json", "--plot"}) {
     EXPECT_THAT(out, HasSubstr(flag));
   }
 }
@@ -57,6 +57,8 @@ TEST(RunCommand, BadUsageExits2WithAMessage) {
   EXPECT_EQ(RunCli({"--repeats", "0"}, &out, &err), kExitUsage);
   EXPECT_THAT(err, HasSubstr("--repeats"));
   EXPECT_EQ(RunCli({"--device", "-1"}, &out, &err), kExitUsage);
+  EXPECT_EQ(RunCli({"--baseline", "int8"}, &out, &err), kExitUsage);
+  EXPECT_THAT(err, HasSubstr("--baseline must be fp32 or fp16, got 'int8'"));
   EXPECT_EQ(RunCli({"extra"}, &out, &err), kExitUsage);
   EXPECT_THAT(err, HasSubstr("unexpected argument 'extra'"));
 }

@@ -112,6 +112,20 @@ TEST(RunReportLayers, BaselineMatchedByNameWithEpilogueWhereFused) {
   EXPECT_FALSE(rows[3].cudnn_seconds.has_value());
 }
 
+TEST(RunReportLayers, PooledLayerComparedWithCudnnsConvEpilogueAndPool) {
+  std::vector<ReportLayer> rows = {
+      {.name = "features.2", .op = "conv2d", .fused = "bias+relu+max_pool"},
+      {.name = "features.5", .op = "conv2d", .fused = "bias+relu"},
+      {.name = "features.7", .op = "conv2d", .fused = "bias+relu+max_pool"}};
+  AttachBaseline({{"features.2", "conv2d", "ALGO_8", 1e-3, 1.2e-3, 1.5e-3},
+                  {"features.5", "conv2d", "ALGO_8", 2e-3, 2.2e-3, 2.2e-3},
+                  {"features.7", "conv2d", "ALGO_8", 3e-3, 3.3e-3}},  // no pool time: epilogue
+                 &rows);
+  EXPECT_DOUBLE_EQ(*rows[0].cudnn_seconds, 1.5e-3);
+  EXPECT_DOUBLE_EQ(*rows[1].cudnn_seconds, 2.2e-3);
+  EXPECT_DOUBLE_EQ(*rows[2].cudnn_seconds, 3.3e-3);
+}
+
 // 8 rows of 1000 logits in [0, 0.5): row r's winner is column r at 1.5, a clear lead; row 7 is
 // a near tie (0.495 against 0.49), under 4x the rms error of a 1% scaling (0.0115).
 std::vector<float> Logits() {
@@ -241,6 +255,16 @@ TEST(RunReportText, SummaryStatesVerdictBoundsAndStartup) {
   r.accuracy = AccuracyResult{.skipped = "--no-cudnn"};
   EXPECT_THAT(FormatSummary(r), HasSubstr("not checked (--no-cudnn)"));
   EXPECT_THAT(FormatSummary(r), Not(HasSubstr("PASS")));
+}
+
+TEST(RunReportText, Fp16BaselineIsNamedWhereItsTimesAre) {
+  RunReport r = Report();
+  EXPECT_THAT(FormatLayerTable(r), HasSubstr("cuDNN fp32 with its bias+ReLU"));
+  r.baseline_precision = "fp16";
+  EXPECT_THAT(FormatLayerTable(r), HasSubstr("cuDNN fp16 with its bias+ReLU (and pool)"));
+  EXPECT_THAT(FormatSummary(r), HasSubstr("cuDNN fp16 6.000 ms: cuDNN/tunejit 1.50x"));
+  EXPECT_EQ(ReportJson(r)["end_to_end"]["baseline_precision"], "fp16");
+  EXPECT_EQ(ReportChart(r).series_names.back(), "cuDNN fp16");
 }
 
 TEST(RunReportJson, KeysAndValues) {
