@@ -56,7 +56,8 @@ std::string Bytes(int64_t bytes) {
 
 bool IsInt8(const ReportLayer& layer) { return layer.dtype == "int8"; }
 // The Hopper templates' task names (conv2d_nhwc_wgmma.cuda, dense_wgmma.cuda) say so.
-bool OnTensorCores(const ReportLayer& layer) { return absl::StrContains(layer.kernel, "_wgmma."); }
+// The wgmma templates: conv2d_nhwc_wgmma.cuda, conv2d_nhwc_wgmma_pool.cuda, dense_wgmma.cuda.
+bool OnTensorCores(const ReportLayer& layer) { return absl::StrContains(layer.kernel, "_wgmma"); }
 
 // Sum of our times and of the cuDNN times of the layers cuDNN has too (compared like for like).
 struct Totals {
@@ -141,6 +142,7 @@ void AttachBaseline(const std::vector<BaselineLayer>& baseline, std::vector<Repo
     const bool fused = !l.fused.empty() && b.with_epilogue_seconds > 0;
     const bool pooled = absl::StrContains(l.fused, "max_pool") && b.with_pool_seconds > 0;
     l.cudnn_seconds = pooled ? b.with_pool_seconds : fused ? b.with_epilogue_seconds : b.seconds;
+    l.cudnn_op_seconds = b.seconds;
     l.cudnn_algorithm = b.algorithm;
   }
 }
@@ -328,6 +330,7 @@ nlohmann::ordered_json LayerJson(const ReportLayer& l, const DevicePeaks& peaks)
                               {"fraction_of_peak", peak > 0 ? rate / peak : 0.0},
                               {"roofline_seconds", RooflineSeconds(l, peaks)},
                               {"cudnn_seconds", Seconds(l.cudnn_seconds)},
+                              {"cudnn_op_seconds", Seconds(l.cudnn_op_seconds)},
                               {"cudnn_algorithm", l.cudnn_algorithm}};
   j["cudnn_over_ours"] = l.cudnn_seconds && l.seconds > 0
                              ? nlohmann::ordered_json(*l.cudnn_seconds / l.seconds)

@@ -55,6 +55,7 @@ struct ReportLayer {
   int64_t bytes_moved = 0;
   double seconds = 0;                   // ours, median of the repeats
   std::optional<double> cudnn_seconds;  // same node in the cuDNN baseline (RunReport's precision)
+  std::optional<double> cudnn_op_seconds;  // cuDNN's conv / dense alone, without what ours fuses
   std::string cudnn_algorithm;
 };
 

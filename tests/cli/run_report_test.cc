@@ -47,9 +47,11 @@ TEST(RunReportPeaks, Int8LayerPeakDependsOnTheKernel) {
   DevicePeaks p = H200();
   ReportLayer dp4a{.kernel = "conv2d_NCHWc_int8.cuda", .dtype = "int8"};
   ReportLayer igmma{.kernel = "conv2d_nhwc_wgmma.cuda", .dtype = "int8"};
+  ReportLayer pooled{.kernel = "conv2d_nhwc_wgmma_pool.cuda", .dtype = "int8"};
   ReportLayer hgmma{.kernel = "dense_wgmma.cuda", .dtype = "float16"};
   EXPECT_DOUBLE_EQ(LayerPeak(dp4a, p), p.int8_ops_per_s);
   EXPECT_DOUBLE_EQ(LayerPeak(igmma, p), p.int8_tensor_ops_per_s);
+  EXPECT_DOUBLE_EQ(LayerPeak(pooled, p), p.int8_tensor_ops_per_s);
   EXPECT_DOUBLE_EQ(LayerPeak(hgmma, p), p.fp16_flops_per_s);
 }
 
@@ -122,6 +124,7 @@ TEST(RunReportLayers, PooledLayerComparedWithCudnnsConvEpilogueAndPool) {
                   {"features.7", "conv2d", "ALGO_8", 3e-3, 3.3e-3}},  // no pool time: epilogue
                  &rows);
   EXPECT_DOUBLE_EQ(*rows[0].cudnn_seconds, 1.5e-3);
+  EXPECT_DOUBLE_EQ(*rows[0].cudnn_op_seconds, 1e-3);  // the conv alone, for the JSON
   EXPECT_DOUBLE_EQ(*rows[1].cudnn_seconds, 2.2e-3);
   EXPECT_DOUBLE_EQ(*rows[2].cudnn_seconds, 3.3e-3);
 }
@@ -281,6 +284,7 @@ TEST(RunReportJson, KeysAndValues) {
   EXPECT_DOUBLE_EQ(j["layers"][0]["cudnn_over_ours"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(j["layers"][0]["ops_per_s"].get<double>(), 1e13);
   EXPECT_TRUE(j["layers"][2]["cudnn_seconds"].is_null());
+  EXPECT_DOUBLE_EQ(j["layers"][0]["cudnn_op_seconds"].get<double>(), 1.5e-3);  // conv alone
   EXPECT_TRUE(j["layers"][2]["cudnn_over_ours"].is_null());
   EXPECT_DOUBLE_EQ(j["end_to_end"]["cudnn_seconds"].get<double>(), 6e-3);
   EXPECT_EQ(j["accuracy"]["pass"], true);
