@@ -9,8 +9,10 @@
 //
 // BaselinePrecision::kFp16 is cuDNN's fastest path for the tensor-core precisions' tables
 // instead: every 4-D tensor float16 NHWC, convolutions in tensor-op math with float32
-// accumulation (the fastest cudnnFind candidate of any math), dense layers cublasGemmEx float16
-// with float32 compute, the same bias / ReLU / pool calls on float16. SetInput and Output still
+// accumulation (the fastest cudnnFind candidate of any math that has the fused form), a conv
+// followed by bias_add and relu as one cudnnConvolutionBiasActivationForward (its layer time is
+// then all three), dense layers cublasGemmEx float16 with float32 compute, the other bias / ReLU /
+// pool calls as in float32, on float16. SetInput and Output still
 // take and give float32 NCHW (converted on the host, baseline/cudnn_layout.h), and a dense
 // reading a flattened 4-D activation gets its weight columns in the NHWC flatten's order, so
 // its output is the float32 network's within float16 rounding.

@@ -34,12 +34,11 @@ absl::Status CheckOutputDims(const StepArgs& a, const std::array<int, 4>& got) {
 class ConvStep : public Step {
  public:
   absl::Status Run(const StepContext& ctx) const override {
-    return CudnnOk(cudnnConvolutionForward(ctx.cudnn, &kOne, x_desc_.get(), x_, w_desc_.get(), w_,
-                                           conv_desc_.get(), algo_, ctx.workspace,
-                                           ctx.workspace_bytes, &kZero, y_desc_.get(), y_),
-                   "cudnnConvolutionForward", label_);
+    return Convolve(ctx.cudnn, algo_, ctx.workspace, ctx.workspace_bytes);
   }
-  std::string algorithm() const override { return ConvAlgorithmName(algo_); }
+  std::string algorithm() const override {
+    return ConvAlgorithmName(algo_) + (bias_ != nullptr ? " + bias + relu" : "");
+  }
   size_t workspace_bytes() const override { return workspace_bytes_; }
 
   absl::Status Init(const StepArgs& a, const StepContext& ctx, const FindWorkspace& find) {
@@ -48,11 +47,37 @@ class ConvStep : public Step {
     x_ = a.inputs[0];
     w_ = a.inputs[1];
     y_ = a.output;
+    bias_ = a.folded_bias;
     TUNEJIT_RETURN_IF_ERROR(Describe(a));
+    if (bias_ != nullptr) TUNEJIT_RETURN_IF_ERROR(DescribeFoldedEpilogue(a));
     return FindAlgorithm(ctx, find);
   }
 
  private:
+  absl::Status Convolve(cudnnHandle_t cudnn, cudnnConvolutionFwdAlgo_t algo, void* workspace,
+                        size_t workspace_bytes) const {
+    if (bias_ == nullptr) {
+      return CudnnOk(cudnnConvolutionForward(cudnn, &kOne, x_desc_.get(), x_, w_desc_.get(), w_,
+                                             conv_desc_.get(), algo, workspace, workspace_bytes,
+                                             &kZero, y_desc_.get(), y_),
+                     "cudnnConvolutionForward", label_);
+    }
+    // z = y with alpha2 = 0: no residual input.
+    return CudnnOk(cudnnConvolutionBiasActivationForward(
+                       cudnn, &kOne, x_desc_.get(), x_, w_desc_.get(), w_, conv_desc_.get(), algo,
+                       workspace, workspace_bytes, &kZero, y_desc_.get(), y_, bias_desc_.get(),
+                       bias_, act_.get(), y_desc_.get(), y_),
+                   "cudnnConvolutionBiasActivationForward", label_);
+  }
+
+  absl::Status DescribeFoldedEpilogue(const StepArgs& a) {
+    TUNEJIT_ASSIGN_OR_RETURN(bias_desc_, MakeTensorDesc({Out(a).shape[1]}, label_, a.half));
+    TUNEJIT_ASSIGN_OR_RETURN(act_, CreateActivationDesc(label_));
+    return CudnnOk(
+        cudnnSetActivationDescriptor(act_.get(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
+        "cudnnSetActivationDescriptor", label_);
+  }
+
   absl::Status Describe(const StepArgs& a) {
     const NodeAttrs& at = Attrs(a);
     const std::array<int, 4> w = As4d(In(a, 1).shape);
@@ -106,7 +131,9 @@ class ConvStep : public Step {
       const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
       const bool tensor_ops =
           p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-      if (p.status == CUDNN_STATUS_SUCCESS && (half_ || !tensor_ops) && p.memory <= find.bytes) {
+      // A folded epilogue runs the candidate once: not every algorithm has the fused form.
+      if (p.status == CUDNN_STATUS_SUCCESS && (half_ || !tensor_ops) && p.memory <= find.bytes &&
+          (bias_ == nullptr || Convolve(ctx.cudnn, p.algo, find.ptr, find.bytes).ok())) {
         algo_ = p.algo;
         workspace_bytes_ = p.memory;
         return absl::OkStatus();
@@ -122,13 +149,15 @@ class ConvStep : public Step {
 
   std::string label_;
   bool half_ = false;
-  CudnnTensorDesc x_desc_, y_desc_;
+  CudnnTensorDesc x_desc_, y_desc_, bias_desc_;
+  CudnnActivationDesc act_;
   CudnnFilterDesc w_desc_;
   CudnnConvDesc conv_desc_;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes_ = 0;
   const void* x_ = nullptr;
   const void* w_ = nullptr;
+  const void* bias_ = nullptr;  // StepArgs::folded_bias
   void* y_ = nullptr;
 };
 

@@ -45,6 +45,10 @@ struct StepArgs {
   std::vector<void*> inputs;  // device pointers of the node's inputs, in order
   void* output = nullptr;     // may equal inputs[0] for bias_add / relu (in place)
   bool half = false;          // BaselinePrecision::kFp16: float16 NHWC tensors, tensor-op math
+  // A conv only: the bias of the bias_add + relu after it, folded into one
+  // cudnnConvolutionBiasActivationForward writing `output` (the network gives those two nodes no
+  // step). Null: the plain convolution.
+  const void* folded_bias = nullptr;
 };
 
 class Step {

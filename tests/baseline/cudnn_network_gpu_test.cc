@@ -155,6 +155,7 @@ TEST(CudnnNetworkGpuTest, SmallNetFp16MatchesCpuReference) {
   ASSERT_TRUE(layers.ok()) << layers.status();
   ASSERT_EQ(layers->size(), 4u);
   EXPECT_EQ((*layers)[2].algorithm, "cublasGemmEx");
+  EXPECT_THAT((*layers)[0].algorithm, HasSubstr(" + bias + relu"));  // one fused call
   EXPECT_EQ(BaselinePrecisionName(BaselinePrecision::kFp16), "fp16");
 }
 
