@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "autotvm/workload.h"
 #include "baseline/cudnn_network.h"
+#include "common/status_macros.h"
 #include "gmock/gmock.h"
 #include "graph/graph.h"
 #include "graph/reference_forward.h"
@@ -199,26 +200,39 @@ TEST(CudnnNetworkGpuTest, SmallNetTimingsAndUnchangedOutputs) {
 }
 
 // The residual network of the executor tests (every ResNet op: padded max pool, residual add
-// run in place, avg and global avg pooling, clip as clipped ReLU) against the CPU reference
-// forward; cuDNN's algorithms sum in other orders than the double reference, hence 1e-4.
+// run in place, avg and global avg pooling, clip as clipped ReLU) through the baseline at
+// `precision`, run once, and its CPU reference forward's logits.
+struct ResidualRun {
+  std::unique_ptr<CudnnNetwork> net;
+  std::vector<float> want;
+};
+absl::StatusOr<ResidualRun> RunResidualNet(const Device& dev, BaselinePrecision precision) {
+  const Graph g = testing::ResidualNet();
+  const WeightSet w = RandomWeights(g, 11);
+  ResidualRun run;
+  TUNEJIT_ASSIGN_OR_RETURN(run.net, CudnnNetwork::Create(dev, g, w, precision));
+  const std::vector<float> input = testing::NormalFloats(2 * 4 * 16 * 16, 21);
+  TUNEJIT_RETURN_IF_ERROR(run.net->SetInput("input", input));
+  TUNEJIT_RETURN_IF_ERROR(run.net->Run());
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<std::vector<float>> want,
+                           ReferenceForward(g, w, {{"input", input}}));
+  run.want = std::move(want[*g.FindTensor("logits")]);
+  return run;
+}
+
+// cuDNN's algorithms sum in other orders than the double reference, hence 1e-4.
 TEST(CudnnNetworkGpuTest, ResidualNetMatchesReferenceForward) {
   REQUIRE_GPU_AND_CUDNN();
   absl::StatusOr<Device> dev = Device::Open(0);
   ASSERT_TRUE(dev.ok()) << dev.status();
-  const Graph g = testing::ResidualNet();
-  const WeightSet w = RandomWeights(g, 11);
-  absl::StatusOr<std::unique_ptr<CudnnNetwork>> net = CudnnNetwork::Create(*dev, g, w);
-  ASSERT_TRUE(net.ok()) << net.status();
-  const std::vector<float> input = testing::NormalFloats(2 * 4 * 16 * 16, 21);
-  ASSERT_TRUE((*net)->SetInput("input", input).ok());
-  ASSERT_TRUE((*net)->Run().ok());
-  absl::StatusOr<std::vector<std::vector<float>>> want = ReferenceForward(g, w, {{"input", input}});
-  ASSERT_TRUE(want.ok()) << want.status();
-  absl::StatusOr<std::vector<float>> got = (*net)->Output("logits");
+  absl::StatusOr<ResidualRun> run = RunResidualNet(*dev, BaselinePrecision::kFp32);
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::unique_ptr<CudnnNetwork>& net = run->net;
+  absl::StatusOr<std::vector<float>> got = net->Output("logits");
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_LT(cpuref::RelativeError(*got, (*want)[*g.FindTensor("logits")]), 1e-4);
+  EXPECT_LT(cpuref::RelativeError(*got, run->want), 1e-4);
   // Per-layer timing covers the nodes tunejit runs as steps, the adds with their relu.
-  absl::StatusOr<std::vector<BaselineLayer>> layers = (*net)->TimeLayers(3);
+  absl::StatusOr<std::vector<BaselineLayer>> layers = net->TimeLayers(3);
   ASSERT_TRUE(layers.ok()) << layers.status();
   std::vector<std::string> ops;
   for (const BaselineLayer& l : *layers) ops.push_back(l.op);
@@ -226,29 +240,21 @@ TEST(CudnnNetworkGpuTest, ResidualNetMatchesReferenceForward) {
                                           "conv2d", "conv2d", "conv2d", "add", "avg_pool2d",
                                           "global_avg_pool2d", "clip", "dense"));
   // Timing reran the in-place adds; the final Run restores the network's outputs.
-  got = (*net)->Output("logits");
+  got = net->Output("logits");
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_LT(cpuref::RelativeError(*got, (*want)[*g.FindTensor("logits")]), 1e-4);
+  EXPECT_LT(cpuref::RelativeError(*got, run->want), 1e-4);
 }
 
-// Adds, average pools and clip on float16 NHWC tensors too.
+// Adds, average pools and clip on float16 NHWC tensors too (conv + bias + relu folded).
 TEST(CudnnNetworkGpuTest, ResidualNetFp16MatchesReferenceForward) {
   REQUIRE_GPU_AND_CUDNN();
   absl::StatusOr<Device> dev = Device::Open(0);
   ASSERT_TRUE(dev.ok()) << dev.status();
-  const Graph g = testing::ResidualNet();
-  const WeightSet w = RandomWeights(g, 11);
-  absl::StatusOr<std::unique_ptr<CudnnNetwork>> net =
-      CudnnNetwork::Create(*dev, g, w, BaselinePrecision::kFp16);
-  ASSERT_TRUE(net.ok()) << net.status();
-  const std::vector<float> input = testing::NormalFloats(2 * 4 * 16 * 16, 21);
-  ASSERT_TRUE((*net)->SetInput("input", input).ok());
-  ASSERT_TRUE((*net)->Run().ok());
-  absl::StatusOr<std::vector<std::vector<float>>> want = ReferenceForward(g, w, {{"input", input}});
-  ASSERT_TRUE(want.ok()) << want.status();
-  absl::StatusOr<std::vector<float>> got = (*net)->Output("logits");
+  absl::StatusOr<ResidualRun> run = RunResidualNet(*dev, BaselinePrecision::kFp16);
+  ASSERT_TRUE(run.ok()) << run.status();
+  absl::StatusOr<std::vector<float>> got = run->net->Output("logits");
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_LT(cpuref::RelativeError(*got, (*want)[*g.FindTensor("logits")]), 1e-2);
+  EXPECT_LT(cpuref::RelativeError(*got, run->want), 1e-2);
 }
 
 TEST(CudnnNetworkGpuTest, GroupedStridedConvMatchesCpuReference) {
