@@ -94,8 +94,9 @@ class CudnnNetwork {
   virtual absl::StatusOr<double> TimeEndToEnd(int repeats) = 0;
   // Per conv / dense / add / pool / clip / softmax node, in node order (after a warm-up Run; conv,
   // dense and add also time their bias / relu followers in with_epilogue_seconds, a conv also
-  // the pool after those in with_pool_seconds; other nodes have all three equal). Leaves the
-  // activations as a Run would.
+  // the pool after those in with_pool_seconds; other nodes have all three equal; a kFp16 conv
+  // folded with its bias and relu includes them in all three). Leaves the activations as a Run
+  // would.
   virtual absl::StatusOr<std::vector<BaselineLayer>> TimeLayers(int repeats) = 0;
   virtual std::string Version() const = 0;  // "cuDNN 9.14.0, cuBLAS 13.0.2"
 };

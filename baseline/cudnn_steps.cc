@@ -131,16 +131,19 @@ class ConvStep : public Step {
       const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
       const bool tensor_ops =
           p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+      const bool usable =
+          p.status == CUDNN_STATUS_SUCCESS && (half_ || !tensor_ops) && p.memory <= find.bytes;
       // A folded epilogue runs the candidate once: not every algorithm has the fused form.
-      if (p.status == CUDNN_STATUS_SUCCESS && (half_ || !tensor_ops) && p.memory <= find.bytes &&
-          (bias_ == nullptr || Convolve(ctx.cudnn, p.algo, find.ptr, find.bytes).ok())) {
+      const bool fuses =
+          usable && (bias_ == nullptr || Convolve(ctx.cudnn, p.algo, find.ptr, find.bytes).ok());
+      if (fuses) {
         algo_ = p.algo;
         workspace_bytes_ = p.memory;
         return absl::OkStatus();
       }
-      rejected.push_back(absl::StrCat(ConvAlgorithmName(p.algo), ": ",
-                                      cudnnGetErrorString(p.status), ", math ", p.mathType,
-                                      ", workspace ", p.memory));
+      rejected.push_back(absl::StrCat(
+          ConvAlgorithmName(p.algo), ": ", cudnnGetErrorString(p.status), ", math ", p.mathType,
+          ", workspace ", p.memory, usable ? ", no fused bias + relu form" : ""));
     }
     return absl::UnimplementedError(absl::StrCat(
         label_, ": cudnnFindConvolutionForwardAlgorithmEx found no ", half_ ? "" : "FMA-math ",
