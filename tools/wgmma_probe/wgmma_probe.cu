@@ -257,5 +257,10 @@ int main(int argc, char** argv) {
   Row<64, 256, 5, 2, 1>(p, sms, "64x256 s5 pingpong");
   Row<128, 192, 5, 2, 0>(p, sms, "128x192 s5 coop");
   Row<256, 192, 3, 2, 0>(p, sms, "256x192 s3 coop");
+  // 64 columns (conv1_2's 64 channels): does mma-only still reach the instruction ceiling, or
+  // do the shared-memory operand reads (4 KiB per m64n64k16) cap it?
+  Row<256, 64, 4, 2, 0>(p, sms, "256x64 s4 coop");
+  Row<256, 64, 6, 2, 1>(p, sms, "256x64 s6 pingpong");
+  Row<128, 64, 6, 2, 0>(p, sms, "128x64 s6 coop");
   return 0;
 }
