@@ -16,6 +16,7 @@
 #include "baseline/cudnn_owners.h"
 #include "baseline/cudnn_steps.h"
 #include "common/status_macros.h"
+#include "graph/lowering.h"
 
 namespace tunejit {
 namespace {
@@ -340,26 +341,16 @@ absl::Status CudnnNetworkImpl::BuildSteps(const Device& device) {
 // Half mode: the bias_add and relu nodes after conv `conv` that one
 // cudnnConvolutionBiasActivationForward can run with it (cuDNN's fused fp16 path, where its
 // separate cudnnAddTensor / cudnnActivationForward on NHWC float16 take 3x the convolution's
-// time): each the only reader of the value before it, both run in place on the conv's buffer.
+// time): each the sole reader of the value before it (graph/lowering.h SoleReader, the rule
+// tunejit's own fusion uses), both run in place on the conv's buffer.
 std::optional<std::pair<int, int>> CudnnNetworkImpl::FoldableEpilogue(int conv) const {
   if (!half_ || graph_.nodes()[conv].op != OpKind::kConv2d) return std::nullopt;
-  auto sole_reader = [&](int tensor, OpKind op) {
-    int reader = -1, readers = 0;
-    for (int j = 0; j < static_cast<int>(graph_.nodes().size()); ++j) {
-      for (int in : graph_.nodes()[j].inputs) {
-        if (in == tensor) ++readers, reader = j;
-      }
-    }
-    const bool ok = readers == 1 && graph_.nodes()[reader].op == op &&
-                    graph_.nodes()[reader].inputs[0] == tensor &&
-                    ptr_[graph_.nodes()[reader].output] == ptr_[tensor];  // in place
-    return ok ? reader : -1;
+  auto in_place_reader = [&](int tensor, OpKind op) {
+    const int reader = SoleReader(graph_, tensor, op);
+    return reader >= 0 && ptr_[graph_.nodes()[reader].output] == ptr_[tensor] ? reader : -1;
   };
-  const int bias = sole_reader(graph_.nodes()[conv].output, OpKind::kBiasAdd);
-  if (bias < 0 || graph_.tensor(graph_.nodes()[bias].inputs[1]).kind != TensorKind::kWeight) {
-    return std::nullopt;
-  }
-  const int relu = sole_reader(graph_.nodes()[bias].output, OpKind::kRelu);
+  const int bias = in_place_reader(graph_.nodes()[conv].output, OpKind::kBiasAdd);
+  const int relu = bias < 0 ? -1 : in_place_reader(graph_.nodes()[bias].output, OpKind::kRelu);
   if (relu < 0) return std::nullopt;
   return std::make_pair(bias, relu);
 }
