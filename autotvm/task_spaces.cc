@@ -134,6 +134,8 @@ absl::StatusOr<ConfigSpace> ConvWgmmaSpace() {
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("im2col", {0, 1}));
   // Clusters of two blocks sharing the input loads (TMA multicast); last, 1 first, likewise.
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("cluster", {1, 2}));
+  // A stage per filter column over one input box of tile_h + KH - 1 rows; last, 0 first, likewise.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("halo", {0, 1}));
   return s;
 }
 

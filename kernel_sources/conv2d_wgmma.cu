@@ -6,7 +6,7 @@
 //                                           * weight[co, r, s, c])          (stride 1)
 //
 //   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM, kIm2col,
-//                CLUSTER, POOL>
+//                CLUSTER, POOL, HALO>
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
 //   turn), block 128 * (1 + CONS_WG), dynamic shared memory
@@ -36,6 +36,15 @@
 // tile's pixel rows (x_map's box is half the M tile: TH / 2 rows, or TH * TW / 2 im2col pixels)
 // into both blocks' stages with TMA multicast, halving the input's L2 reads. The weights are
 // loaded per block. wgmma_core.cuh hands each stage back to both producers.
+//
+// HALO = KH (the filter's rows; 0: off): a stage holds one filter column s and one row of
+// channels for all KH filter rows, from one input box of TH + KH - 1 image rows {E, TW, TH + KH -
+// 1, 1} at {c0, x0 + s * DW - PL, y0 - PT, b}: filter row r's A operand is the TH * TW rows from
+// row r * TW on (wgmma_core.cuh WgmmaStage's overlapping atoms; TW a multiple of 8 so each starts
+// on a swizzle group), and the weight's KH boxes of taps r * KW + s follow. The input goes from L2
+// to shared memory (TH + KH - 1) / (KH * TH) as often as with a box per tap (3x3, TH = 8: 42%),
+// the traffic that bounds the 64-channel convs, whose wgmmas are short (N = 64: conv1_2). Tiled
+// loads only (kIm2col 0), no cluster, filter rows DH = 1 apart (the box's rows are consecutive).
 //
 // POOL = 1 (conv2d_nhwc_wgmma_pool.cuda): a 2x2 max pool (stride 2) follows the epilogue, in
 // the kernel: tiles of whole image rows (kIm2col 0) hold whole windows when TH is even, OH and OW
@@ -86,7 +95,7 @@ struct ConvPoolRows {
 // The loads of one output tile. (b, y0, x0) is the first pixel this block loads: the tile's, or
 // in a cluster the first of its half (ConvTiles::At); `a` is the tile's A atom, and the half goes
 // to its rows from kRowsPerLoad * rank on, in this block's and its peer's shared memory.
-template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER>
+template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER, int HALO>
 struct ConvProducer {
   static constexpr int kRowsPerLoad = TH * TW / CLUSTER;
   const hopper::TmaDescriptor* x_map;
@@ -117,9 +126,23 @@ struct ConvProducer {
     }
     hopper::TmaLoad3d(w, w_map, full, c0, weight_tap, n0);
   }
+  // HALO: filter column s = kt / c_tiles of all the filter rows, channels c0 (one box of the
+  // input, TH + HALO - 1 rows), the weight's taps r * KW + s in the B atoms.
+  __device__ __forceinline__ void LoadColumn(unsigned char* a, unsigned char* w, hopper::u64* full,
+                                             int kt) const {
+    constexpr int kRowElems = ATOM / (kInt8 ? 1 : 2);
+    const int s = kt / c_tiles, c0 = (kt % c_tiles) * kRowElems;
+    hopper::TmaLoad4d(a, x_map, full, c0, x0 - g.pad_left + s * g.dil_w, y0 - g.pad_top, b);
+#pragma unroll
+    for (int r = 0; r < HALO; ++r) {
+      hopper::TmaLoad3d(w + r * BN * ATOM, w_map, full, c0, r * g.kw + s, n0);
+    }
+  }
   __device__ __forceinline__ void operator()(unsigned char* a, unsigned char* w, hopper::u64* full,
                                              int kt) const {
-    if constexpr (ATOM == kWgmmaAtomBytes) {  // one tap, one 128-byte row of channels
+    if constexpr (HALO != 0) {
+      LoadColumn(a, w, full, kt);
+    } else if constexpr (ATOM == kWgmmaAtomBytes) {  // one tap, one 128-byte row of channels
       const int tap = kt / c_tiles;
       LoadTap(a, w, full, tap, (kt % c_tiles) * WgmmaKind<kInt8>::kAtomElems, tap);
     } else {
@@ -160,14 +183,14 @@ struct ConvRowsOf<TW, 0, 1> {
 
 // The output tiles of the conv, for WgmmaBlock. `rank`: this block's rank in its cluster (0
 // without clusters), which picks the half of each pixel tile it loads.
-template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER, int POOL>
+template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER, int POOL, int HALO>
 struct ConvTiles {
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
   ConvWgmmaGeometry g;
   int c_tiles, n_tiles, rank;
   __device__ __forceinline__ int count() const { return g.m_tiles * n_tiles; }
-  typedef ConvProducer<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER> Producer;
+  typedef ConvProducer<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER, HALO> Producer;
   typedef typename ConvRowsOf<TW, kIm2col, POOL>::Type Rows;
   __device__ __forceinline__ WgmmaTile<Producer, Rows> At(int t) const {
     const int m_tile = t / n_tiles, n0 = (t % n_tiles) * BN;
@@ -189,7 +212,7 @@ struct ConvTiles {
 };
 
 template <int TH, int TW, int BN, int STAGES, int CONS_WG, int PINGPONG, int kInt8, int kEpi,
-          int kOutF16, int ATOM, int kIm2col, int CLUSTER, int POOL>
+          int kOutF16, int ATOM, int kIm2col, int CLUSTER, int POOL, int HALO>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
@@ -202,50 +225,62 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CON
   static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
   static_assert(CLUSTER == 1 || kIm2col != 0 || TH % CLUSTER == 0, "whole rows per half tile");
   static_assert(POOL == 0 || (kIm2col == 0 && TH % 2 == 0), "pooled tiles hold whole windows");
+  static_assert(HALO == 0 || (kIm2col == 0 && CLUSTER == 1), "halo boxes are tiled, per block");
+  static_assert(HALO == 0 || TH + HALO - 1 <= 256, "a TMA box dimension is at most 256");
   constexpr int BM = TH * TW;
-  // Channels per atom row; a narrow conv has them all in one row (c_tiles 1), two taps a stage.
+  // Channels per atom row; a narrow conv has them all in one row (c_tiles 1), two taps a stage
+  // (HALO: the filter's rows, each a stage's atom).
   constexpr int kRowElems = ATOM / (kInt8 ? 1 : 2);
   const int c_tiles = CeilDiv(g.c, kRowElems);
-  const int k_tiles = ATOM == kWgmmaAtomBytes ? g.taps * c_tiles : CeilDiv(g.taps, 2);
+  const int k_tiles = HALO != 0                 ? g.kw * c_tiles
+                      : ATOM == kWgmmaAtomBytes ? g.taps * c_tiles
+                                                : CeilDiv(g.taps, 2);
+  constexpr int kStageBytes = HALO != 0 ? HALO * ATOM : kWgmmaAtomBytes;
   const int rank = CLUSTER == 1 ? 0 : static_cast<int>(hopper::ClusterRank());
-  WgmmaBlock<BM, BN, kWgmmaAtomBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM,
-             CLUSTER, POOL != 0 ? TW : 0>(
-      ConvTiles<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER, POOL>{&x_map, &w_map, g, c_tiles,
-                                                                 CeilDiv(g.co, BN), rank},
+  WgmmaBlock<BM, BN, kStageBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM, CLUSTER,
+             POOL != 0 ? TW : 0, HALO != 0 ? TW : 0>(
+      ConvTiles<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER, POOL, HALO>{&x_map, &w_map, g, c_tiles,
+                                                                       CeilDiv(g.co, BN), rank},
       &x_map, &w_map, out, bias, scale, g.co, k_tiles);
 }
 
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL, PL) \
-  template __global__ void                                                                        \
-  tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL, PL>(     \
+#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL, PL, \
+                             HALO)                                                                \
+  template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16,   \
+                                                 ATOM, IM2COL, CL, PL, HALO>(                     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*,  \
       int, int, int, int, int, int, int, int, int, int, int, int, int, int)
 // The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1, 0);
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1, 0, 0);
 // int8: bias + relu + requantize to int8; fp16 requantized to int8 (int8's stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1, 0, 0);
 // Ping-pong: 64 x 256 per consumer in fp16, 128 x 128 in int8.
-TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 0, 0);
 // 64-byte rows: int8 with 64 channels; fp16 with 32 channels (the RGB stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0);
-TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1, 0, 0);
 // im2col tiles: 128 pixels x 256 in fp16; int8 with 64-byte rows, ping-pong.
-TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1, 0);
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1, 0);
+TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1, 0, 0);
 // Clusters of two: im2col fp16 (256 pixels x 128), tiled int8 ping-pong.
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2, 0, 0);
 // Pooled 2x2: rows of 8 (y pairs in one thread), 16 (across warps), 64 (across subtiles); fp16
 // and requantized int8, ping-pong.
-TUNEJIT_CONV2D_WGMMA(16, 8, 64, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 1);
-TUNEJIT_CONV2D_WGMMA(4, 64, 64, 4, 2, 0, 0, 3, 1, 128, 0, 2, 1);
+TUNEJIT_CONV2D_WGMMA(16, 8, 64, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 1, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 64, 4, 2, 0, 0, 3, 1, 128, 0, 2, 1, 0);
+// Halo boxes (a stage per filter column): fp16 conv1_2 pooled, 8 x 32 x 64 ping-pong; int8 with
+// 64-byte rows; fp16 128 channels, 16 x 16 cooperative.
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3);
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3);
+TUNEJIT_CONV2D_WGMMA(16, 16, 128, 2, 2, 0, 0, 3, 1, 128, 0, 1, 0, 3);
 #endif  // TUNEJIT_NVCC_CHECK

@@ -60,11 +60,20 @@ struct WgmmaKind<1> {
   using Mma = hopper::WgmmaS8S32<N>;
 };
 
-// Dynamic shared memory of a wgmma template, BK in bytes of K per stage: the stage ring, 2
-// mbarriers per stage and the 2 turn mbarriers, and 1 KiB of slack to align the ring to 1024
-// bytes (128-byte swizzle atoms). ops/wgmma_rules.h mirrors this.
-__host__ __device__ constexpr int WgmmaSmemBytes(int bm, int bn, int bk_bytes, int stages) {
-  return stages * (bm + bn) * bk_bytes + (stages + 1) * 2 * 8 + 1024;
+// Bytes of one stage (WgmmaStage), BK in bytes of K per stage: A then B, each bm / bn rows of
+// bk_bytes; or, where the A atoms overlap (shift > 0 rows apart, rows of `atom` bytes), one block
+// of A rows for all of them.
+__host__ __device__ constexpr int WgmmaStageBytes(int bm, int bn, int bk_bytes, int atom = 128,
+                                                  int shift = 0) {
+  return (shift == 0 ? bm * bk_bytes : (bm + (bk_bytes / atom - 1) * shift) * atom) + bn * bk_bytes;
+}
+
+// Dynamic shared memory of a wgmma template: the stage ring, 2 mbarriers per stage and the 2
+// turn mbarriers, and 1 KiB of slack to align the ring to 1024 bytes (128-byte swizzle atoms).
+// ops/wgmma_rules.h mirrors this.
+__host__ __device__ constexpr int WgmmaSmemBytes(int bm, int bn, int bk_bytes, int stages,
+                                                 int atom = 128, int shift = 0) {
+  return stages * WgmmaStageBytes(bm, bn, bk_bytes, atom, shift) + (stages + 1) * 2 * 8 + 1024;
 }
 
 // The 2x2 max-pool exchange (WgmmaPool2x2) after the barriers, for tiles of image rows of `tw`
@@ -98,13 +107,20 @@ struct WgmmaConsumers {
 // One stage of BK_BYTES of K: kAtoms atoms of A then of B, each atom [rows][ATOM bytes]: 128-byte
 // rows with 128-byte swizzle, or 64-byte rows with 64-byte swizzle (ATOM = 64: a conv whose
 // channels fill only 64 bytes loads two taps per stage instead of one tap and 64 zero bytes).
-template <int BM, int BN, int BK_BYTES, int ATOM = kWgmmaAtomBytes>
+// kShift > 0: the A atoms overlap, atom k being the BM rows from row k * kShift of one block of
+// BM + (kAtoms - 1) * kShift rows (a conv's filter rows over one input box: conv2d_wgmma.cu
+// HALO), so that the stage loads those rows once rather than once per atom. Every atom must start
+// on a swizzle group (8 rows).
+template <int BM, int BN, int BK_BYTES, int ATOM = kWgmmaAtomBytes, int kShift = 0>
 struct WgmmaStage {
   static_assert(ATOM == kWgmmaAtomBytes || ATOM == kWgmmaNarrowAtomBytes, "128- or 64-byte rows");
+  static_assert(kShift % 8 == 0, "overlapping A atoms start on whole swizzle groups");
   static constexpr int kAAtomBytes = BM * ATOM;
   static constexpr int kBAtomBytes = BN * ATOM;
   static constexpr int kAtoms = BK_BYTES / ATOM;
-  static constexpr int kBytes = (kAAtomBytes + kBAtomBytes) * kAtoms;
+  static constexpr int kAAtomStride = (kShift == 0 ? BM : kShift) * ATOM;  // A atom k at k x this
+  static constexpr int kABytes = WgmmaStageBytes(BM, 0, BK_BYTES, ATOM, kShift);
+  static constexpr int kBytes = WgmmaStageBytes(BM, BN, BK_BYTES, ATOM, kShift);
   // The wgmma descriptor of rows at `tile` (the atom's 8-row swizzle group aligned), k_bytes in.
   __device__ __forceinline__ static hopper::u64 Descriptor(const void* tile, int k_bytes) {
     if constexpr (ATOM == kWgmmaAtomBytes) return hopper::SmemDescriptorSw128(tile, k_bytes);
@@ -116,18 +132,18 @@ struct WgmmaStage {
 // position (the k tiles this CTA issued for its earlier output tiles), so stages and phases run
 // on across a persistent CTA's tiles. Waiting on an empty barrier with the opposite parity passes
 // at once in the first round, when no consumer has released anything.
-template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, class Producer>
+template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, int kShift, class Producer>
 __device__ __forceinline__ void WgmmaProduce(const Producer& produce, unsigned char* ring,
                                              hopper::u64* full, hopper::u64* empty, int k_tiles,
                                              int first) {
-  using Stage = WgmmaStage<BM, BN, BK_BYTES, ATOM>;
+  using Stage = WgmmaStage<BM, BN, BK_BYTES, ATOM, kShift>;
   for (int kt = 0; kt < k_tiles; ++kt) {
     const int g = first + kt;
     const int s = g % STAGES;
     hopper::MbarrierWait(&empty[s], ((g / STAGES) & 1) ^ 1);
     hopper::MbarrierArriveExpectTx(&full[s], Stage::kBytes);
     unsigned char* a_stage = ring + s * Stage::kBytes;
-    produce(a_stage, a_stage + Stage::kAAtomBytes * Stage::kAtoms, &full[s], kt);
+    produce(a_stage, a_stage + Stage::kABytes, &full[s], kt);
   }
 }
 
@@ -157,18 +173,18 @@ __device__ __forceinline__ void WgmmaFenceAccumulators(Acc (&acc)[kSubtiles][kRe
 
 // A consumer warpgroup accumulates kSubtiles x 64 rows x BN of one output tile, from its tile
 // row `row0` on, and from ring position `first` (as WgmmaProduce).
-template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, int kInt8, int kCluster,
+template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, int kShift, int kInt8, int kCluster,
           int kSubtiles>
 __device__ __forceinline__ void WgmmaConsume(
     typename WgmmaKind<kInt8>::Acc (&acc)[kSubtiles][BN / 2], const unsigned char* ring,
     hopper::u64* full, hopper::u64* empty, int row0, int k_tiles, int first) {
-  using Stage = WgmmaStage<BM, BN, BK_BYTES, ATOM>;
+  using Stage = WgmmaStage<BM, BN, BK_BYTES, ATOM, kShift>;
   for (int kt = 0; kt < k_tiles; ++kt) {
     const int g = first + kt;
     const int s = g % STAGES;
     hopper::MbarrierWait(&full[s], (g / STAGES) & 1);
     const unsigned char* a_stage = ring + s * Stage::kBytes;
-    const unsigned char* b_stage = a_stage + Stage::kAAtomBytes * Stage::kAtoms;
+    const unsigned char* b_stage = a_stage + Stage::kABytes;
     WgmmaFenceAccumulators(acc);
     hopper::WgmmaFence();
 #pragma unroll
@@ -179,7 +195,7 @@ __device__ __forceinline__ void WgmmaConsume(
 #pragma unroll
         for (int t = 0; t < kSubtiles; ++t) {
           const unsigned char* a_rows =
-              a_stage + atom * Stage::kAAtomBytes + (row0 + t * 64) * ATOM;
+              a_stage + atom * Stage::kAAtomStride + (row0 + t * 64) * ATOM;
           WgmmaKind<kInt8>::template Mma<BN>::Mma(acc[t], Stage::Descriptor(a_rows, 32 * kk),
                                                   desc_b, 1);
         }
@@ -617,7 +633,7 @@ struct WgmmaTile {
 
 // The consumer warpgroups' part of WgmmaBlock: accumulate and write out their tiles.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          int kPingPong, int ATOM, int kCluster, int kPoolW, class Tiles>
+          int kPingPong, int ATOM, int kCluster, int kPoolW, int kShift, class Tiles>
 __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsigned char* ring,
                                                   hopper::u64* full, hopper::u64* empty,
                                                   hopper::u64* turn, unsigned char* pool, void* out,
@@ -644,7 +660,7 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
       const int i = j / 2;
       hopper::MbarrierWait(&turn[c], (i & 1) ^ (c == 0 ? 1 : 0));
     }
-    WgmmaConsume<BM, BN, BK_BYTES, STAGES, ATOM, kInt8, kCluster>(
+    WgmmaConsume<BM, BN, BK_BYTES, STAGES, ATOM, kShift, kInt8, kCluster>(
         acc, ring, full, empty, Consumers::RowOffset(c), k_tiles, j * k_tiles);
     if constexpr (kPingPong != 0) {
       if (threadIdx.x % 32 == 0) hopper::MbarrierArrive(&turn[1 - c]);
@@ -667,7 +683,7 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
 // one-tile-per-block kernel.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
           int kPingPong = 0, int ATOM = kWgmmaAtomBytes, int kCluster = 1, int kPoolW = 0,
-          class Tiles>
+          int kShift = 0, class Tiles>
 __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
                                            const float* bias, const float* scale, int n,
@@ -682,7 +698,8 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
   extern __shared__ unsigned char smem_raw[];
   // Swizzled TMA tiles need 1024-byte alignment; dynamic shared memory only promises 16 bytes.
   unsigned char* ring = smem_raw + ((1024 - hopper::SharedAddress(smem_raw) % 1024) % 1024);
-  hopper::u64* full = reinterpret_cast<hopper::u64*>(ring + STAGES * (BM + BN) * BK_BYTES);
+  hopper::u64* full = reinterpret_cast<hopper::u64*>(
+      ring + STAGES * WgmmaStage<BM, BN, BK_BYTES, ATOM, kShift>::kBytes);
   hopper::u64* empty = full + STAGES;
   hopper::u64* turn = empty + STAGES;  // ping-pong: turn[c] opens consumer c's next mainloop
   unsigned char* pool = reinterpret_cast<unsigned char*>(turn + 2);  // WgmmaPoolBytes
@@ -710,14 +727,14 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
       hopper::TmaPrefetchDescriptor(b_map);
       int first = 0;
       for (int t = blockIdx.x; t < tiles.count(); t += gridDim.x, first += k_tiles) {
-        WgmmaProduce<BM, BN, BK_BYTES, STAGES, ATOM>(tiles.At(t).produce, ring, full, empty,
-                                                     k_tiles, first);
+        WgmmaProduce<BM, BN, BK_BYTES, STAGES, ATOM, kShift>(tiles.At(t).produce, ring, full, empty,
+                                                             k_tiles, first);
       }
     }
   } else {
     WgmmaConsumeTiles<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8, kEpi, kOutF16, kPingPong, ATOM,
-                      kCluster, kPoolW>(tiles, ring, full, empty, turn, pool, out, bias, scale, n,
-                                        k_tiles);
+                      kCluster, kPoolW, kShift>(tiles, ring, full, empty, turn, pool, out, bias,
+                                                scale, n, k_tiles);
   }
   // The peer's consumers still hand stages back to this CTA's barriers until they are done.
   if constexpr (kCluster > 1) hopper::ClusterSync();

@@ -10,7 +10,9 @@
 // consecutive output pixels, loaded by TMA's im2col mode, rather than a tile_h x tile_w block of
 // one image; added last, so records without it are im2col 0), cluster (2: two blocks share each
 // pixel tile's loads by TMA multicast, taking its channel tiles side by side; after im2col, so
-// records without it are cluster 1). K is walked one filter tap
+// records without it are cluster 1), halo (1: a stage holds one filter column for all the
+// filter's rows, from one input box of tile_h + KH - 1 rows, instead of one tap; last, so records
+// without it are halo 0). K is walked one filter tap (halo: one filter column)
 // and one 128-byte row of channels (64 fp16, 128 int8) per stage. The rules of ops/wgmma_rules.h
 // apply, plus this template's own: stride 1 (the loads are plain tiled TMA boxes shifted per
 // tap), C a multiple of 16 bytes (TMA strides), groups 1.
@@ -44,6 +46,7 @@ struct ConvTile {
   int64_t h = 0, w = 0;  // output pixels per block: tile_h rows of tile_w (im2col: h * w in a row)
   int64_t im2col = 0;
   int64_t cluster = 1;  // blocks sharing a pixel tile's input loads (multicast)
+  int64_t halo = 0;     // a stage per filter column, its rows sharing one input box
   WgmmaTile gemm;
 };
 
@@ -61,6 +64,13 @@ struct WgmmaConv {
   }
 };
 
+// The bytes of one swizzled row of an operand: 128, or 64 when the channels fit in 64 bytes, so
+// that a stage holds two taps rather than one tap and 64 zero bytes (the int8 64-channel convs,
+// the fp16 RGB stem's 32 patch values).
+int64_t ConvRowBytes(const WgmmaConv& conv) {
+  return conv.p.ci * conv.element_bytes() <= 64 ? 64 : kWgmmaRowBytes;
+}
+
 absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config, const WgmmaConv& conv) {
   ConvTile t;
   TUNEJIT_ASSIGN_OR_RETURN(t.h, config.Other("tile_h"));
@@ -74,7 +84,31 @@ absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config, const Wgm
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.pingpong, config.Other("pingpong"));
   TUNEJIT_ASSIGN_OR_RETURN(t.im2col, ReadOtherOr(config, "im2col", 0));
   TUNEJIT_ASSIGN_OR_RETURN(t.cluster, ReadOtherOr(config, "cluster", 1));
+  TUNEJIT_ASSIGN_OR_RETURN(t.halo, ReadOtherOr(config, "halo", 0));
+  t.gemm.atom_bytes = ConvRowBytes(conv);
+  if (t.halo == 1) {  // the filter's KH rows, one swizzled row each, over TH + KH - 1 image rows
+    t.gemm.k = conv.p.kh * t.gemm.atom_bytes / t.gemm.element_bytes;
+    t.gemm.shift_rows = t.w;
+  }
   return t;
+}
+
+// The halo knob's rules: tiled boxes loaded per block, whose filter rows are consecutive image
+// rows, each row's A block starting on a swizzle group (8 rows of the tile).
+absl::Status CheckHaloTile(const ConvTile& t, const autotvm::Conv2dParams& p) {
+  if (t.halo != 0 && t.halo != 1) {
+    return InvalidConfig(kTask, absl::StrCat("halo = ", t.halo, " (0 or 1)"));
+  }
+  if (t.halo == 0) return absl::OkStatus();
+  std::string why;
+  if (t.im2col != 0) why = "im2col tiles (halo boxes are tiled: im2col = 0)";
+  if (t.cluster != 1) why = "clusters (each block loads its own box)";
+  if (p.kh < 2) why = absl::StrCat("a ", p.kh, "-row filter (nothing to share)");
+  if (p.dilation_h != 1) why = absl::StrCat("dilation_h ", p.dilation_h, " (rows not consecutive)");
+  if (t.w % 8 != 0) why = absl::StrCat("tile_w ", t.w, " (not whole 8-row swizzle groups)");
+  if (t.h + p.kh - 1 > 256) why = absl::StrCat("a box of ", t.h + p.kh - 1, " rows (at most 256)");
+  if (why.empty()) return absl::OkStatus();
+  return InvalidConfig(kTask, absl::StrCat("halo = 1 does not take ", why));
 }
 
 // The cluster knob's rules: the pair takes the two channel tiles of one pixel tile side by side,
@@ -171,13 +205,14 @@ int64_t PixelTiles(const ConvTile& t, const autotvm::Conv2dParams& p) {
   return p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
 }
 
-// The input's TMA view: {C, W, H, N} in boxes of a row of channels x the tile's pixels, or the
-// im2col view whose bounding box is the output pixels shifted by the padding. In a cluster each
-// block loads 1 / cluster of the tile's pixels.
+// The input's TMA view: {C, W, H, N} in boxes of a row of channels x the tile's pixels (halo:
+// and KH - 1 rows more), or the im2col view whose bounding box is the output pixels shifted by
+// the padding. In a cluster each block loads 1 / cluster of the tile's pixels.
 TensorMapDesc InputMap(const ConvTile& t, const WgmmaConv& conv, int64_t row_bytes) {
   const autotvm::Conv2dParams& p = conv.p;
   if (t.im2col == 0) {
-    return SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, t.h / t.cluster, 1}, row_bytes);
+    const int64_t rows = t.h / t.cluster + (t.halo != 0 ? p.kh - 1 : 0);
+    return SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, rows, 1}, row_bytes);
   }
   TensorMapDesc d = SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {1, 1, 1}, row_bytes);
   TensorMapDesc::Im2col m;
@@ -191,13 +226,6 @@ TensorMapDesc InputMap(const ConvTile& t, const WgmmaConv& conv, int64_t row_byt
   return d;
 }
 
-// The bytes of one swizzled row of an operand: 128, or 64 when the channels fit in 64 bytes, so
-// that a stage holds two taps rather than one tap and 64 zero bytes (the int8 64-channel convs,
-// the fp16 RGB stem's 32 patch values).
-int64_t ConvRowBytes(const WgmmaConv& conv) {
-  return conv.p.ci * conv.element_bytes() <= 64 ? 64 : kWgmmaRowBytes;
-}
-
 PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogue& epilogue,
                          const LaunchShape& shape) {
   const autotvm::Conv2dParams& p = conv.p;
@@ -205,10 +233,11 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   kernel.label = "conv2d_wgmma";
   kernel.spec = KernelSpec{
       "conv2d_wgmma.cu",
-      absl::StrFormat("tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>",
-                      t.h, t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong,
-                      conv.int8 ? 1 : 0, EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue),
-                      ConvRowBytes(conv), t.im2col, t.cluster, t.pool ? 1 : 0),
+      absl::StrFormat(
+          "tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
+          t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong, conv.int8 ? 1 : 0,
+          EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue), ConvRowBytes(conv), t.im2col,
+          t.cluster, t.pool ? 1 : 0, t.halo != 0 ? p.kh : 0),
       {},
       /*arch_specific=*/true};
   kernel.shape = shape;
@@ -266,6 +295,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
     TUNEJIT_RETURN_IF_ERROR(CheckIm2colTile(t));
     TUNEJIT_RETURN_IF_ERROR(CheckClusterTile(t, p));
+    TUNEJIT_RETURN_IF_ERROR(CheckHaloTile(t, p));
     LaunchShape shape;
     TUNEJIT_ASSIGN_OR_RETURN(
         shape.grid[0], PersistentGrid(kTask, PixelTiles(t, p) * CeilDiv64(p.co, t.gemm.n), limits,
@@ -304,6 +334,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("pingpong", 0));
     config.knobs.push_back(OtherKnob("im2col", 0));
     config.knobs.push_back(OtherKnob("cluster", 1));
+    config.knobs.push_back(OtherKnob("halo", 0));
     return config;
   }
 

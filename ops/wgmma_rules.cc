@@ -44,10 +44,12 @@ absl::Status CheckWgmmaShape(absl::string_view task, const WgmmaTile& t) {
                                             "up to ",
                                             kMaxWgmmaN, "; hopper_ptx.cuh has 64/128/192/256)"));
   }
-  if (t.k < t.row_elements() || t.k % t.row_elements() != 0) {
-    return InvalidConfig(task, absl::StrCat("tile_k = ", t.k, " is not a multiple of ",
-                                            t.row_elements(), " (one 128-byte swizzled row of ",
-                                            t.element_bytes == 1 ? "int8" : "fp16", ")"));
+  const int64_t atom_elements = t.atom_bytes / t.element_bytes;
+  if (t.k < atom_elements || t.k % atom_elements != 0) {
+    return InvalidConfig(
+        task, absl::StrCat("tile_k = ", t.k, " is not a multiple of ", atom_elements, " (one ",
+                           t.atom_bytes, "-byte swizzled row of ",
+                           t.element_bytes == 1 ? "int8" : "fp16", ")"));
   }
   return absl::OkStatus();
 }
@@ -88,6 +90,17 @@ absl::Status CheckRegisters(absl::string_view task, const WgmmaTile& t,
   return absl::OkStatus();
 }
 
+// One stage's bytes as the sum that makes them: (m + n) x k x element bytes, or with shared A
+// rows (shift_rows) A's block of rows and B.
+std::string StageText(const WgmmaTile& t) {
+  if (t.shift_rows == 0) {
+    return absl::StrCat("(", t.m, " + ", t.n, ") x ", t.k, " x ", t.element_bytes, " bytes");
+  }
+  const int64_t k_bytes = t.k * t.element_bytes;
+  return absl::StrCat("(A ", t.m + (k_bytes / t.atom_bytes - 1) * t.shift_rows, " rows x ",
+                      t.atom_bytes, " + B ", t.n, " x ", k_bytes, ") bytes");
+}
+
 // S: the stage ring (plus barriers and alignment slack) against the opt-in shared memory limit
 // (227 KiB on H100/H200).
 absl::Status CheckSharedMemory(absl::string_view task, const WgmmaTile& t,
@@ -95,8 +108,8 @@ absl::Status CheckSharedMemory(absl::string_view task, const WgmmaTile& t,
   if (t.smem_bytes() > limits.shared_bytes_per_block_optin) {
     return InvalidConfig(
         task,
-        absl::StrCat("shared memory ", t.stages, " stages x (", t.m, " + ", t.n, ") x ", t.k, " x ",
-                     t.element_bytes, " bytes + barriers + 1 KiB alignment",
+        absl::StrCat("shared memory ", t.stages, " stages x ", StageText(t),
+                     " + barriers + 1 KiB alignment",
                      t.extra_smem > 0 ? absl::StrCat(" + ", t.extra_smem, " (pool exchange)") : "",
                      " = ", t.smem_bytes(), " bytes > shared_bytes_per_block_optin ",
                      limits.shared_bytes_per_block_optin));

@@ -31,13 +31,24 @@ struct WgmmaTile {
   int64_t pingpong = 0;       // 1: the two consumers take whole tiles in turn (wgmma_core.cuh)
   int64_t element_bytes = 2;  // 2: fp16 (HGMMA), 1: int8 (IGMMA)
   int64_t extra_smem = 0;     // after the barriers: a pooled conv's exchange (WgmmaPoolBytes)
+  int64_t atom_bytes = kWgmmaRowBytes;  // a swizzled row: 128 bytes, or 64 (narrow channels)
+  // > 0: the stage's atoms of K share one block of A rows, atom j's m rows starting j x this
+  // many rows in (conv2d_wgmma.cu HALO: wgmma_core.cuh WgmmaStage's kShift).
+  int64_t shift_rows = 0;
   int64_t threads() const { return 128 * (1 + consumer_wg); }
   int64_t rows_per_consumer() const { return pingpong != 0 ? m : m / consumer_wg; }
   int64_t row_elements() const { return kWgmmaRowBytes / element_bytes; }  // 64 fp16, 128 int8
+  // wgmma_core.cuh WgmmaStageBytes: A (m rows per atom, or the shared block) then B.
+  int64_t stage_bytes() const {
+    const int64_t k_bytes = k * element_bytes;
+    const int64_t a =
+        shift_rows == 0 ? m * k_bytes : (m + (k_bytes / atom_bytes - 1) * shift_rows) * atom_bytes;
+    return a + n * k_bytes;
+  }
   // wgmma_core.cuh WgmmaSmemBytes: the stage ring, two mbarriers per stage and two turn
   // mbarriers, 1 KiB alignment; then extra_smem.
   int64_t smem_bytes() const {
-    return stages * (m + n) * k * element_bytes + (stages + 1) * 2 * 8 + 1024 + extra_smem;
+    return stages * stage_bytes() + (stages + 1) * 2 * 8 + 1024 + extra_smem;
   }
 };
 

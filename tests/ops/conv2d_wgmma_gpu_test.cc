@@ -3,7 +3,8 @@
 // of the 64-channel k tile (C = 72) and of tile_n (CO = 136), 1x1, padded and dilated filters,
 // channels within 64 bytes (64-byte rows, two taps a stage, an odd tap count), all
 // epilogues (requantized int8 outputs of 4-byte words, and of bytes when CO % 4 != 0), in fp16
-// and int8, on pixel tiles of one image and on im2col tiles of consecutive pixels; then per-layer
+// and int8, on pixel tiles of one image, on im2col tiles of consecutive pixels and on halo boxes
+// (a stage per filter column); then per-layer
 // throughput on VGG-16's convolutions at batch 128.
 // Inputs are RandomQuarters: the fp32 outputs must equal the CPU sums bit for bit.
 #include <algorithm>
@@ -305,6 +306,48 @@ TEST(Conv2dWgmmaGpu, ClustersOfTwoMatch) {
                true}});
 }
 
+// halo = 1: a stage per filter column, its filter rows reading one box of tile_h + KH - 1 image
+// rows at row offsets r x tile_w. Boxes past every edge of the image (20 = 8 + 8 + 4 rows, 20 =
+// 16 + 4 columns), channel tails (C = 72: a 64-channel row and 8), CO tails, ping-pong and
+// cooperative consumers, 8- to 32-pixel rows, a 5 x 5 filter (5 rows a stage) and the pooled
+// kernel.
+autotvm::ConfigEntity HaloConfig(int64_t th, int64_t tw, int64_t bn, int64_t stages,
+                                 int64_t pingpong) {
+  return testing::Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", bn),
+                          OtherKnob("stages", stages), OtherKnob("consumer_wg", 2),
+                          OtherKnob("pingpong", pingpong), OtherKnob("im2col", 0),
+                          OtherKnob("cluster", 1), OtherKnob("halo", 1)});
+}
+
+TEST(Conv2dWgmmaGpu, HaloBoxesMatch) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const Epilogue bias_relu{.bias = true, .relu = true};
+  const Epilogue requantize{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  const Operands o = MakeOperands({2, 20, 20, 72, 136, 3, 1, 1}, 71);
+  CheckCases(*harness, o,
+             {{HaloConfig(8, 16, 128, 2, 0), bias_relu, true},
+              {HaloConfig(8, 8, 64, 4, 1), {}, false},
+              {HaloConfig(4, 32, 128, 2, 1), requantize, true},
+              {HaloConfig(16, 16, 64, 2, 0),
+               {.bias = true, .output = Epilogue::Output::kFloat32},
+               false}});
+  CheckCases(*harness, o,
+             {{HaloConfig(8, 16, 128, 2, 0), bias_relu, true},
+              {HaloConfig(8, 32, 64, 3, 1), requantize, true}},
+             /*pool=*/true);
+  // 5 x 5, padding 2; and 64 channels (one row, no tail) with CO 64, as conv1_2.
+  CheckCases(*harness, MakeOperands({2, 18, 20, 72, 64, 5, 2, 1}, 73),
+             {{HaloConfig(8, 8, 64, 2, 1), bias_relu, true}});
+  CheckCases(
+      *harness, MakeOperands({2, 20, 24, 64, 64, 3, 1, 1}, 75),
+      {{HaloConfig(8, 32, 64, 3, 1), bias_relu, true}, {HaloConfig(16, 8, 64, 4, 0), {}, false}},
+      /*pool=*/true);
+}
+
 // conv2d_nhwc_wgmma_pool.cuda: the conv's epilogue then a 2x2 max pool, bit for bit. Pooled in the
 // kernel with image rows of 8 (a window's rows in one thread), 16 and 32 (across warps) and 64
 // pixels (across a consumer's subtiles), tiles past the output's edge (20 = 16 + 4, 64 > 20),
@@ -389,6 +432,10 @@ TEST(Conv2dWgmmaGpu, Int8MatchesExactly) {
     if (s.co == 136) {  // two channel tiles of 128: clusters of two, multicast loads
       configs.push_back(ClusterConfig(2, 64, 4, 1, 1));
       configs.push_back(ClusterConfig(8, 16, 4, 0, 0));
+    }
+    if (s.k == 3) {  // a stage per filter column (64-byte rows where C = 64 or 32)
+      configs.push_back(HaloConfig(8, 16, 128, 2, 0));
+      configs.push_back(HaloConfig(8, 32, 64, 3, 1));
     }
     const std::vector<Epilogue> epilogues = {
         {.relu = true},

@@ -40,11 +40,12 @@ autotvm::Workload ConvWorkload(int64_t n, int64_t h, int64_t w, int64_t c, int64
 }
 
 autotvm::ConfigEntity Tile(int64_t th, int64_t tw, int64_t bn, int64_t stages, int64_t cwg,
-                           int64_t pingpong = 0, int64_t im2col = 0, int64_t cluster = 1) {
+                           int64_t pingpong = 0, int64_t im2col = 0, int64_t cluster = 1,
+                           int64_t halo = 0) {
   return Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", bn),
                  OtherKnob("stages", stages), OtherKnob("consumer_wg", cwg),
                  OtherKnob("pingpong", pingpong), OtherKnob("im2col", im2col),
-                 OtherKnob("cluster", cluster)});
+                 OtherKnob("cluster", cluster), OtherKnob("halo", halo)});
 }
 
 const OpTemplate& Op() { return *FindOpTemplate(autotvm::kConv2dNhwcWgmma); }
@@ -77,7 +78,7 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0, 1, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0, 1, 0, 0>");
   EXPECT_TRUE(k.spec.arch_specific);
   // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
   // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
@@ -146,7 +147,7 @@ TEST(Conv2dWgmma, WorkloadRules) {
                         kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
     ASSERT_TRUE(fp16_to_int8.ok()) << out << ": " << fp16_to_int8.status();
     EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
-              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0, 1, 0>");
+              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0, 1, 0, 0>");
   }
 }
 
@@ -160,7 +161,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                       Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(int8.ok()) << int8.status();
   EXPECT_EQ(int8->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0>");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[0].desc),
             "i8 [64, 56, 56, 2] box [64, 16, 8, 1] swizzle 64B");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[1].desc),
@@ -171,7 +172,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                                                 Tile(16, 16, 64, 4, 1), kHopper, {});
   ASSERT_TRUE(stem.ok()) << stem.status();
   EXPECT_EQ(stem->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0, 1, 0>");
+            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0, 1, 0, 0>");
   EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
             "f16 [32, 32, 32, 2] box [32, 16, 16, 1] swizzle 64B");
   for (const OpPlan* plan : {&*int8, &*stem}) {
@@ -183,7 +184,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
   absl::StatusOr<OpPlan> wide =
       Op().Specialize(ConvWorkload(2, 20, 20, 72, 64, 3), Tile(8, 16, 64, 4, 2), kHopper, {});
   ASSERT_TRUE(wide.ok()) << wide.status();
-  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0, 1, 0>"));
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0, 1, 0, 0>"));
 }
 
 // int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the
@@ -195,7 +196,7 @@ TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
   absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0>");
   // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -243,7 +244,7 @@ TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
       Op().Specialize(w, Tile(4, 16, 256, 4, 2, 1), kHopper, {});
   ASSERT_TRUE(pingpong.ok()) << pingpong.status();
   EXPECT_EQ(pingpong->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0, 1, 0>");
+            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0, 1, 0, 0>");
 }
 
 // im2col = 1: the M tile is tile_h x 64 consecutive output pixels, loaded by TMA's im2col mode.
@@ -255,7 +256,7 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1, 1, 0>");
+            "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1, 1, 0, 0>");
   EXPECT_EQ(k.shape.grid[0], 4u * 2);  // 4 pixel tiles x 2 channel tiles
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
@@ -314,7 +315,7 @@ TEST(Conv2dWgmma, ClusterPlansHalfLoadsAndAnEvenGrid) {
   absl::StatusOr<OpPlan> tiled = Op().Specialize(w, Tile(8, 16, 128, 4, 2, 0, 0, 2), kHopper, {});
   ASSERT_TRUE(tiled.ok()) << tiled.status();
   EXPECT_EQ(tiled->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 2, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 2, 0, 0>");
   EXPECT_EQ(tiled->kernels[0].shape.grid[0], 24u);
   // Each block loads 4 of the tile's 8 rows.
   EXPECT_EQ(TensorMapText(tiled->tensor_maps[0].desc),
@@ -358,6 +359,59 @@ TEST(Conv2dWgmma, ClusterRules) {
   EXPECT_EQ(why(w256, Tile(8, 16, 128, 4, 2, 1, 0, 2)), "");  // ping-pong
 }
 
+// halo = 1: a stage per filter column and row of channels, its KH filter rows sharing one box of
+// tile_h + KH - 1 image rows; the stage's bytes are that box and KH weight boxes.
+TEST(Conv2dWgmma, HaloPlansColumnStagesOverTallerBoxes) {
+  const autotvm::Workload w = ConvWorkload(2, 20, 20, 72, 136, 3);
+  absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 2, 2, 0, 0, 1, 1), kHopper,
+                                                Epilogue{.bias = true, .relu = true});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlannedKernel& k = plan->kernels[0];
+  EXPECT_EQ(k.spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 16, 128, 2, 2, 0, 0, 3, 0, 128, 0, 1, 0, 3>");
+  // A: (8 + 2) x 16 rows of 128 bytes; B: 3 filter rows x 128 channels x 128 bytes.
+  EXPECT_EQ(k.shape.shared_bytes, 2u * ((10 * 16 + 3 * 128) * 128) + 3 * 16 + 1024);
+  EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
+            "f16 [72, 20, 20, 2] box [64, 16, 10, 1] swizzle 128B");
+  EXPECT_EQ(TensorMapText(plan->tensor_maps[1].desc),
+            "f16 [72, 9, 136] box [64, 1, 128] swizzle 128B");
+  // A 5 x 5 filter: HALO 5, a box of 12 rows. Narrow int8 channels: 64-byte rows, 5 a stage.
+  absl::StatusOr<OpPlan> five = Op().Specialize(ConvWorkload(2, 20, 20, 64, 64, 5, 2),
+                                                Tile(8, 8, 64, 3, 2, 1, 0, 1, 1), kHopper, {});
+  ASSERT_TRUE(five.ok()) << five.status();
+  EXPECT_TRUE(absl::EndsWith(five->kernels[0].spec.name_expression, ", 0, 1, 0, 5>"));
+  EXPECT_EQ(TensorMapText(five->tensor_maps[0].desc),
+            "f16 [64, 20, 20, 2] box [64, 8, 12, 1] swizzle 128B");
+  absl::StatusOr<OpPlan> narrow =
+      Op().Specialize(ConvWorkload(2, 20, 20, 64, 64, 3, 1, 1, 1, "int32", "int8"),
+                      Tile(8, 32, 64, 4, 2, 1, 0, 1, 1), kHopper, {.relu = true});
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  EXPECT_EQ(narrow->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 32, 64, 4, 2, 1, 1, 2, 0, 64, 0, 1, 0, 3>");
+  EXPECT_EQ(narrow->kernels[0].shape.shared_bytes, 4u * ((10 * 32 + 3 * 64) * 64) + 5 * 16 + 1024);
+  EXPECT_EQ(TensorMapText(narrow->tensor_maps[0].desc),
+            "i8 [64, 20, 20, 2] box [64, 32, 10, 1] swizzle 64B");
+}
+
+TEST(Conv2dWgmma, HaloRules) {
+  auto why = [&](const autotvm::Workload& w, const autotvm::ConfigEntity& c) {
+    return std::string(Op().Specialize(w, c, kHopper, {}).status().message());
+  };
+  const autotvm::Workload w = ConvWorkload(2, 32, 32, 64, 256, 3);
+  EXPECT_EQ(why(w, Tile(8, 16, 128, 2, 2, 0, 0, 1, 1)), "");
+  EXPECT_THAT(why(w, Tile(2, 64, 128, 2, 2, 0, 1, 1, 1)),
+              HasSubstr("halo = 1 does not take im2col"));
+  EXPECT_THAT(why(w, Tile(8, 16, 128, 2, 2, 0, 0, 2, 1)), HasSubstr("does not take clusters"));
+  EXPECT_THAT(why(ConvWorkload(2, 32, 32, 64, 256, 1, 0), Tile(8, 16, 128, 2, 2, 0, 0, 1, 1)),
+              HasSubstr("a 1-row filter (nothing to share)"));
+  EXPECT_THAT(why(ConvWorkload(2, 32, 32, 64, 256, 3, 2, 1, 2), Tile(8, 16, 128, 2, 2, 0, 0, 1, 1)),
+              HasSubstr("dilation_h 2"));
+  EXPECT_THAT(why(w, Tile(8, 16, 128, 2, 2, 0, 0, 1, 2)), HasSubstr("halo = 2 (0 or 1)"));
+  // Three filter rows a stage: four 16 x 16 x 256 stages no longer fit.
+  EXPECT_THAT(why(w, Tile(16, 16, 128, 4, 2, 0, 0, 1, 1)),
+              HasSubstr("4 stages x (A 288 rows x 128 + B 128 x 384) bytes"));
+}
+
 absl::StatusOr<autotvm::ConfigSpace> Space() {
   absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
   if (!target.ok()) return target.status();
@@ -367,7 +421,7 @@ absl::StatusOr<autotvm::ConfigSpace> Space() {
 TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
-  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2 * 2);
+  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2 * 2 * 2);
   EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNhwcWgmma));
   const autotvm::Workload w = ConvWorkload(128, 56, 56, 256, 256, 3);
   int valid = 0;
@@ -384,8 +438,9 @@ TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   // consumer configs and 128 ping-pong ones (whole 64- or 128-row tiles per consumer); 90
   // im2col configs (tile_w 64 with tile_h 1, 2, 4: M tiles of 64, 128, 256 pixels). With
   // cluster = 2, the 354 of those 439 whose tile_n makes an even number of channel tiles (not
-  // 256: one tile of 256 channels) and, unless im2col, whose tile_h is even.
-  EXPECT_EQ(valid, 221 + 128 + 90 + 354);
+  // 256: one tile of 256 channels) and, unless im2col, whose tile_h is even. With halo = 1, the
+  // 154 tiled ones without clusters whose stages of three filter rows still fit.
+  EXPECT_EQ(valid, 221 + 128 + 90 + 354 + 154);
   std::printf("conv2d_nhwc_wgmma space: %lld points, %d valid\n",
               static_cast<long long>(space->size()), valid);
 }
@@ -446,7 +501,7 @@ TEST(Conv2dWgmmaPool, WholeWindowTilesPoolInTheKernel) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->kernels.size(), 1u);
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0>");
   EXPECT_TRUE(plan->workspace_bytes.empty());
   EXPECT_TRUE(plan->notes.empty());
   // The unpooled conv's ring and barriers, plus per consumer one 72-word row for each of the 16
@@ -463,7 +518,7 @@ TEST(Conv2dWgmmaPool, WholeWindowTilesPoolInTheKernel) {
       PoolOp().Specialize(PoolWorkload(64, 64, 128), Tile(4, 64, 128, 4, 2), kHopper, kBiasRelu);
   ASSERT_TRUE(wide.ok()) << wide.status();
   ASSERT_EQ(wide->kernels.size(), 1u);
-  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 1>"));
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 1, 0>"));
 }
 
 TEST(Conv2dWgmmaPool, OtherTilesPoolAfterTheKernel) {

@@ -213,6 +213,38 @@ TEST(WgmmaSass, Int8PooledConvDoesNotSpill) {
   }
 }
 
+// halo = 1, the shipped logs' conv1_2 + pool configs (fp16 8 x 32, int8 4 x 64, 64 channels,
+// ping-pong): the tensor-core instruction, one 4-D input box and 3-D weight boxes per stage, and
+// nothing spilled.
+TEST(WgmmaSass, HaloConvLoadsOneBoxPerFilterColumn) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  struct Case {
+    bool int8;
+    int64_t tile_h, tile_w, stages;
+  };
+  for (const Case& k : {Case{false, 8, 32, 3}, Case{true, 4, 64, 4}}) {
+    autotvm::Workload w =
+        Conv3x3(224, 64, k.int8 ? "int8" : "float16", k.int8 ? "int32" : "float16");
+    w.task_name = autotvm::kConv2dNhwcWgmmaPool;
+    const autotvm::ConfigEntity config = testing::Config(
+        {OtherKnob("tile_h", k.tile_h), OtherKnob("tile_w", k.tile_w), OtherKnob("tile_n", 64),
+         OtherKnob("stages", k.stages), OtherKnob("consumer_wg", 2), OtherKnob("pingpong", 1),
+         OtherKnob("im2col", 0), OtherKnob("cluster", 1), OtherKnob("halo", 1)});
+    const Epilogue epilogue =
+        k.int8 ? Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize}
+               : Epilogue{.bias = true, .relu = true};
+    const std::map<std::string, int> sass =
+        ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, epilogue);
+    for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+    EXPECT_GT(CountPrefix(sass, k.int8 ? "IGMMA.64x64x32" : "HGMMA.64x64x16"), 0) << k.int8;
+    EXPECT_GT(CountPrefix(sass, "UTMALDG.4D"), 0) << k.int8;
+    EXPECT_GT(CountPrefix(sass, "UTMALDG.3D"), 0) << k.int8;
+    EXPECT_EQ(CountPrefix(sass, "STL"), 0) << k.int8;
+    EXPECT_EQ(CountPrefix(sass, "LDL"), 0) << k.int8;
+  }
+}
+
 TEST(WgmmaSass, Int8ConvRunsIgmma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
