@@ -10,7 +10,8 @@
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
 //   turn), block 128 * (1 + CONS_WG), dynamic shared memory
-//   WgmmaSmemBytes(TH * TW, BN, 128, STAGES) (+ WgmmaPoolBytes(TW, CONS_WG) with POOL). Output tile
+//   WgmmaSmemBytes(TH * TW, BN, 128, STAGES), with HALO WgmmaSmemBytes(TH * TW, BN, HALO * ATOM,
+//   STAGES, ATOM, TW) (+ WgmmaPoolBytes(TW, CONS_WG) with POOL). Output tile
 //   t is channel tile t % ceil(CO / BN) of pixel tile t / ceil(CO / BN): the channel tiles of one
 //   pixel tile run side by side, so its input is read from DRAM once and from L2 after.
 //

@@ -63,7 +63,7 @@ absl::Status CheckHopper(absl::string_view task, const DeviceLimits& limits);
 
 // The tile rules: m a multiple of 64 per consumer warpgroup (1 or 2; ping-pong takes 2, each
 // with all m rows), n one of our wgmma N
-// (64/128/192/256), k whole 128-byte rows, 2..8 stages, accumulators + overhead within the
+// (64/128/192/256), k whole swizzled rows (atom_bytes), 2..8 stages, accumulators + overhead within the
 // consumer's registers, the ring within the opt-in shared memory.
 absl::Status CheckWgmmaTile(absl::string_view task, const WgmmaTile& t, const DeviceLimits& limits);
 
