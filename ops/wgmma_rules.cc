@@ -96,9 +96,8 @@ std::string StageText(const WgmmaTile& t) {
   if (t.shift_rows == 0) {
     return absl::StrCat("(", t.m, " + ", t.n, ") x ", t.k, " x ", t.element_bytes, " bytes");
   }
-  const int64_t k_bytes = t.k * t.element_bytes;
-  return absl::StrCat("(A ", t.m + (k_bytes / t.atom_bytes - 1) * t.shift_rows, " rows x ",
-                      t.atom_bytes, " + B ", t.n, " x ", k_bytes, ") bytes");
+  return absl::StrCat("(A ", t.shared_a_rows(), " rows x ", t.atom_bytes, " + B ", t.n, " x ",
+                      t.k * t.element_bytes, ") bytes");
 }
 
 // S: the stage ring (plus barriers and alignment slack) against the opt-in shared memory limit

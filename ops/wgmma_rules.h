@@ -38,12 +38,12 @@ struct WgmmaTile {
   int64_t threads() const { return 128 * (1 + consumer_wg); }
   int64_t rows_per_consumer() const { return pingpong != 0 ? m : m / consumer_wg; }
   int64_t row_elements() const { return kWgmmaRowBytes / element_bytes; }  // 64 fp16, 128 int8
+  // With shift_rows: the rows of the stage's shared A block (m, and shift_rows more per atom).
+  int64_t shared_a_rows() const { return m + (k * element_bytes / atom_bytes - 1) * shift_rows; }
   // wgmma_core.cuh WgmmaStageBytes: A (m rows per atom, or the shared block) then B.
   int64_t stage_bytes() const {
     const int64_t k_bytes = k * element_bytes;
-    const int64_t a =
-        shift_rows == 0 ? m * k_bytes : (m + (k_bytes / atom_bytes - 1) * shift_rows) * atom_bytes;
-    return a + n * k_bytes;
+    return (shift_rows == 0 ? m * k_bytes : shared_a_rows() * atom_bytes) + n * k_bytes;
   }
   // wgmma_core.cuh WgmmaSmemBytes: the stage ring, two mbarriers per stage and two turn
   // mbarriers, 1 KiB alignment; then extra_smem.
@@ -63,8 +63,8 @@ absl::Status CheckHopper(absl::string_view task, const DeviceLimits& limits);
 
 // The tile rules: m a multiple of 64 per consumer warpgroup (1 or 2; ping-pong takes 2, each
 // with all m rows), n one of our wgmma N
-// (64/128/192/256), k whole swizzled rows (atom_bytes), 2..8 stages, accumulators + overhead within the
-// consumer's registers, the ring within the opt-in shared memory.
+// (64/128/192/256), k whole swizzled rows (atom_bytes), 2..8 stages, accumulators + overhead within
+// the consumer's registers, the ring within the opt-in shared memory.
 absl::Status CheckWgmmaTile(absl::string_view task, const WgmmaTile& t, const DeviceLimits& limits);
 
 // The operand kinds the wgmma templates take: float16 x float16 -> float32 | float16 (false),
