@@ -159,6 +159,7 @@ class Lowerer {
     if (form.nhwc) suffix += ".nhwc";
     StepTensor out{g_.tensor(t).name + suffix, p_.tensors[v].shape, form.dtype, t, -1, false, slot};
     out.nhwc = form.nhwc;
+    out.flattened_hwc = p_.tensors[v].flattened_hwc;  // a convert keeps the element order
     Step s;
     s.kind = quantize ? StepKind::kQuantize : StepKind::kConvert;
     s.name = g_.nodes()[user].name + (quantize ? ".quantize" : ".convert");
@@ -263,6 +264,7 @@ class Lowerer {
       s.fused = absl::StrJoin(fused, "+");
       s.output = AddOutput(end, out_dtype, slot);
       p_.tensors[s.output].nhwc = nhwc;
+      s.input_hwc = p_.tensors[s.input].flattened_hwc;
       p_.steps.push_back(std::move(s));
       return absl::OkStatus();
     }
@@ -278,6 +280,7 @@ class Lowerer {
     s.fused = absl::StrJoin(fused, "+");
     s.output = AddOutput(end, out_dtype, slot);
     p_.tensors[s.output].nhwc = task.nhwc;
+    s.input_hwc = p_.tensors[s.input].flattened_hwc;
     p_.steps.push_back(std::move(s));
     return absl::OkStatus();
   }
@@ -370,20 +373,40 @@ class Lowerer {
     return absl::OkStatus();
   }
 
-  // A view of its input in NCHW order (an NHWC input is converted first, keeping its type).
+  // A view of its input. An NHWC input stays in (h, w, c) order when only dense layers with weights
+  // of their own read the result (they take their weight's columns in that order); otherwise it is
+  // converted to NCHW first, keeping its type.
   absl::Status LowerFlatten(int i) {
     const Node& node = g_.nodes()[i];
     int v = p_.value_of[node.inputs[0]];
     if (v < 0) return absl::InternalError(absl::StrCat(NodeLabel(i, node), ": input has no value"));
-    if (p_.tensors[v].nhwc) {
+    const std::vector<int64_t>& out_shape = g_.tensor(node.output).shape;
+    const bool keep_hwc = p_.tensors[v].nhwc && out_shape.size() == 2 &&
+                          out_shape[0] == p_.tensors[v].shape[0] &&
+                          OnlyOwnWeightDensesRead(node.output);
+    if (p_.tensors[v].nhwc && !keep_hwc) {
       TUNEJIT_ASSIGN_OR_RETURN(v, InputValue(node.inputs[0], Form{p_.tensors[v].dtype, false}, i));
     }
     const StepTensor& in = p_.tensors[v];
     const int root = in.alias_of >= 0 ? in.alias_of : v;
     const TensorDesc& d = g_.tensor(node.output);
-    p_.value_of[node.output] = AddTensor({d.name, d.shape, in.dtype, node.output, root,
-                                          d.kind == TensorKind::kOutput, in.scale_slot});
+    StepTensor out{
+        d.name, d.shape, in.dtype, node.output, root, d.kind == TensorKind::kOutput, in.scale_slot};
+    if (keep_hwc) out.flattened_hwc = {in.shape[1], in.shape[2], in.shape[3]};
+    p_.value_of[node.output] = AddTensor(std::move(out));
     return absl::OkStatus();
+  }
+
+  // Graph tensor `t` is read only as the data input of dense nodes, each the sole reader of its
+  // weight, and is not a graph output (which must read back in the graph's order).
+  bool OnlyOwnWeightDensesRead(int t) const {
+    if (g_.tensor(t).kind == TensorKind::kOutput || consumers_[t].empty()) return false;
+    return std::all_of(consumers_[t].begin(), consumers_[t].end(), [&](int c) {
+      const Node& user = g_.nodes()[c];
+      if (user.op != OpKind::kDense || user.inputs[0] != t) return false;
+      const int w = user.inputs[1];
+      return g_.tensor(w).kind == TensorKind::kWeight && consumers_[w].size() == 1;
+    });
   }
 
   const Graph& g_;

@@ -57,6 +57,21 @@ std::vector<uint16_t> Fp16Weights(const std::vector<float>& w, const std::vector
   return shape.size() == 4 ? ToOhwi(out, shape) : out;
 }
 
+// A dense weight [N, C * H * W] with its columns reordered from (c, h, w) to (h, w, c): the order
+// of an NHWC activation flattened in place (Step::input_hwc).
+std::vector<float> ColumnsToHwc(const std::vector<float>& w, const std::vector<int64_t>& chw) {
+  const int64_t c = chw[0], hw = chw[1] * chw[2], k = c * hw;
+  std::vector<float> out(w.size());
+  for (size_t row = 0; row < w.size() / k; ++row) {
+    const float* from = w.data() + row * k;
+    float* to = out.data() + row * k;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < hw; ++p) to[p * c + ch] = from[ch * hw + p];
+    }
+  }
+  return out;
+}
+
 float ScaleOf(const Executor::State& state, int step_tensor) {
   return state.scales[state.program.tensors[step_tensor].scale_slot];
 }
@@ -64,7 +79,9 @@ float ScaleOf(const Executor::State& state, int step_tensor) {
 absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int i) {
   const Step& step = state.program.steps[i];
   StepRuntime& rt = state.steps[i];
-  const std::vector<float> w = Floats(weights, step.weight);
+  const std::vector<float> w = step.input_hwc.empty()
+                                   ? Floats(weights, step.weight)
+                                   : ColumnsToHwc(Floats(weights, step.weight), step.input_hwc);
   const std::vector<float> bias =
       step.bias >= 0 ? Floats(weights, step.bias) : std::vector<float>{};
   const int64_t channels = state.graph.tensor(step.weight).shape[0];

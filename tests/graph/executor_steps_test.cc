@@ -157,18 +157,15 @@ TEST(ExecutorStepsTest, Vgg16Int8FirstConvFloatRequantizesLastConvDequantizes) {
 }
 
 // --precision fp16: the tensor-core layers run NHWC float16 end to end, from the stem (features.0,
-// which reads the float32 NCHW input itself) to the one conversion the flatten's NCHW order needs.
-TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
+// which reads the float32 NCHW input itself) to the classifier, which reads the flatten of the
+// last pool's NHWC output in place (its weight's columns reordered to match): no convert step.
+TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheClassifier) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kFp16);
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->steps.size(), 17u);  // 13 convs (5 with their pool) + 3 dense + convert
-  std::vector<std::string> converts;
-  for (const Step& s : p->steps) {
-    if (s.kind == StepKind::kConvert) converts.push_back(s.name);
-  }
-  EXPECT_THAT(converts, ElementsAre("flatten.convert"));
+  EXPECT_EQ(p->steps.size(), 16u);  // 13 convs (5 with their pool) + 3 dense
+  for (const Step& s : p->steps) EXPECT_NE(s.kind, StepKind::kConvert) << s.name;
   auto dtype = [&](int t) { return p->tensors[t].dtype; };
   auto nhwc = [&](int t) { return p->tensors[t].nhwc; };
   const Step& first = p->steps[0];
@@ -211,14 +208,17 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
   EXPECT_EQ(p->tasks[StepNamed(*p, "features.12").task].pool, -1);
   EXPECT_EQ(p->tasks[StepNamed(*p, "features.12").task].implementations[0].workload.task_name,
             "conv2d_nhwc_wgmma.cuda");
-  // The flatten views the NCHW-ordered copy of the last pool's output; the dense layers read and
-  // write float16 rows, except the logits.
-  const Step& flatten = StepNamed(*p, "flatten.convert");
-  EXPECT_EQ(p->tensors[flatten.input].name, "features.30.out");
-  EXPECT_EQ(dtype(flatten.output), DType::kF16);
-  EXPECT_FALSE(nhwc(flatten.output));
+  // The flatten views the last pool's NHWC output in (h, w, c) order; classifier.0 takes its
+  // weight's columns in that order. The dense layers read and write float16 rows, except the
+  // logits.
   const Step& fc0 = StepNamed(*p, "classifier.0");
-  EXPECT_EQ(p->tensors[fc0.input].alias_of, flatten.output);
+  const StepTensor& flat = p->tensors[fc0.input];
+  EXPECT_EQ(flat.alias_of, StepNamed(*p, "features.28").output);
+  EXPECT_EQ(flat.dtype, DType::kF16);
+  EXPECT_FALSE(flat.nhwc);
+  EXPECT_THAT(flat.flattened_hwc, ElementsAre(512, 7, 7));
+  EXPECT_THAT(fc0.input_hwc, ElementsAre(512, 7, 7));
+  EXPECT_TRUE(StepNamed(*p, "classifier.3").input_hwc.empty());
   EXPECT_EQ(dtype(fc0.output), DType::kF16);
   const Step& logits = StepNamed(*p, "classifier.6");
   EXPECT_EQ(dtype(logits.input), DType::kF16);
@@ -227,22 +227,40 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheFlatten) {
   EXPECT_TRUE(p->scale_sources.empty());
 }
 
+// The in-place (h, w, c) flatten is for dense layers that own their weight alone: a flatten that is
+// also a graph output is read back in the graph's order, so it converts to NCHW first.
+TEST(ExecutorStepsTest, Fp16FlattenReadBackAsAnOutputConvertsToNchw) {
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
+  ASSERT_TRUE(g.ok()) << g.status();
+  Graph exposed = *g;
+  exposed.mutable_tensor(*g->FindTensor("flatten.out")).kind = TensorKind::kOutput;
+  absl::StatusOr<StepProgram> p = LowerToSteps(exposed, Precision::kFp16);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const Step& convert = StepNamed(*p, "flatten.convert");
+  EXPECT_TRUE(p->tensors[convert.input].nhwc);
+  EXPECT_FALSE(p->tensors[convert.output].nhwc);
+  const StepTensor& flat = p->tensors[StepNamed(*p, "classifier.0").input];
+  EXPECT_EQ(flat.alias_of, convert.output);
+  EXPECT_TRUE(flat.flattened_hwc.empty());
+  EXPECT_TRUE(StepNamed(*p, "classifier.0").input_hwc.empty());
+}
+
 // --precision int8 --tensor-cores: every conv runs NHWC on the tensor-core template. The RGB stem
 // runs on the stem template, from the float32 NCHW input, and requantizes its output to int8 NHWC
 // itself (no transpose); the last conv of each block pools in its own step (int8 between int8
-// convs); the last conv dequantizes and pools NHWC float32, which one transpose brings back to the
-// flatten's NCHW order.
+// convs); the last conv dequantizes and pools NHWC float32, which the flatten views in (h, w, c)
+// order.
 TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kInt8, {.int8_tensor_cores = true});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->steps.size(), 18u);  // 13 convs (5 with their pool) + 3 dense + 2 converts
+  EXPECT_EQ(p->steps.size(), 17u);  // 13 convs (5 with their pool) + 3 dense + a convert
   std::vector<std::string> converts;
   for (const Step& s : p->steps) {
     if (s.kind == StepKind::kConvert) converts.push_back(s.name);
   }
-  EXPECT_THAT(converts, ElementsAre("flatten.convert", "classifier.0.convert"));
+  EXPECT_THAT(converts, ElementsAre("classifier.0.convert"));
   const Step& stem = StepNamed(*p, "features.0");
   EXPECT_EQ(p->steps[0].name, "features.0");
   EXPECT_EQ(p->tensors[stem.input].name, "input");
@@ -278,12 +296,13 @@ TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   const Step& last = StepNamed(*p, "features.28");
   EXPECT_EQ(p->tensors[last.output].name, "features.30.out");
   EXPECT_EQ(p->tensors[last.output].dtype, DType::kF32);
-  EXPECT_EQ(StepNamed(*p, "flatten.convert").input, last.output);
-  EXPECT_FALSE(p->tensors[StepNamed(*p, "flatten.convert").output].nhwc);
+  const Step& to_f16 = StepNamed(*p, "classifier.0.convert");
+  EXPECT_EQ(p->tensors[to_f16.input].alias_of, last.output);  // the flatten's view
+  EXPECT_THAT(p->tensors[to_f16.output].flattened_hwc, ElementsAre(512, 7, 7));  // kept
+  EXPECT_THAT(StepNamed(*p, "classifier.0").input_hwc, ElementsAre(512, 7, 7));
   EXPECT_EQ(p->scale_sources.size(), 12u);  // the same slots as on the dp4a templates
   // The classifier runs float16 on wgmma: one float32 -> float16 convert at its input, float16
   // between the dense layers, float32 logits.
-  const Step& to_f16 = StepNamed(*p, "classifier.0.convert");
   EXPECT_EQ(p->tensors[to_f16.input].dtype, DType::kF32);
   EXPECT_EQ(p->tensors[to_f16.output].dtype, DType::kF16);
   for (const char* name : {"classifier.0", "classifier.3", "classifier.6"}) {
