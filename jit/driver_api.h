@@ -62,6 +62,7 @@ namespace tunejit::jit_internal {
   X(cuFuncGetAttribute)             \
   X(cuFuncSetAttribute)             \
   X(cuLaunchKernel)                 \
+  X(cuLaunchKernelEx)               \
   X(cuTensorMapEncodeTiled)         \
   X(cuTensorMapEncodeIm2col)
 

@@ -1,4 +1,6 @@
 // Stream and Event (jit/device.h): launches, CUDA graph capture/replay, timing.
+#include <cstdlib>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -36,6 +38,40 @@ std::string LimitHint(const LaunchShape& shape, const DeviceProperties& device) 
                         device.shared_bytes_per_block_optin, ")]");
   }
   return "";
+}
+
+// TUNEJIT_SERIAL_LAUNCHES=1 (read once) launches every kernel only after the one before it has
+// finished, as if no LaunchShape asked for overlaps_previous: to measure what the overlap gains.
+bool SerialLaunches() {
+  static const bool serial = [] {
+    const char* v = std::getenv("TUNEJIT_SERIAL_LAUNCHES");
+    return v != nullptr && std::string_view(v) != "" && std::string_view(v) != "0";
+  }();
+  return serial;
+}
+
+CUresult LaunchOn(const jit_internal::PrimaryContext& context, CUstream stream, CUfunction function,
+                  const LaunchShape& shape, KernelArgs& args) {
+  if (!shape.overlaps_previous || SerialLaunches()) {
+    return context.cu->cuLaunchKernel(function, shape.grid[0], shape.grid[1], shape.grid[2],
+                                      shape.block[0], shape.block[1], shape.block[2],
+                                      shape.shared_bytes, stream, args.pointers(), nullptr);
+  }
+  CUlaunchAttribute overlap{};
+  overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  overlap.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = shape.grid[0];
+  config.gridDimY = shape.grid[1];
+  config.gridDimZ = shape.grid[2];
+  config.blockDimX = shape.block[0];
+  config.blockDimY = shape.block[1];
+  config.blockDimZ = shape.block[2];
+  config.sharedMemBytes = shape.shared_bytes;
+  config.hStream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = 1;
+  return context.cu->cuLaunchKernelEx(&config, function, args.pointers(), nullptr);
 }
 
 }  // namespace
@@ -84,9 +120,7 @@ absl::Status Stream::Launch(const Kernel& kernel, const LaunchShape& shape, Kern
         ToStatus(context.cu->cuKernelGetFunction(&function, kernel.handle_->kernel),
                  "cuKernelGetFunction(" + kernel.name() + ")"));
   }
-  CUresult result = context.cu->cuLaunchKernel(
-      function, shape.grid[0], shape.grid[1], shape.grid[2], shape.block[0], shape.block[1],
-      shape.block[2], shape.shared_bytes, state_->stream, args.pointers(), nullptr);
+  CUresult result = LaunchOn(context, state_->stream, function, shape, args);
   if (result == CUDA_SUCCESS) return absl::OkStatus();
   absl::Status status = ToStatus(result, DescribeLaunch(kernel.name(), shape));
   return absl::Status(status.code(),

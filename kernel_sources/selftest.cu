@@ -24,6 +24,41 @@ __global__ void __launch_bounds__(kBlock) selftest_saxpy(int n, T a, const T* x,
   }
 }
 
+// Programmatic dependent launch (LaunchShape::overlaps_previous), for jit_gpu_test: a slow writer
+// that lets the next kernel launch at once, and a reader launched with overlaps_previous that notes
+// when it started and copies after griddepcontrol.wait. Times are %globaltimer nanoseconds.
+__device__ __forceinline__ unsigned long long SelftestNowNs() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void selftest_slow_fill(unsigned* data, int n, unsigned value, long long spin_ns,
+                                   unsigned long long* finished_ns) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  const unsigned long long start = SelftestNowNs();
+  while (SelftestNowNs() - start < static_cast<unsigned long long>(spin_ns)) {
+  }
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    data[i] = value;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) atomicMax(finished_ns, SelftestNowNs());
+}
+
+__global__ void selftest_copy_after_wait(const unsigned* src, unsigned* dst, int n,
+                                         unsigned long long* started_ns) {
+  if (threadIdx.x == 0) atomicMin(started_ns, SelftestNowNs());
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    dst[i] = src[i];
+  }
+}
+
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK

@@ -302,6 +302,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
                                       static_cast<int>(t.cluster)));
     shape.block[0] = static_cast<uint32_t>(t.gemm.threads());
     shape.shared_bytes = static_cast<uint32_t>(t.gemm.smem_bytes());
+    shape.overlaps_previous = true;  // WgmmaBlock waits for the previous grid after its setup
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
     plan.kernels.push_back(ConvKernel(t, conv, epilogue, shape));

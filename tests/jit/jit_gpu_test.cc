@@ -45,7 +45,12 @@ class JitGpuTest : public ::testing::Test {
 
   // Compiles (through the cache) and loads the saxpy kernel for this device.
   absl::StatusOr<Kernel> LoadSaxpy(KernelCompiler& compiler, bool* cache_hit) {
-    KernelSpec spec{.source_file = "selftest.cu", .name_expression = kSaxpy};
+    return LoadSelftest(compiler, kSaxpy, cache_hit);
+  }
+
+  absl::StatusOr<Kernel> LoadSelftest(KernelCompiler& compiler, const char* name_expression,
+                                      bool* cache_hit = nullptr) {
+    KernelSpec spec{.source_file = "selftest.cu", .name_expression = name_expression};
     absl::StatusOr<CompiledKernel> compiled = compiler.Compile(spec, device_->properties().arch);
     if (!compiled.ok()) return compiled.status();
     if (cache_hit != nullptr) *cache_hit = compiled->cache_hit;
@@ -284,6 +289,75 @@ TEST_F(JitGpuTest, MemoryErrorsAndAccounting) {
   std::vector<char> host(16);
   EXPECT_EQ(big->CopyToHost(host.data(), 16, big->size() - 8).code(),
             absl::StatusCode::kOutOfRange);
+}
+
+// A kernel launched with overlaps_previous starts while the one before it still runs (its first
+// instruction is timed before the writer's last), and griddepcontrol.wait still hands it the
+// writer's data: launched directly and replayed from a captured graph.
+TEST_F(JitGpuTest, OverlappedLaunchStartsEarlyAndWaitsForThePreviousGrid) {
+  if (device_->properties().arch.sm() < 90) GTEST_SKIP() << "griddepcontrol needs sm_90";
+  KernelCompiler compiler(cache_.get());
+  absl::StatusOr<Kernel> fill = LoadSelftest(compiler, "tunejit::selftest_slow_fill");
+  absl::StatusOr<Kernel> copy = LoadSelftest(compiler, "tunejit::selftest_copy_after_wait");
+  ASSERT_TRUE(fill.ok()) << fill.status();
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  constexpr int kCount = 1 << 20;
+  absl::StatusOr<DeviceBuffer> src = DeviceBuffer::Allocate(*device_, kCount * 4);
+  absl::StatusOr<DeviceBuffer> dst = DeviceBuffer::Allocate(*device_, kCount * 4);
+  absl::StatusOr<DeviceBuffer> times = DeviceBuffer::Allocate(*device_, 16);
+  absl::StatusOr<Stream> stream = Stream::Create(*device_);
+  ASSERT_TRUE(src.ok() && dst.ok() && times.ok() && stream.ok());
+  LaunchShape fill_shape;
+  fill_shape.grid[0] = 64;
+  fill_shape.block[0] = 256;
+  LaunchShape copy_shape = fill_shape;
+  copy_shape.overlaps_previous = true;
+  auto launch_pair = [&](unsigned value) {
+    KernelArgs fill_args;
+    fill_args.Add(src->ptr());
+    fill_args.Add(kCount);
+    fill_args.Add(value);
+    fill_args.Add(static_cast<long long>(200'000));  // 200 us before the writes
+    fill_args.Add(times->ptr());
+    KernelArgs copy_args;
+    copy_args.Add(src->ptr());
+    copy_args.Add(dst->ptr());
+    copy_args.Add(kCount);
+    copy_args.Add(times->ptr() + 8);
+    EXPECT_TRUE(stream->Launch(*fill, fill_shape, fill_args).ok());
+    EXPECT_TRUE(stream->Launch(*copy, copy_shape, copy_args).ok());
+  };
+  // times[0]: the writer's last block done (atomicMax from 0); times[1]: the reader's first
+  // instruction (atomicMin from all ones).
+  auto check = [&](unsigned value) {
+    std::vector<unsigned> got(kCount);
+    ASSERT_TRUE(dst->CopyToHost(got.data(), got.size() * 4).ok());
+    int bad = 0;
+    for (int i = 0; i < kCount; ++i) bad += got[i] != value;
+    EXPECT_EQ(bad, 0) << "of " << kCount << " copied values, want " << value;
+    uint64_t t[2];
+    ASSERT_TRUE(times->CopyToHost(t, 16).ok());
+    EXPECT_LT(t[1], t[0]) << "the reader started " << (t[1] - t[0]) << " ns after the writer";
+  };
+  auto reset = [&] {
+    ASSERT_TRUE(src->Fill(0).ok());
+    ASSERT_TRUE(dst->Fill(0).ok());
+    const uint64_t initial[2] = {0, ~uint64_t{0}};
+    ASSERT_TRUE(times->CopyFromHost(initial, sizeof(initial)).ok());
+  };
+  reset();
+  launch_pair(0x1234567u);
+  ASSERT_TRUE(stream->Synchronize().ok());
+  check(0x1234567u);
+
+  reset();
+  ASSERT_TRUE(stream->BeginCapture().ok());
+  launch_pair(0x7654321u);
+  absl::Status captured = stream->EndCaptureAndInstantiate();
+  ASSERT_TRUE(captured.ok()) << captured;
+  ASSERT_TRUE(stream->ReplayGraph().ok());
+  ASSERT_TRUE(stream->Synchronize().ok());
+  check(0x7654321u);
 }
 
 TEST_F(JitGpuTest, RepeatPrefixFillsEveryCopy) {
