@@ -114,6 +114,8 @@ absl::StatusOr<ConfigSpace> DenseWgmmaSpace(bool int8) {
       s.AddOther("tile_k", int8 ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{64, 128}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("stages", {2, 3, 4, 5, 6}));
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("consumer_wg", {1, 2}));
+  // Last, 1 first: records from before it keep their index.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("split_k", {1, 2, 4, 8}));
   return s;
 }
 

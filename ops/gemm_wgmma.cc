@@ -1,8 +1,10 @@
 // dense_wgmma.cuda (kernel_sources/gemm_wgmma.cu): fp16 GEMM on Hopper tensor cores, a tunejit
 // task name (issue 7; shared/docs/tensorcore-design.md 2.1 and 2.3 for the knobs and rules).
 //
-// Knobs (all `ot`, autotvm/task_spaces.cc): tile_m, tile_n, tile_k, stages, consumer_wg. Every
-// rule below is checked before compiling and rejects with its reason (AutoTVM's "invalid").
+// Knobs (all `ot`, autotvm/task_spaces.cc): tile_m, tile_n, tile_k, stages, consumer_wg, split_k
+// (records without it are split_k 1: one kernel; above 1 the GEMM writes split_k slices of
+// partial sums to a workspace and a second kernel adds them and applies the epilogue). Every rule
+// below is checked before compiling and rejects with its reason (AutoTVM's "invalid").
 //
 // Launch: the kernel's first two parameters are TMA descriptors of inputs 0 and 1 (OpPlan::
 // tensor_maps, encoded when tensors are bound: fp16, {K, rows}, box {64, tile}, 128-byte swizzle);
@@ -27,14 +29,22 @@ constexpr char kTask[] = "dense_wgmma.cuda";
 
 constexpr int64_t kMaxTmaBox = 256;  // cuTensorMapEncodeTiled: boxDim[i] <= 256
 
-absl::StatusOr<WgmmaTile> ReadTile(const autotvm::ConfigEntity& config) {
-  WgmmaTile t;
+// The knobs of one config: the tile, and how many slices K is split into.
+struct DenseTile {
+  WgmmaTile gemm;
+  int64_t split_k = 1;
+};
+
+absl::StatusOr<DenseTile> ReadTile(const autotvm::ConfigEntity& config) {
+  DenseTile d;
+  WgmmaTile& t = d.gemm;
   TUNEJIT_ASSIGN_OR_RETURN(t.m, config.Other("tile_m"));
   TUNEJIT_ASSIGN_OR_RETURN(t.n, config.Other("tile_n"));
   TUNEJIT_ASSIGN_OR_RETURN(t.k, config.Other("tile_k"));
   TUNEJIT_ASSIGN_OR_RETURN(t.stages, config.Other("stages"));
   TUNEJIT_ASSIGN_OR_RETURN(t.consumer_wg, config.Other("consumer_wg"));
-  return t;
+  TUNEJIT_ASSIGN_OR_RETURN(d.split_k, ReadOtherOr(config, "split_k", 1));
+  return d;
 }
 
 // The tensor's dtype in a workload argument ["TENSOR", shape, dtype] (already validated).
@@ -96,25 +106,68 @@ absl::Status CheckTile(const WgmmaTile& t, const DeviceLimits& limits) {
   return CheckTmaBoxes(t);
 }
 
-PlannedKernel GemmKernel(const WgmmaTile& t, const WgmmaDense& d, const Epilogue& epilogue,
+// split_k: a kernel instantiation per value (1, 2, 4, 8), each slice at least one K tile.
+absl::Status CheckSplitK(int64_t split_k, const WgmmaTile& t, const autotvm::DenseParams& p) {
+  if (split_k != 1 && split_k != 2 && split_k != 4 && split_k != 8) {
+    return InvalidConfig(kTask, absl::StrCat("split_k = ", split_k, " (1, 2, 4 or 8)"));
+  }
+  const int64_t k_tiles = CeilDiv64(p.k, t.k);
+  const int64_t per_split = CeilDiv64(k_tiles, split_k);
+  if ((split_k - 1) * per_split >= k_tiles) {
+    return InvalidConfig(kTask, absl::StrCat("split_k = ", split_k, " leaves a slice without K (",
+                                             k_tiles, " K tiles of ", t.k, ")"));
+  }
+  return ToInt32(kTask, "split_k*M*N", split_k * p.m * p.n).status();
+}
+
+// The GEMM kernel. Split-K: no epilogue, its raw accumulators into workspace 0's slices.
+PlannedKernel GemmKernel(const DenseTile& tile, const WgmmaDense& d, const Epilogue& epilogue,
                          const LaunchShape& shape) {
   const autotvm::DenseParams& p = d.p;
+  const WgmmaTile& t = tile.gemm;
+  const bool split = tile.split_k > 1;
   PlannedKernel kernel;
   kernel.label = "gemm_wgmma";
-  kernel.spec =
-      KernelSpec{"gemm_wgmma.cu",
-                 absl::StrFormat("tunejit::gemm_wgmma<%d, %d, %d, %d, %d, %d, %d, %d>", t.m, t.n,
-                                 t.k, t.stages, t.consumer_wg, d.int8 ? 1 : 0,
-                                 EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue)),
-                 {},
-                 /*arch_specific=*/true};
+  kernel.spec = KernelSpec{
+      "gemm_wgmma.cu",
+      absl::StrFormat("tunejit::gemm_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d>", t.m, t.n, t.k,
+                      t.stages, t.consumer_wg, d.int8 ? 1 : 0, split ? 0 : EpilogueCode(epilogue),
+                      split ? 0 : WgmmaOutF16(p.out_dtype, epilogue), tile.split_k),
+      {},
+      /*arch_specific=*/true};
   kernel.shape = shape;
-  kernel.args = EpilogueTensorArgs(epilogue);
+  kernel.args = split ? EpilogueTensorArgs(Epilogue{}) : EpilogueTensorArgs(epilogue);
   kernel.args[0] = TensorMapArg(0);
   kernel.args[1] = TensorMapArg(1);
+  if (split) kernel.args[4] = WorkspaceArg(0);
   kernel.args.push_back(Int32Arg(p.m));
   kernel.args.push_back(Int32Arg(p.n));
   kernel.args.push_back(Int32Arg(p.k));
+  return kernel;
+}
+
+// Split-K's second kernel: the slices' sum through the epilogue into the output.
+PlannedKernel SplitKSumKernel(const DenseTile& tile, const WgmmaDense& d, const Epilogue& epilogue,
+                              const DeviceLimits& limits) {
+  const autotvm::DenseParams& p = d.p;
+  constexpr int kBlock = 256;
+  PlannedKernel kernel;
+  kernel.label = "split_k_sum";
+  kernel.spec = KernelSpec{
+      "gemm_wgmma.cu",
+      absl::StrFormat("tunejit::gemm_split_k_sum<%d, %d, %d, %d>", tile.split_k, d.int8 ? 1 : 0,
+                      EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue)),
+      {},
+      /*arch_specific=*/true};
+  kernel.shape.grid[0] = static_cast<uint32_t>(
+      std::min<int64_t>(CeilDiv64(p.m * p.n, kBlock), int64_t{limits.sm_count} * 8));
+  kernel.shape.block[0] = kBlock;
+  kernel.shape.overlaps_previous = true;  // it waits for the partial sums in GridDependencyWait
+  kernel.args = EpilogueTensorArgs(epilogue);
+  kernel.args.erase(kernel.args.begin());  // no A
+  kernel.args[0] = WorkspaceArg(0);        // the partial sums in place of B
+  kernel.args.push_back(Int32Arg(p.m));
+  kernel.args.push_back(Int32Arg(p.n));
   return kernel;
 }
 
@@ -133,17 +186,26 @@ class DenseWgmma final : public OpTemplate {
     const autotvm::DenseParams& p = d.p;
     TUNEJIT_RETURN_IF_ERROR(CheckEpilogue(epilogue, d));
     TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
-    TUNEJIT_ASSIGN_OR_RETURN(WgmmaTile t, ReadTile(config));
+    TUNEJIT_ASSIGN_OR_RETURN(DenseTile tile, ReadTile(config));
+    WgmmaTile& t = tile.gemm;
     t.element_bytes = d.element_bytes();
     TUNEJIT_RETURN_IF_ERROR(CheckTile(t, limits));
+    TUNEJIT_RETURN_IF_ERROR(CheckSplitK(tile.split_k, t, p));
     LaunchShape shape;
     TUNEJIT_ASSIGN_OR_RETURN(
-        shape.grid[0], PersistentGrid(kTask, CeilDiv64(p.m, t.m) * CeilDiv64(p.n, t.n), limits));
+        shape.grid[0],
+        PersistentGrid(kTask, CeilDiv64(p.m, t.m) * CeilDiv64(p.n, t.n) * tile.split_k, limits));
     shape.block[0] = static_cast<uint32_t>(t.threads());
     shape.shared_bytes = static_cast<uint32_t>(t.smem_bytes());
+    shape.overlaps_previous = true;  // WgmmaBlock waits for the previous grid after its setup
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, 0, limits, /*allow_optin_smem=*/true));
     OpPlan plan;
-    plan.kernels.push_back(GemmKernel(t, d, epilogue, shape));
+    plan.kernels.push_back(GemmKernel(tile, d, epilogue, shape));
+    if (tile.split_k > 1) {
+      plan.kernels.push_back(SplitKSumKernel(tile, d, epilogue, limits));
+      plan.workspace_bytes = {tile.split_k * p.m * p.n * 4};  // fp32 / int32 partial sums
+      plan.workspace_persistent = {false};
+    }
     // K-major operands [rows, K]: boxes of one swizzled row of K by the tile's rows.
     const TensorMapDesc::Element e =
         d.int8 ? TensorMapDesc::Element::kI8 : TensorMapDesc::Element::kF16;
@@ -164,6 +226,7 @@ class DenseWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("tile_k", d.int8 ? 128 : 64));
     config.knobs.push_back(OtherKnob("stages", 4));
     config.knobs.push_back(OtherKnob("consumer_wg", 2));
+    config.knobs.push_back(OtherKnob("split_k", 1));
     return config;
   }
 };

@@ -117,9 +117,10 @@ void CheckCases(testing::GpuHarness& harness, const Operands& o, const std::vect
   }
 }
 
-// `count` distinct valid configs of the space, drawn with a fixed seed.
-std::vector<autotvm::ConfigEntity> SampledConfigs(const DeviceLimits& limits, int count) {
-  return testing::SampledValidConfigs(*FindOpTemplate(kTask), Workload(4096, 4096, 4096, false),
+// `count` distinct configs of the space valid for `o`'s shape, drawn with a fixed seed.
+std::vector<autotvm::ConfigEntity> SampledConfigs(const DeviceLimits& limits, const Operands& o,
+                                                  int count) {
+  return testing::SampledValidConfigs(*FindOpTemplate(kTask), Workload(o.m, o.n, o.k, false),
                                       limits, count);
 }
 
@@ -142,14 +143,36 @@ TEST(DenseWgmmaGpu, FallbackMatchesOnShapesWithTails) {
   }
 }
 
+// split_k 2, 4 and 8 (the last slice shorter: 65 K tiles), with tails in M and N, each epilogue:
+// the slices' sum is exact here, so it must match bit for bit like the one-kernel GEMM.
+TEST(DenseWgmmaGpu, SplitKMatches) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const Operands o = MakeOperands(200, 520, 4160, 11);
+  auto tile = [](int64_t m, int64_t n, int64_t k, int64_t stages, int64_t consumers,
+                 int64_t split) {
+    return testing::Config({OtherKnob("tile_m", m), OtherKnob("tile_n", n), OtherKnob("tile_k", k),
+                            OtherKnob("stages", stages), OtherKnob("consumer_wg", consumers),
+                            OtherKnob("split_k", split)});
+  };
+  CheckCases(
+      *harness, o,
+      {{tile(128, 128, 64, 4, 2, 2), {}, false},
+       {tile(128, 128, 128, 3, 1, 4), {.bias = true, .relu = true}, true},
+       {tile(64, 64, 64, 6, 1, 8), {.relu = true, .output = Epilogue::Output::kFloat32}, false},
+       {tile(128, 64, 64, 4, 2, 8), {.bias = true, .relu = true}, true}});
+}
+
 TEST(DenseWgmmaGpu, SampledConfigsMatch) {
   TUNEJIT_REQUIRE_GPU();
   std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
   ASSERT_NE(harness, nullptr);
   TUNEJIT_REQUIRE_HOPPER(harness);
-  const std::vector<autotvm::ConfigEntity> configs = SampledConfigs(harness->limits(), 12);
-  ASSERT_EQ(configs.size(), 12u);
   const Operands o = MakeOperands(600, 520, 1032, 7);
+  const std::vector<autotvm::ConfigEntity> configs = SampledConfigs(harness->limits(), o, 12);
+  ASSERT_EQ(configs.size(), 12u);
   std::vector<Case> cases;
   for (size_t i = 0; i < configs.size(); ++i) {
     switch (i % 3) {
@@ -174,7 +197,8 @@ TEST(DenseWgmmaGpu, Throughput) {
   ASSERT_NE(harness, nullptr);
   TUNEJIT_REQUIRE_HOPPER(harness);
   const OpTemplate* op = FindOpTemplate(kTask);
-  std::vector<autotvm::ConfigEntity> configs = SampledConfigs(harness->limits(), 12);
+  const std::vector<autotvm::ConfigEntity> configs =
+      testing::SampledValidConfigs(*op, Workload(4096, 4096, 4096, false), harness->limits(), 12);
   // VGG-16's classifier.0 at batch 128, and a square GEMM.
   for (const auto& [m, n, k] :
        std::vector<std::array<int64_t, 3>>{{128, 4096, 25088}, {4096, 4096, 4096}}) {

@@ -38,9 +38,11 @@ autotvm::Workload WgmmaWorkload(int64_t m, int64_t n, int64_t k, const std::stri
       kTask, autotvm::Json::array({Tensor({m, k}, in), Tensor({n, k}, in), nullptr, out})};
 }
 
-autotvm::ConfigEntity Tile(int64_t m, int64_t n, int64_t k, int64_t stages, int64_t consumers) {
+autotvm::ConfigEntity Tile(int64_t m, int64_t n, int64_t k, int64_t stages, int64_t consumers,
+                           int64_t split_k = 1) {
   return Config({OtherKnob("tile_m", m), OtherKnob("tile_n", n), OtherKnob("tile_k", k),
-                 OtherKnob("stages", stages), OtherKnob("consumer_wg", consumers)});
+                 OtherKnob("stages", stages), OtherKnob("consumer_wg", consumers),
+                 OtherKnob("split_k", split_k)});
 }
 
 const OpTemplate& Op() {
@@ -64,7 +66,7 @@ TEST(DenseWgmma, GoodConfigSpecializes) {
   ASSERT_EQ(plan->kernels.size(), 1u);
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "gemm_wgmma.cu");
-  EXPECT_EQ(k.spec.name_expression, "tunejit::gemm_wgmma<128, 256, 64, 3, 2, 0, 3, 1>");
+  EXPECT_EQ(k.spec.name_expression, "tunejit::gemm_wgmma<128, 256, 64, 3, 2, 0, 3, 1, 1>");
   EXPECT_EQ(k.shape.grid[0], 8u * 2);  // ceil(1000 / 128) x ceil(300 / 256) tiles, < 132 SMs
   EXPECT_EQ(k.shape.grid[1], 1u);
   EXPECT_EQ(k.shape.block[0], 384u);
@@ -100,7 +102,7 @@ TEST(DenseWgmma, Int8PlansIgmma) {
   absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(128, 128, 256, 3, 2), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::gemm_wgmma<128, 128, 256, 3, 2, 1, 11, 0>");
+            "tunejit::gemm_wgmma<128, 128, 256, 3, 2, 1, 11, 0, 1>");
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 3u * (128 + 128) * 256 + 4 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
             "i8 [4096, 1000] box [128, 128] swizzle 128B");
@@ -137,6 +139,62 @@ TEST(DenseWgmma, FallbackIsValid) {
     absl::StatusOr<autotvm::ConfigEntity> c = Op().FallbackConfig(w);
     ASSERT_TRUE(c.ok()) << c.status();
     EXPECT_TRUE(Op().Specialize(w, *c, kHopper, Epilogue{}).ok()) << c->ToString();
+  }
+}
+
+// split_k 4 on VGG's first classifier layer: the GEMM (no epilogue, raw fp32 partials into the
+// workspace's 4 slices) over 4x the tiles, then the summing kernel with the epilogue, launched to
+// overlap the GEMM's tail.
+TEST(DenseWgmma, SplitKPlansPartialSumsAndTheirSum) {
+  const autotvm::Workload w = WgmmaWorkload(128, 4096, 25088, "float16");
+  const Epilogue bias_relu{.bias = true, .relu = true};
+  absl::StatusOr<OpPlan> plan =
+      Op().Specialize(w, Tile(128, 128, 128, 3, 1, 4), kHopper, bias_relu);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->kernels.size(), 2u);
+  const PlannedKernel& gemm = plan->kernels[0];
+  EXPECT_EQ(gemm.spec.name_expression, "tunejit::gemm_wgmma<128, 128, 128, 3, 1, 0, 0, 0, 4>");
+  EXPECT_EQ(gemm.shape.grid[0], 32u * 4);  // 32 column tiles x 4 slices of K, < 132 SMs
+  EXPECT_TRUE(gemm.shape.overlaps_previous);
+  EXPECT_EQ(gemm.args[2].kind, KernelArg::Kind::kInt64);  // no bias, no scale
+  EXPECT_EQ(gemm.args[4].kind, KernelArg::Kind::kWorkspace);
+  const PlannedKernel& sum = plan->kernels[1];
+  EXPECT_EQ(sum.spec.name_expression, "tunejit::gemm_split_k_sum<4, 0, 3, 1>");
+  EXPECT_TRUE(sum.spec.arch_specific);
+  EXPECT_TRUE(sum.shape.overlaps_previous);
+  EXPECT_EQ(sum.shape.block[0], 256u);
+  EXPECT_EQ(sum.shape.grid[0], 132u * 8);  // 524,288 outputs, grid-strided
+  ASSERT_EQ(sum.args.size(), 6u);          // partial, bias, scale, out, m, n
+  EXPECT_EQ(sum.args[0].kind, KernelArg::Kind::kWorkspace);
+  EXPECT_EQ(sum.args[1].kind, KernelArg::Kind::kInput);  // bias
+  EXPECT_EQ(sum.args[3].kind, KernelArg::Kind::kOutput);
+  EXPECT_EQ(sum.args[4].index_or_int, 128);
+  EXPECT_EQ(sum.args[5].index_or_int, 4096);
+  ASSERT_EQ(plan->workspace_bytes.size(), 1u);
+  EXPECT_EQ(plan->workspace_bytes[0], 4 * 128 * 4096 * 4);
+  EXPECT_FALSE(plan->workspace_persistent[0]);
+  // Rules: a value without a kernel, and a split that would leave a slice without K (3 K tiles).
+  EXPECT_THAT(std::string(SpecializeStatus(Tile(128, 128, 64, 4, 2, 3)).message()),
+              HasSubstr("split_k = 3 (1, 2, 4 or 8)"));
+  EXPECT_THAT(std::string(SpecializeStatus(Tile(128, 128, 64, 4, 2, 4), kHopper,
+                                           WgmmaWorkload(128, 128, 192))
+                              .message()),
+              HasSubstr("split_k = 4 leaves a slice without K (3 K tiles of 64)"));
+  EXPECT_TRUE(
+      SpecializeStatus(Tile(128, 128, 64, 4, 2, 2), kHopper, WgmmaWorkload(128, 128, 192)).ok());
+  // Both kernels compile for sm_90a, int8 too (int32 partials, requantized in the sum).
+  const autotvm::Workload int8 = WgmmaWorkload(128, 4096, 25088, "int32", "int8");
+  absl::StatusOr<OpPlan> int8_plan = Op().Specialize(
+      int8, Tile(128, 128, 256, 3, 1, 2), kHopper,
+      Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize});
+  ASSERT_TRUE(int8_plan.ok()) << int8_plan.status();
+  EXPECT_EQ(int8_plan->kernels[1].spec.name_expression, "tunejit::gemm_split_k_sum<2, 1, 11, 0>");
+  KernelCompiler compiler(nullptr);
+  for (const OpPlan* p : {&*plan, &*int8_plan}) {
+    for (const PlannedKernel& k : p->kernels) {
+      absl::StatusOr<CompiledKernel> compiled = compiler.Compile(k.spec, GpuArch{9, 0, false});
+      EXPECT_TRUE(compiled.ok()) << k.spec.name_expression << ": " << compiled.status();
+    }
   }
 }
 
@@ -210,7 +268,7 @@ TEST(DenseWgmma, WorkloadAndEpilogueRules) {
       Op().Specialize(w, good, kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
   ASSERT_TRUE(to_int8.ok()) << to_int8.status();
   EXPECT_EQ(to_int8->kernels[0].spec.name_expression,
-            "tunejit::gemm_wgmma<128, 128, 64, 4, 2, 0, 8, 0>");
+            "tunejit::gemm_wgmma<128, 128, 64, 4, 2, 0, 8, 0, 1>");
   EXPECT_FALSE(
       SpecializeStatus(good, kHopper, w, Epilogue{.output = Epilogue::Output::kFloat32}).ok());
   EXPECT_TRUE(SpecializeStatus(good, kHopper, WgmmaWorkload(256, 256, 256),
@@ -227,7 +285,7 @@ absl::StatusOr<autotvm::ConfigSpace> Space() {
 TEST(DenseWgmmaSpace, IndexEntityRoundTrip) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
-  EXPECT_EQ(space->size(), 3 * 4 * 2 * 5 * 2);
+  EXPECT_EQ(space->size(), 3 * 4 * 2 * 5 * 2 * 4);
   EXPECT_TRUE(autotvm::HasConfigSpace(kTask));
   int valid = 0;
   for (int64_t i = 0; i < space->size(); ++i) {
@@ -244,10 +302,10 @@ TEST(DenseWgmmaSpace, IndexEntityRoundTrip) {
     EXPECT_EQ(*space->IndexOf(reparsed), i);
     valid += SpecializeStatus(*c).ok() ? 1 : 0;
   }
-  // Pinned, so that a change to any rule shows here: 83 of 240 run on an H200. Most rejections
-  // are tile_m = 64 with two consumers, accumulators past the registers, and deep rings of big
-  // tiles past 227 KiB.
-  EXPECT_EQ(valid, 83);
+  // Pinned, so that a change to any rule shows here: 332 of 960 run on an H200 (83 tiles, each
+  // with all four splits of K = 4096). Most rejections are tile_m = 64 with two consumers,
+  // accumulators past the registers, and deep rings of big tiles past 227 KiB.
+  EXPECT_EQ(valid, 332);
   EXPECT_FALSE(space->IndexOf(Tile(128, 128, 64, 7, 2)).ok());  // 7 stages is not a candidate
 }
 
