@@ -88,16 +88,29 @@ __global__ void __launch_bounds__(32 * WARPS)
   const int t = lane & 3;   // its pair of K (and C) columns
 
   // The window: CI planes of kWinH x kWinW input values as float16, zeros outside the image.
+  // A thread issues kBatch loads before it stores any: with one load in flight at a time (load,
+  // convert, store) the window's DRAM latency was a fifth of the kernel's time (VGG-16's stem at
+  // batch 128: 0.335 -> 0.272 ms in the network on the H200).
+  constexpr int kThreads = 32 * WARPS;
+  constexpr int kBatch = 32;
   const int iy0 = y0 * SH - pad_top;
   const int ix0 = x0 * SW - pad_left;
   const float* image = data + static_cast<s64>(b) * CI * h * w;
-  for (int i = threadIdx.x; i < S::kWindow; i += 32 * WARPS) {
-    const int c = i / (S::kWinH * S::kWinW);
-    const int iy = iy0 + i / S::kWinW % S::kWinH;
-    const int ix = ix0 + i % S::kWinW;
-    const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < w;
-    window[i] =
-        FloatToF16Bits(inside ? __ldg(image + (static_cast<s64>(c) * h + iy) * w + ix) : 0.0f);
+  for (int base = threadIdx.x; base < S::kWindow; base += kBatch * kThreads) {
+    float v[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + j * kThreads;
+      const int c = i / (S::kWinH * S::kWinW);
+      const int iy = iy0 + i / S::kWinW % S::kWinH;
+      const int ix = ix0 + i % S::kWinW;
+      const bool inside = i < S::kWindow && iy >= 0 && iy < h && ix >= 0 && ix < w;
+      v[j] = inside ? __ldg(image + (static_cast<s64>(c) * h + iy) * w + ix) : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      if (base + j * kThreads < S::kWindow) window[base + j * kThreads] = FloatToF16Bits(v[j]);
+    }
   }
 
   // This lane's patch offsets in the window: K columns 16 s + 2 t + {0, 1, 8, 9}. Past the patch
