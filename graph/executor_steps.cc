@@ -264,7 +264,6 @@ class Lowerer {
       s.fused = absl::StrJoin(fused, "+");
       s.output = AddOutput(end, out_dtype, slot);
       p_.tensors[s.output].nhwc = nhwc;
-      s.input_hwc = p_.tensors[s.input].flattened_hwc;
       p_.steps.push_back(std::move(s));
       return absl::OkStatus();
     }
@@ -280,7 +279,6 @@ class Lowerer {
     s.fused = absl::StrJoin(fused, "+");
     s.output = AddOutput(end, out_dtype, slot);
     p_.tensors[s.output].nhwc = task.nhwc;
-    s.input_hwc = p_.tensors[s.input].flattened_hwc;
     p_.steps.push_back(std::move(s));
     return absl::OkStatus();
   }

@@ -66,7 +66,8 @@ struct StepTensor {
   bool nhwc = false;
   // The flatten of an NHWC activation, viewed in place: elements in (h, w, c) order, not the
   // graph's (c, h, w); {C, H, W} of the flattened tensor, empty otherwise. Only dense steps whose
-  // weight is theirs alone read it (Step::input_hwc).
+  // weight is theirs alone read it; their weight's columns are reordered from (c, h, w) to
+  // (h, w, c) at upload, so the product is the graph's.
   std::vector<int64_t> flattened_hwc = {};
   int64_t NumElements() const;
   int64_t Bytes() const { return NumElements() * DTypeSize(dtype); }
@@ -99,9 +100,6 @@ struct Step {
   int residual = -1;             // kAdd: the second operand's step tensor (read with `input`)
   int weight = -1, bias = -1;    // graph tensor ids (-1: none)
   std::vector<int> fused_nodes;  // graph nodes absorbed into this step (bias_add, relu)
-  // Dense reading a flattened_hwc input: {C, H, W}; its weight's columns are reordered from
-  // (c, h, w) to (h, w, c) at upload, so the product is the graph's.
-  std::vector<int64_t> input_hwc;
 };
 
 struct StepProgram {

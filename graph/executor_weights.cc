@@ -58,7 +58,7 @@ std::vector<uint16_t> Fp16Weights(const std::vector<float>& w, const std::vector
 }
 
 // A dense weight [N, C * H * W] with its columns reordered from (c, h, w) to (h, w, c): the order
-// of an NHWC activation flattened in place (Step::input_hwc).
+// of an NHWC activation flattened in place (StepTensor::flattened_hwc).
 std::vector<float> ColumnsToHwc(const std::vector<float>& w, const std::vector<int64_t>& chw) {
   const int64_t c = chw[0], hw = chw[1] * chw[2], k = c * hw;
   std::vector<float> out(w.size());
@@ -79,9 +79,10 @@ float ScaleOf(const Executor::State& state, int step_tensor) {
 absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int i) {
   const Step& step = state.program.steps[i];
   StepRuntime& rt = state.steps[i];
-  const std::vector<float> w = step.input_hwc.empty()
+  const std::vector<int64_t>& input_hwc = state.program.tensors[step.input].flattened_hwc;
+  const std::vector<float> w = input_hwc.empty()
                                    ? Floats(weights, step.weight)
-                                   : ColumnsToHwc(Floats(weights, step.weight), step.input_hwc);
+                                   : ColumnsToHwc(Floats(weights, step.weight), input_hwc);
   const std::vector<float> bias =
       step.bias >= 0 ? Floats(weights, step.bias) : std::vector<float>{};
   const int64_t channels = state.graph.tensor(step.weight).shape[0];

@@ -35,7 +35,7 @@ struct LaunchShape {
   uint32_t shared_bytes = 0;  // Dynamic shared memory.
   // Programmatic dependent launch: the kernel may start while the previous one on the stream drains
   // (its setup overlaps that kernel's tail). Only for kernels that call griddepcontrol.wait
-  // (hopper_ptx.cuh GridDependencyWait) before touching global memory.
+  // (common.cuh GridDependencyWait) before touching global memory.
   bool overlaps_previous = false;
 
   uint64_t threads_per_block() const { return uint64_t{block[0]} * block[1] * block[2]; }

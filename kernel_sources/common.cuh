@@ -1,7 +1,7 @@
 // File: kernel_sources/common.cuh
 // Shared device code of the op templates: integer typedefs (NVRTC has no <cstdint>), the fused
-// output epilogue every conv/dense kernel ends with, block reductions and the unroll rule that
-// approximates AutoTVM's auto_unroll_max_step.
+// output epilogue every conv/dense kernel ends with, the dependent-launch wrappers, block
+// reductions and the unroll rule that approximates AutoTVM's auto_unroll_max_step.
 //
 // Epilogue code (an int template argument, built on the host by ops/op_template.h EpilogueCode()):
 //   bit 0  bias   (+ bias[c], float32 per output channel)
@@ -19,6 +19,25 @@ namespace tunejit {
 typedef signed char s8;
 typedef int s32;
 typedef long long s64;
+
+// ---- programmatic dependent launch (PTX ISA 9.7.13.9; sm_90+, no-ops below) ----
+// A kernel launched with programmatic stream serialization (LaunchShape::overlaps_previous) may
+// start while the kernel before it drains; griddepcontrol.wait blocks until that kernel has
+// completed and its writes are visible, so it must come before the first read of an input and the
+// first write of an output. Without the launch attribute both are no-ops.
+__device__ __forceinline__ void GridDependencyWait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the next kernel's blocks launch (into SMs this grid frees) once every block of this grid has
+// issued it or exited; they still wait in GridDependencyWait for this grid to complete.
+__device__ __forceinline__ void LaunchDependents() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 // An fp16 value as its 16 bits (NVRTC here has no cuda_fp16.h): the tensor-core templates' data,
 // read by the reference and compare kernels through the exact conversion to float.

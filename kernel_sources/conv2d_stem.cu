@@ -72,11 +72,9 @@ __global__ void __launch_bounds__(32 * WARPS)
   typedef StemShape<CI, KH, KW, SH, SW, DH, DW, CO, TH, TW, WARPS, kOutBytes> S;
   __shared__ unsigned short window[S::kWindow];
   __shared__ __align__(16) unsigned char stage[WARPS][16 * S::kStageRow];
-#if __CUDA_ARCH__ >= 900
   // The wgmma conv after the stem (an overlaps_previous launch) may set up in the SMs our last
   // blocks free; it waits for this grid before reading our output.
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  LaunchDependents();
 
   const int b = blockIdx.x / tiles;
   const int tile = blockIdx.x % tiles;

@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(256)
                      const float* __restrict__ scale, void* out, int m, int n) {
   typedef typename WgmmaKind<kInt8>::Acc Acc;
   typedef EpilogueOp<kEpi, Acc> Op;
-  hopper::GridDependencyWait();
+  GridDependencyWait();
   const s64 total = static_cast<s64>(m) * n;
   const Acc* slices = static_cast<const Acc*>(partial);
   for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;

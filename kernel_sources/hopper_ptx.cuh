@@ -132,22 +132,6 @@ __device__ __forceinline__ void ClusterSync() {
   asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
-// ---- programmatic dependent launch (PTX ISA 9.7.13.9) -------------------------------------------
-// A kernel launched with programmatic stream serialization (LaunchShape::overlaps_previous) may
-// start while the kernel before it drains; griddepcontrol.wait blocks until that kernel has
-// completed and its writes are visible, so it must come before the first read of an input and the
-// first write of an output. Without the launch attribute both are no-ops.
-
-__device__ __forceinline__ void GridDependencyWait() {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-
-// Lets the next kernel's blocks launch (into SMs this grid frees) once every block of this grid has
-// issued it or exited; they still wait in GridDependencyWait for this grid to complete.
-__device__ __forceinline__ void LaunchDependents() {
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-
 // ---- async proxy --------------------------------------------------------------------------------
 
 // fence.proxy.async.shared::cta: orders this thread's generic-proxy shared-memory accesses with

@@ -706,7 +706,7 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
   const int wg = threadIdx.x / 128;
   // The next kernel's blocks may take the SMs this grid frees; they wait for it in their own
   // GridDependencyWait.
-  hopper::LaunchDependents();
+  LaunchDependents();
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       hopper::MbarrierInit(&full[s], 1);
@@ -723,7 +723,7 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
   }
   // The setup above may have run during the previous kernel's tail (overlaps_previous launches);
   // its output is our input, and our output may be what it still reads.
-  hopper::GridDependencyWait();
+  GridDependencyWait();
   if (wg == 0) {
     // setmaxnreg only pays (and its budget only balances) with two consumer warpgroups; with one,
     // ptxas may already use up to 255 registers and an .inc below that would be undefined.
