@@ -87,6 +87,22 @@ __device__ __forceinline__ s8 SaturateToInt8(float v) {
   return static_cast<s8>(q);
 }
 
+// SaturateToInt8 of v0..v3 as the bytes 0..3 of a word, by two cvt.pack.sat (sm_72+: d = c << 16 |
+// sat(a) << 8 | sat(b)), which ptxas folds with their __float2int_rn into two F2IP.S8, where
+// SaturateToInt8 takes two IMNMX a value and PRMTs to pack. The same bytes for every float:
+// __float2int_rn rounds to nearest even and saturates to int32 (NaN gives 0, by PTX's cvt), and
+// the pack's saturation is SaturateToInt8's clamp.
+__device__ __forceinline__ unsigned SaturateToInt8x4(float v0, float v1, float v2, float v3) {
+  unsigned hi, d;
+  asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, 0;"
+      : "=r"(hi)
+      : "r"(__float2int_rn(v3)), "r"(__float2int_rn(v2)));
+  asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, %3;"
+      : "=r"(d)
+      : "r"(__float2int_rn(v1)), "r"(__float2int_rn(v0)), "r"(hi));
+  return d;
+}
+
 template <int kEpi, typename Acc>
 struct EpilogueOp {
   static constexpr bool kBias = (kEpi & kEpiBias) != 0;

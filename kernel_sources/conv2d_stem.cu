@@ -39,6 +39,26 @@ __device__ __forceinline__ void MmaF16M16N8K16(float (&d)[4], const unsigned (&a
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// EpilogueOp<kEpi, float>::Apply before SaturateToInt8x4, its ReLU as fmaxf: ptxas folds that into
+// the pack's F2IP (.RELU), where Apply's compare and select cost two instructions a value. The two
+// differ only on a NaN (Apply keeps it, fmaxf gives 0) and on -0 (fmaxf may give +0), which
+// __float2int_rn all turns into 0: the bytes are the same.
+template <int kEpi>
+__device__ __forceinline__ float ApplyBeforeInt8(float acc, float bias, float scale) {
+  float v = EpilogueOp<kEpi & ~kEpiRelu, float>::Apply(acc, bias, scale);
+  if constexpr ((kEpi & kEpiRelu) != 0) v = fmaxf(v, 0.0f);
+  return v;
+}
+
+// The output channel of mma column `col` of n-tile n. An int8 stem interleaves each pair of tiles
+// by channel pairs, so that a lane's four sums of a pixel (columns 2t, 2t + 1 of tiles 2p and
+// 2p + 1) are the adjacent channels 16p + 4t + {0, 1, 2, 3}: one 32-bit staging store of four
+// bytes instead of two 16-bit ones.
+template <bool kPaired>
+__device__ __forceinline__ int StemChannel(int n, int col) {
+  return kPaired ? 16 * (n / 2) + 4 * (col / 2) + 2 * (n % 2) + col % 2 : 8 * n + col;
+}
+
 // The shapes a stem kernel derives from its template arguments (the host's StemShape in
 // ops/conv2d_stem.cc computes the same shared memory size).
 template <int CI, int KH, int KW, int SH, int SW, int DH, int DW, int CO, int TH, int TW, int WARPS,
@@ -129,7 +149,7 @@ __global__ void __launch_bounds__(32 * WARPS)
   float col_bias[S::kNTiles][2], col_scale[S::kNTiles][2];
 #pragma unroll
   for (int n = 0; n < S::kNTiles; ++n) {
-    const float* row = weight + (8 * n + g) * S::kPatch;
+    const float* row = weight + StemChannel<kInt8Out>(n, g) * S::kPatch;
 #pragma unroll
     for (int s = 0; s < S::kKSteps; ++s) {
 #pragma unroll
@@ -142,7 +162,7 @@ __global__ void __launch_bounds__(32 * WARPS)
     }
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      const int c = 8 * n + 2 * t + e;
+      const int c = StemChannel<kInt8Out>(n, 2 * t + e);
       col_bias[n][e] = Op::kBias ? __ldg(bias + c) : 0.0f;
       col_scale[n][e] = Op::kOut != kEpiOutAccumulator ? __ldg(scale + c) : 1.0f;
     }
@@ -174,22 +194,33 @@ __global__ void __launch_bounds__(32 * WARPS)
         MmaF16M16N8K16(acc[n], a, bfrag[s][n][0], bfrag[s][n][1]);
     }
     // Epilogue into the staging rows: row g holds acc[.][0..1], row g + 8 acc[.][2..3].
-#pragma unroll
-    for (int n = 0; n < S::kNTiles; ++n) {
+    if constexpr (kInt8Out) {  // tiles 2p and 2p + 1 together: 4 adjacent channels (StemChannel)
 #pragma unroll
       for (int row = 0; row < 2; ++row) {
-        const float v0 = Op::Apply(acc[n][2 * row], col_bias[n][0], col_scale[n][0]);
-        const float v1 = Op::Apply(acc[n][2 * row + 1], col_bias[n][1], col_scale[n][1]);
-        unsigned char* dst = my_stage + (g + 8 * row) * S::kStageRow + (8 * n + 2 * t) * kOutBytes;
-        if constexpr (kOutF16 != 0) {
-          *reinterpret_cast<unsigned*>(dst) = FloatToF16Bits(v0) | unsigned(FloatToF16Bits(v1))
-                                                                       << 16;
-        } else if constexpr (kInt8Out) {
-          *reinterpret_cast<unsigned short*>(dst) =
-              static_cast<unsigned char>(SaturateToInt8(v0)) |
-              static_cast<unsigned short>(static_cast<unsigned char>(SaturateToInt8(v1))) << 8;
-        } else {
-          *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+        auto v = [&](int n, int e) {
+          return ApplyBeforeInt8<kEpi>(acc[n][2 * row + e], col_bias[n][e], col_scale[n][e]);
+        };
+#pragma unroll
+        for (int p = 0; p < S::kNTiles / 2; ++p) {
+          *reinterpret_cast<unsigned*>(my_stage + (g + 8 * row) * S::kStageRow + 16 * p + 4 * t) =
+              SaturateToInt8x4(v(2 * p, 0), v(2 * p, 1), v(2 * p + 1, 0), v(2 * p + 1, 1));
+        }
+      }
+    } else {
+#pragma unroll
+      for (int n = 0; n < S::kNTiles; ++n) {
+#pragma unroll
+        for (int row = 0; row < 2; ++row) {
+          const float v0 = Op::Apply(acc[n][2 * row], col_bias[n][0], col_scale[n][0]);
+          const float v1 = Op::Apply(acc[n][2 * row + 1], col_bias[n][1], col_scale[n][1]);
+          unsigned char* dst =
+              my_stage + (g + 8 * row) * S::kStageRow + (8 * n + 2 * t) * kOutBytes;
+          if constexpr (kOutF16 != 0) {
+            *reinterpret_cast<unsigned*>(dst) = FloatToF16Bits(v0) | unsigned(FloatToF16Bits(v1))
+                                                                         << 16;
+          } else {
+            *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+          }
         }
       }
     }
@@ -202,7 +233,7 @@ __global__ void __launch_bounds__(32 * WARPS)
     for (int i = lane; i < 16 * kChunksPerRow; i += 32) {
       const int row = i / kChunksPerRow, chunk = i % kChunksPerRow;
       if (x0 + tx + row < ow) {
-        *reinterpret_cast<uint4*>(first + row * S::kRowBytes + chunk * 16) =
+        *reinterpret_cast<uint4*>(first + 16 * i) =  // row * S::kRowBytes + chunk * 16
             *reinterpret_cast<const uint4*>(my_stage + row * S::kStageRow + chunk * 16);
       }
     }
