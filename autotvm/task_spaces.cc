@@ -138,6 +138,8 @@ absl::StatusOr<ConfigSpace> ConvWgmmaSpace() {
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("cluster", {1, 2}));
   // A stage per filter column over one input box of tile_h + KH - 1 rows; last, 0 first, likewise.
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("halo", {0, 1}));
+  // The tile computed transposed (tile_n 64: channels as wgmma's M); last, 0 first, likewise.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("swap_ab", {0, 1}));
   return s;
 }
 

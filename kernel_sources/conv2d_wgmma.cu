@@ -6,12 +6,13 @@
 //                                           * weight[co, r, s, c])          (stride 1)
 //
 //   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM, kIm2col,
-//                CLUSTER, POOL, HALO>
+//                CLUSTER, POOL, HALO, SWAP_AB>
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
 //   turn), block 128 * (1 + CONS_WG), dynamic shared memory
 //   WgmmaSmemBytes(TH * TW, BN, 128, STAGES), with HALO WgmmaSmemBytes(TH * TW, BN, HALO * ATOM,
-//   STAGES, ATOM, TW) (+ WgmmaPoolBytes(TW, CONS_WG) with POOL). Output tile
+//   STAGES, ATOM, TW) (+ WgmmaPoolBytes(TW, CONS_WG) with POOL; with SWAP_AB instead
+//   CONS_WG x WgmmaSwapStagingBytes(consumer rows, POOL, output bytes)). Output tile
 //   t is channel tile t % ceil(CO / BN) of pixel tile t / ceil(CO / BN): the channel tiles of one
 //   pixel tile run side by side, so its input is read from DRAM once and from L2 after.
 //
@@ -46,6 +47,11 @@
 // to shared memory (TH + KH - 1) / (KH * TH) as often as with a box per tap (3x3, TH = 8: 42%),
 // the traffic that bounds the 64-channel convs, whose wgmmas are short (N = 64: conv1_2). Tiled
 // loads only (kIm2col 0), no cluster, filter rows DH = 1 apart (the box's rows are consecutive).
+//
+// SWAP_AB = 1 (BN = 64, at most 256 pixels per consumer): the weight's 64 rows are wgmma's A and
+// the pixels its B, so that a 64-channel conv's wgmmas (conv1_2) read 10 KiB of shared memory per
+// 64 x 256 x 16 products rather than 16 (wgmma_core.cuh WgmmaSwappedEpilogue); the loads and the
+// stage layout are the same.
 //
 // POOL = 1 (conv2d_nhwc_wgmma_pool.cuda): a 2x2 max pool (stride 2) follows the epilogue, in
 // the kernel: tiles of whole image rows (kIm2col 0) hold whole windows when TH is even, OH and OW
@@ -213,7 +219,7 @@ struct ConvTiles {
 };
 
 template <int TH, int TW, int BN, int STAGES, int CONS_WG, int PINGPONG, int kInt8, int kEpi,
-          int kOutF16, int ATOM, int kIm2col, int CLUSTER, int POOL, int HALO>
+          int kOutF16, int ATOM, int kIm2col, int CLUSTER, int POOL, int HALO, int SWAP_AB>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
@@ -239,7 +245,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CON
   constexpr int kStageBytes = HALO != 0 ? HALO * ATOM : kWgmmaAtomBytes;
   const int rank = CLUSTER == 1 ? 0 : static_cast<int>(hopper::ClusterRank());
   WgmmaBlock<BM, BN, kStageBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM, CLUSTER,
-             POOL != 0 ? TW : 0, HALO != 0 ? TW : 0>(
+             POOL != 0 ? TW : 0, HALO != 0 ? TW : 0, SWAP_AB>(
       ConvTiles<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER, POOL, HALO>{&x_map, &w_map, g, c_tiles,
                                                                        CeilDiv(g.co, BN), rank},
       &x_map, &w_map, out, bias, scale, g.co, k_tiles);
@@ -249,39 +255,44 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CON
 
 #ifdef TUNEJIT_NVCC_CHECK
 #define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL, PL, \
-                             HALO)                                                                \
+                             HALO, SW)                                                            \
   template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16,   \
-                                                 ATOM, IM2COL, CL, PL, HALO>(                     \
+                                                 ATOM, IM2COL, CL, PL, HALO, SW>(                 \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*,  \
       int, int, int, int, int, int, int, int, int, int, int, int, int, int)
 // The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1, 0, 0);
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1, 0, 0, 0);
 // int8: bias + relu + requantize to int8; fp16 requantized to int8 (int8's stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1, 0, 0, 0);
 // Ping-pong: 64 x 256 per consumer in fp16, 128 x 128 in int8.
-TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 0, 0, 0);
 // 64-byte rows: int8 with 64 channels; fp16 with 32 channels (the RGB stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0);
-TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1, 0, 0, 0);
 // im2col tiles: 128 pixels x 256 in fp16; int8 with 64-byte rows, ping-pong.
-TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1, 0, 0);
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1, 0, 0, 0);
 // Clusters of two: im2col fp16 (256 pixels x 128), tiled int8 ping-pong.
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2, 0, 0, 0);
 // Pooled 2x2: rows of 8 (y pairs in one thread), 16 (across warps), 64 (across subtiles); fp16
 // and requantized int8, ping-pong.
-TUNEJIT_CONV2D_WGMMA(16, 8, 64, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 1, 0);
-TUNEJIT_CONV2D_WGMMA(4, 64, 64, 4, 2, 0, 0, 3, 1, 128, 0, 2, 1, 0);
+TUNEJIT_CONV2D_WGMMA(16, 8, 64, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 64, 4, 2, 0, 0, 3, 1, 128, 0, 2, 1, 0, 0);
 // Halo boxes (a stage per filter column): fp16 conv1_2 pooled, 8 x 32 x 64 ping-pong; int8 with
 // 64-byte rows; fp16 128 channels, 16 x 16 cooperative.
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3);
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3);
-TUNEJIT_CONV2D_WGMMA(16, 16, 128, 2, 2, 0, 0, 3, 1, 128, 0, 1, 0, 3);
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 0);
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3, 0);
+TUNEJIT_CONV2D_WGMMA(16, 16, 128, 2, 2, 0, 0, 3, 1, 128, 0, 1, 0, 3, 0);
+// Swapped operands (64 channels): conv1_2 pooled, fp16 8 x 32 ping-pong and int8 with 64-byte
+// rows; unpooled, cooperative, float32 out, tap by tap.
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0, 1);
 #endif  // TUNEJIT_NVCC_CHECK

@@ -30,6 +30,8 @@
 // faster than no cluster (tools/wgmma_probe, docs/benchmarks.md twelfth session).
 // The epilogue writes 16-byte pieces (WgmmaStoreWide) where the output's row length allows; a
 // pooled conv (kPoolW) first reduces each 2x2 window of its accumulators (WgmmaPool2x2).
+// kSwapAB (BN = 64): the consumers compute their tiles transposed, the B rows as wgmma's A, and
+// write them through shared memory (WgmmaSwappedEpilogue).
 // Deliberately left for later: an smem + TMA store epilogue, split-K.
 #ifndef TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
 #define TUNEJIT_KERNEL_SOURCES_WGMMA_CORE_CUH_
@@ -172,12 +174,14 @@ __device__ __forceinline__ void WgmmaFenceAccumulators(Acc (&acc)[kSubtiles][kRe
 }
 
 // A consumer warpgroup accumulates kSubtiles x 64 rows x BN of one output tile, from its tile
-// row `row0` on, and from ring position `first` (as WgmmaProduce).
+// row `row0` on, and from ring position `first` (as WgmmaProduce). kSwapAB: the operands trade
+// places (WgmmaSwapAB), one accumulator of the BN = 64 columns by the consumer's kAccN rows.
 template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, int kShift, int kInt8, int kCluster,
-          int kSubtiles>
+          int kSubtiles, int kAccN = BN, int kSwapAB = 0>
 __device__ __forceinline__ void WgmmaConsume(
-    typename WgmmaKind<kInt8>::Acc (&acc)[kSubtiles][BN / 2], const unsigned char* ring,
+    typename WgmmaKind<kInt8>::Acc (&acc)[kSubtiles][kAccN / 2], const unsigned char* ring,
     hopper::u64* full, hopper::u64* empty, int row0, int k_tiles, int first) {
+  static_assert(kSwapAB == 0 || (BN == 64 && kSubtiles == 1), "one m64 wgmma of the 64 columns");
   using Stage = WgmmaStage<BM, BN, BK_BYTES, ATOM, kShift>;
   for (int kt = 0; kt < k_tiles; ++kt) {
     const int g = first + kt;
@@ -192,12 +196,18 @@ __device__ __forceinline__ void WgmmaConsume(
 #pragma unroll
       for (int kk = 0; kk < ATOM / 32; ++kk) {  // 32 bytes of K per instruction
         const hopper::u64 desc_b = Stage::Descriptor(b_stage + atom * Stage::kBAtomBytes, 32 * kk);
+        if constexpr (kSwapAB != 0) {  // the 64 B rows as wgmma's A, the consumer's A rows as B
+          const unsigned char* a_rows = a_stage + atom * Stage::kAAtomStride + row0 * ATOM;
+          WgmmaKind<kInt8>::template Mma<kAccN>::Mma(acc[0], desc_b,
+                                                     Stage::Descriptor(a_rows, 32 * kk), 1);
+        } else {
 #pragma unroll
-        for (int t = 0; t < kSubtiles; ++t) {
-          const unsigned char* a_rows =
-              a_stage + atom * Stage::kAAtomStride + (row0 + t * 64) * ATOM;
-          WgmmaKind<kInt8>::template Mma<BN>::Mma(acc[t], Stage::Descriptor(a_rows, 32 * kk),
-                                                  desc_b, 1);
+          for (int t = 0; t < kSubtiles; ++t) {
+            const unsigned char* a_rows =
+                a_stage + atom * Stage::kAAtomStride + (row0 + t * 64) * ATOM;
+            WgmmaKind<kInt8>::template Mma<BN>::Mma(acc[t], Stage::Descriptor(a_rows, 32 * kk),
+                                                    desc_b, 1);
+          }
         }
       }
     }
@@ -622,6 +632,121 @@ __device__ __forceinline__ void WgmmaPool2x2(Acc (&acc)[kSubtiles][BN / 2], Acc*
   if (flip) WgmmaFlipColumns<BN>(acc, negative);
 }
 
+// Swapped operands (kSwapAB; conv2d_wgmma.cu SWAP_AB): with only 64 output columns (BN = 64, a
+// conv with 64 channels out) each m64n64 wgmma reads as many A bytes as B bytes from shared memory
+// for its 64 x 64 x 16 products, 4 KiB per 32 tensor-core cycles, which with the TMA writes is
+// more than shared memory's 128 bytes a cycle. Computing the transposed tile instead, the 64
+// columns' B rows as wgmma's A and the consumer's A rows as its B (m64nNk16, N = the consumer's
+// rows, up to 256), reads 10 KiB per 128 cycles. The accumulator is then [64 columns][N rows]:
+// register i of thread t holds tile column 16 w + l / 4 + 8 ((i / 2) % 2) of row
+// 8 (i / 4) + 2 (l % 4) + (i % 2) (hopper_ptx.cuh's layout, transposed), so a 2x2 pool window of
+// TW-pixel image rows (rows r, r + 1, r + TW, r + TW + 1, r even) lies in registers i, i + 1,
+// i + TW / 2, i + TW / 2 + 1 of one thread, and the output rows go out through shared memory
+// (WgmmaSwapStagingBytes per consumer): each row's 64 values written by 32 threads there, then
+// copied out in 16-byte pieces.
+
+// The element a template writes (kEpi, kOutF16, its accumulator): float16, requantized int8,
+// float32, or the int32 accumulator.
+template <int kEpi, int kOutF16, typename Acc>
+struct WgmmaOutElement {
+  typedef EpilogueOp<kEpi, Acc> Op;
+  static constexpr int kBytes = kOutF16 != 0 ? 2 : Op::kOut == kEpiOutInt8 ? 1 : 4;
+  // Writes accumulator `v` of a column with `bias` and `scale` to `dst`.
+  __device__ __forceinline__ static void Put(unsigned char* dst, Acc v, float bias, float scale) {
+    if constexpr (kOutF16 != 0) {
+      *reinterpret_cast<unsigned short*>(dst) = FloatToF16Bits(Op::Apply(v, bias, 1.0f));
+    } else if constexpr (!IsFloatAcc<Acc>::value && Op::kOut == kEpiOutAccumulator) {
+      *reinterpret_cast<Acc*>(dst) = Op::kRelu && v < 0 ? 0 : v;
+    } else if constexpr (Op::kOut == kEpiOutInt8) {
+      *reinterpret_cast<s8*>(dst) = SaturateToInt8(Op::Apply(v, bias, scale));
+    } else {
+      *reinterpret_cast<float*>(dst) = Op::Apply(v, bias, scale);
+    }
+  }
+};
+
+// A staged output row: 64 elements and 16 bytes of padding, so that the 4 rows (2 apart) one
+// store instruction of the accumulators writes fall on distinct banks. ops/wgmma_rules.h mirrors
+// these.
+__host__ __device__ constexpr int WgmmaSwapRowBytes(int out_bytes) { return 64 * out_bytes + 16; }
+__host__ __device__ constexpr int WgmmaSwapStagingBytes(int rows, int pooled, int out_bytes) {
+  return (pooled != 0 ? rows / 4 : rows) * WgmmaSwapRowBytes(out_bytes);
+}
+
+// A consumer's swapped accumulators (kRows rows from tile row row0, the 64 columns from col0) to
+// `out`, through its staging rows `stage` and named barrier `barrier`; kPoolW != 0: pooled 2x2
+// first over TW = kPoolW-pixel image rows, as WgmmaPool2x2 (the row map gives the windows'
+// top-left rows their pooled output; a negatively scaled column pools its accumulators' min).
+template <int kRows, int kPoolW, int kEpi, int kOutF16, typename Acc, class RowMap>
+__device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2],
+                                                     const RowMap& row_index, void* out,
+                                                     const float* bias, const float* scale,
+                                                     unsigned char* stage, int barrier, int row0,
+                                                     int col0, int n) {
+  typedef WgmmaOutElement<kEpi, kOutF16, Acc> Out;
+  typedef EpilogueOp<kEpi, Acc> Op;
+  static_assert(kPoolW == 0 || (kPoolW % 8 == 0 && kRows % (2 * kPoolW) == 0),
+                "pooled rows: whole pairs of image rows of whole 8-row blocks");
+  constexpr int kRowBytes = WgmmaSwapRowBytes(Out::kBytes);
+  const int t = threadIdx.x % 128;
+  const int ch = 16 * (t / 32) + (t % 32) / 4;  // this thread's columns: ch, ch + 8
+  float b[2], s[2];
+  bool negative[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int c = col0 + ch + 8 * half;
+    b[half] = Op::kBias && c < n ? __ldg(bias + c) : 0.0f;
+    s[half] = Op::kOut != kEpiOutAccumulator && c < n ? __ldg(scale + c) : 1.0f;
+    negative[half] = s[half] < 0.0f;
+  }
+  hopper::NamedBarrierSync(barrier, 128);  // the previous tile's rows have gone out
+#pragma unroll
+  for (int i = 0; i < kRows / 2; i += 1 + (kPoolW != 0 ? 1 : 0)) {
+    const int half = (i / 2) % 2;
+    const int row = 8 * (i / 4) + 2 * (t % 4) + i % 2;
+    unsigned char* dst = stage + (ch + 8 * half) * Out::kBytes;
+    if constexpr (kPoolW == 0) {
+      Out::Put(dst + row * kRowBytes, acc[i], b[half], s[half]);
+    } else {
+      if ((8 * (i / 4) / kPoolW) % 2 != 0) continue;  // odd image rows: windows' bottom halves
+      constexpr int kBelow = kPoolW / 2;              // register of the row TW pixels on
+      const Acc top = acc[i] > acc[i + 1] ? acc[i] : acc[i + 1];
+      const Acc bottom =
+          acc[i + kBelow] > acc[i + kBelow + 1] ? acc[i + kBelow] : acc[i + kBelow + 1];
+      const Acc top_min = acc[i] < acc[i + 1] ? acc[i] : acc[i + 1];
+      const Acc bottom_min =
+          acc[i + kBelow] < acc[i + kBelow + 1] ? acc[i + kBelow] : acc[i + kBelow + 1];
+      const Acc pooled = negative[half] ? (top_min < bottom_min ? top_min : bottom_min)
+                                        : (top > bottom ? top : bottom);
+      const int window = (row / kPoolW / 2) * (kPoolW / 2) + row % kPoolW / 2;
+      Out::Put(dst + window * kRowBytes, pooled, b[half], s[half]);
+    }
+  }
+  hopper::NamedBarrierSync(barrier, 128);
+  constexpr int kOutRows = kPoolW == 0 ? kRows : kRows / 4;
+  constexpr int kPieceElems = 16 / Out::kBytes;
+  constexpr int kPieces = 64 / kPieceElems;  // 16-byte pieces per row
+  const int cols = n - col0 < 64 ? n - col0 : 64;
+  const bool wide = (static_cast<s64>(n) * Out::kBytes) % 16 == 0 &&
+                    reinterpret_cast<unsigned long long>(out) % 16 == 0;
+#pragma unroll 4
+  for (int k = t; k < kOutRows * kPieces; k += 128) {
+    const int r = k / kPieces, c = k % kPieces * kPieceElems;
+    const int row = kPoolW == 0 ? r : r / (kPoolW / 2) * 2 * kPoolW + r % (kPoolW / 2) * 2;
+    const s64 base = row_index(row0 + row);
+    if (base < 0 || c >= cols) continue;
+    const unsigned char* src = stage + r * kRowBytes + c * Out::kBytes;
+    unsigned char* dst = static_cast<unsigned char*>(out) + (base + col0 + c) * Out::kBytes;
+    if (wide && c + kPieceElems <= cols) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    } else {  // the channel tail, or rows not 16-byte aligned: byte by byte (rare, kept small)
+      const int bytes = (cols - c < kPieceElems ? cols - c : kPieceElems) * Out::kBytes;
+#pragma unroll 1
+      for (int e = 0; e < bytes; ++e) dst[e] = src[e];
+    }
+  }
+}
+
 // One output tile of a template: the loads of its k tiles, where its rows go, its first row and
 // column.
 template <class Producer, class RowMap>
@@ -633,7 +758,7 @@ struct WgmmaTile {
 
 // The consumer warpgroups' part of WgmmaBlock: accumulate and write out their tiles.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          int kPingPong, int ATOM, int kCluster, int kPoolW, int kShift, class Tiles>
+          int kPingPong, int ATOM, int kCluster, int kPoolW, int kShift, int kSwapAB, class Tiles>
 __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsigned char* ring,
                                                   hopper::u64* full, hopper::u64* empty,
                                                   hopper::u64* turn, unsigned char* pool, void* out,
@@ -643,16 +768,20 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
   const int wg = threadIdx.x / 128;
   if constexpr (CONS_WG == 2) hopper::SetMaxNRegInc<kWgmmaConsumerRegs>();
   const int c = wg - 1;  // this consumer, 0-based
-  typename WgmmaKind<kInt8>::Acc acc[Consumers::kSubtiles][BN / 2];
+  typedef typename WgmmaKind<kInt8>::Acc Acc;
+  // [m64 subtiles][BN / 2], or swapped [1][the consumer's rows / 2] (WgmmaSwappedEpilogue).
+  constexpr int kAccTiles = kSwapAB != 0 ? 1 : Consumers::kSubtiles;
+  constexpr int kAccN = kSwapAB != 0 ? Consumers::kRows : BN;
+  Acc acc[kAccTiles][kAccN / 2];
   // Ping-pong: consumer c takes the block's tiles j = c, c + 2, ...; cooperative: every tile.
   int j = kPingPong ? c : 0;
   for (int t = blockIdx.x + j * gridDim.x; t < tiles.count();
        t += Consumers::kTileStride * gridDim.x, j += Consumers::kTileStride) {
     const auto tile = tiles.At(t);
 #pragma unroll
-    for (int i = 0; i < Consumers::kSubtiles; ++i) {
+    for (int i = 0; i < kAccTiles; ++i) {
 #pragma unroll
-      for (int v = 0; v < BN / 2; ++v) acc[i][v] = 0;
+      for (int v = 0; v < kAccN / 2; ++v) acc[i][v] = 0;
     }
     if constexpr (kPingPong != 0) {
       // The i-th mainloop (i = j / 2) of consumer 0 waits for consumer 1's (i - 1)-th (the wait
@@ -660,18 +789,25 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
       const int i = j / 2;
       hopper::MbarrierWait(&turn[c], (i & 1) ^ (c == 0 ? 1 : 0));
     }
-    WgmmaConsume<BM, BN, BK_BYTES, STAGES, ATOM, kShift, kInt8, kCluster>(
-        acc, ring, full, empty, Consumers::RowOffset(c), k_tiles, j * k_tiles);
+    WgmmaConsume<BM, BN, BK_BYTES, STAGES, ATOM, kShift, kInt8, kCluster, kAccTiles, kAccN,
+                 kSwapAB>(acc, ring, full, empty, Consumers::RowOffset(c), k_tiles, j * k_tiles);
     if constexpr (kPingPong != 0) {
       if (threadIdx.x % 32 == 0) hopper::MbarrierArrive(&turn[1 - c]);
     }
-    if constexpr (kPoolW != 0) {  // each consumer its own exchange and named barrier (1 + c)
-      typedef typename WgmmaKind<kInt8>::Acc Acc;
-      WgmmaPool2x2<kPoolW, BN, kEpi>(acc, reinterpret_cast<Acc*>(pool) + c * WgmmaPoolWords(kPoolW),
-                                     1 + c, scale, tile.n0, n);
+    const int row0 = tile.m0 + Consumers::RowOffset(c);
+    if constexpr (kSwapAB != 0) {  // each consumer its own staging rows and named barrier (1 + c)
+      constexpr int kStaging = WgmmaSwapStagingBytes(Consumers::kRows, kPoolW,
+                                                     WgmmaOutElement<kEpi, kOutF16, Acc>::kBytes);
+      WgmmaSwappedEpilogue<Consumers::kRows, kPoolW, kEpi, kOutF16>(
+          acc[0], tile.rows, out, bias, scale, pool + c * kStaging, 1 + c, row0, tile.n0, n);
+    } else {
+      if constexpr (kPoolW != 0) {  // each consumer its own exchange and named barrier (1 + c)
+        WgmmaPool2x2<kPoolW, BN, kEpi>(acc,
+                                       reinterpret_cast<Acc*>(pool) + c * WgmmaPoolWords(kPoolW),
+                                       1 + c, scale, tile.n0, n);
+      }
+      WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, bias, scale, row0, tile.n0, n);
     }
-    WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, bias, scale,
-                                     tile.m0 + Consumers::RowOffset(c), tile.n0, n);
   }
 }
 
@@ -683,7 +819,7 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
 // one-tile-per-block kernel.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
           int kPingPong = 0, int ATOM = kWgmmaAtomBytes, int kCluster = 1, int kPoolW = 0,
-          int kShift = 0, class Tiles>
+          int kShift = 0, int kSwapAB = 0, class Tiles>
 __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
                                            const float* bias, const float* scale, int n,
@@ -702,7 +838,8 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
       ring + STAGES * WgmmaStage<BM, BN, BK_BYTES, ATOM, kShift>::kBytes);
   hopper::u64* empty = full + STAGES;
   hopper::u64* turn = empty + STAGES;  // ping-pong: turn[c] opens consumer c's next mainloop
-  unsigned char* pool = reinterpret_cast<unsigned char*>(turn + 2);  // WgmmaPoolBytes
+  // WgmmaPoolBytes, or with kSwapAB WgmmaSwapStagingBytes per consumer (16-byte aligned).
+  unsigned char* pool = reinterpret_cast<unsigned char*>(turn + 2);
   const int wg = threadIdx.x / 128;
   // The next kernel's blocks may take the SMs this grid frees; they wait for it in their own
   // GridDependencyWait.
@@ -739,8 +876,8 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
     }
   } else {
     WgmmaConsumeTiles<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8, kEpi, kOutF16, kPingPong, ATOM,
-                      kCluster, kPoolW, kShift>(tiles, ring, full, empty, turn, pool, out, bias,
-                                                scale, n, k_tiles);
+                      kCluster, kPoolW, kShift, kSwapAB>(tiles, ring, full, empty, turn, pool, out,
+                                                         bias, scale, n, k_tiles);
   }
   // The peer's consumers still hand stages back to this CTA's barriers until they are done.
   if constexpr (kCluster > 1) hopper::ClusterSync();

@@ -12,7 +12,10 @@
 // pixel tile's loads by TMA multicast, taking its channel tiles side by side; after im2col, so
 // records without it are cluster 1), halo (1: a stage holds one filter column for all the
 // filter's rows, from one input box of tile_h + KH - 1 rows, instead of one tap; last, so records
-// without it are halo 0). K is walked one filter tap (halo: one filter column)
+// without it are halo 0), swap_ab (1, with tile_n 64: the weight's rows are wgmma's A operand
+// and the pixels its B, the tile computed transposed, which halves the shared-memory reads per
+// product of a 64-channel conv; last, so records without it are swap_ab 0). K is walked one
+// filter tap (halo: one filter column)
 // and one 128-byte row of channels (64 fp16, 128 int8) per stage. The rules of ops/wgmma_rules.h
 // apply, plus this template's own: stride 1 (the loads are plain tiled TMA boxes shifted per
 // tap), C a multiple of 16 bytes (TMA strides), groups 1.
@@ -47,6 +50,7 @@ struct ConvTile {
   int64_t im2col = 0;
   int64_t cluster = 1;  // blocks sharing a pixel tile's input loads (multicast)
   int64_t halo = 0;     // a stage per filter column, its rows sharing one input box
+  int64_t swap_ab = 0;  // the tile computed transposed: channels as wgmma's M, pixels as its N
   WgmmaTile gemm;
 };
 
@@ -85,6 +89,7 @@ absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config, const Wgm
   TUNEJIT_ASSIGN_OR_RETURN(t.im2col, ReadOtherOr(config, "im2col", 0));
   TUNEJIT_ASSIGN_OR_RETURN(t.cluster, ReadOtherOr(config, "cluster", 1));
   TUNEJIT_ASSIGN_OR_RETURN(t.halo, ReadOtherOr(config, "halo", 0));
+  TUNEJIT_ASSIGN_OR_RETURN(t.swap_ab, ReadOtherOr(config, "swap_ab", 0));
   t.gemm.atom_bytes = ConvRowBytes(conv);
   if (t.halo == 1) {  // the filter's KH rows, one swizzled row each, over TH + KH - 1 image rows
     t.gemm.k = conv.p.kh * t.gemm.atom_bytes / t.gemm.element_bytes;
@@ -109,6 +114,33 @@ absl::Status CheckHaloTile(const ConvTile& t, const autotvm::Conv2dParams& p) {
   if (t.h + p.kh - 1 > 256) why = absl::StrCat("a box of ", t.h + p.kh - 1, " rows (at most 256)");
   if (why.empty()) return absl::OkStatus();
   return InvalidConfig(kTask, absl::StrCat("halo = 1 does not take ", why));
+}
+
+// The swap_ab knob's rules: the 64 channels are one m64 wgmma's rows, and a consumer's pixels
+// one wgmma's N (at most 256).
+absl::Status CheckSwapTile(const ConvTile& t) {
+  if (t.swap_ab != 0 && t.swap_ab != 1) {
+    return InvalidConfig(kTask, absl::StrCat("swap_ab = ", t.swap_ab, " (0 or 1)"));
+  }
+  if (t.swap_ab == 0) return absl::OkStatus();
+  if (t.gemm.n != 64) {
+    return InvalidConfig(kTask, absl::StrCat("swap_ab = 1 takes tile_n 64 (one m64 wgmma of "
+                                             "channels), not ",
+                                             t.gemm.n));
+  }
+  // (A consumer count CheckWgmmaTile rejects has no rows per consumer.)
+  if (t.gemm.consumer_wg >= 1 && t.gemm.rows_per_consumer() > 256) {
+    return InvalidConfig(kTask, absl::StrCat("swap_ab = 1 takes at most 256 pixels per consumer "
+                                             "(wgmma's N), not ",
+                                             t.gemm.rows_per_consumer()));
+  }
+  return absl::OkStatus();
+}
+
+// The bytes of one output element as the kernel writes it (wgmma_core.cuh WgmmaOutElement).
+int64_t OutputBytes(const WgmmaConv& conv, const Epilogue& epilogue) {
+  if (WgmmaOutF16(conv.p.out_dtype, epilogue) != 0) return 2;
+  return epilogue.output == Epilogue::Output::kInt8Requantize ? 1 : 4;
 }
 
 // The cluster knob's rules: the pair takes the two channel tiles of one pixel tile side by side,
@@ -234,10 +266,10 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   kernel.spec = KernelSpec{
       "conv2d_wgmma.cu",
       absl::StrFormat(
-          "tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h, t.w,
-          t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong, conv.int8 ? 1 : 0,
+          "tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h,
+          t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong, conv.int8 ? 1 : 0,
           EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue), ConvRowBytes(conv), t.im2col,
-          t.cluster, t.pool ? 1 : 0, t.halo != 0 ? p.kh : 0),
+          t.cluster, t.pool ? 1 : 0, t.halo != 0 ? p.kh : 0, t.swap_ab),
       {},
       /*arch_specific=*/true};
   kernel.shape = shape;
@@ -288,9 +320,16 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     if (pool_) {
       TUNEJIT_ASSIGN_OR_RETURN(pooled, PooledElement(conv, epilogue));
       t.pool = CheckPoolTile(t, p).ok();
-      if (t.pool) {
+      if (t.pool && t.swap_ab == 0) {
         t.gemm.extra_smem = WgmmaPoolBytes(t.w, t.gemm.consumer_wg);
       }
+    }
+    TUNEJIT_RETURN_IF_ERROR(CheckSwapTile(t));
+    if (t.swap_ab != 0 && t.gemm.consumer_wg >= 1) {
+      t.gemm.extra_smem =
+          t.gemm.consumer_wg *
+          WgmmaSwapStagingBytes(t.gemm.rows_per_consumer(), t.pool, OutputBytes(conv, epilogue));
+      t.gemm.extra_smem_use = "output staging";
     }
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
     TUNEJIT_RETURN_IF_ERROR(CheckIm2colTile(t));
@@ -336,6 +375,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("im2col", 0));
     config.knobs.push_back(OtherKnob("cluster", 1));
     config.knobs.push_back(OtherKnob("halo", 0));
+    config.knobs.push_back(OtherKnob("swap_ab", 0));
     return config;
   }
 

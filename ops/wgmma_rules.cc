@@ -107,11 +107,11 @@ absl::Status CheckSharedMemory(absl::string_view task, const WgmmaTile& t,
   if (t.smem_bytes() > limits.shared_bytes_per_block_optin) {
     return InvalidConfig(
         task,
-        absl::StrCat("shared memory ", t.stages, " stages x ", StageText(t),
-                     " + barriers + 1 KiB alignment",
-                     t.extra_smem > 0 ? absl::StrCat(" + ", t.extra_smem, " (pool exchange)") : "",
-                     " = ", t.smem_bytes(), " bytes > shared_bytes_per_block_optin ",
-                     limits.shared_bytes_per_block_optin));
+        absl::StrCat(
+            "shared memory ", t.stages, " stages x ", StageText(t), " + barriers + 1 KiB alignment",
+            t.extra_smem > 0 ? absl::StrCat(" + ", t.extra_smem, " (", t.extra_smem_use, ")") : "",
+            " = ", t.smem_bytes(), " bytes > shared_bytes_per_block_optin ",
+            limits.shared_bytes_per_block_optin));
   }
   return absl::OkStatus();
 }

@@ -31,6 +31,7 @@ struct WgmmaTile {
   int64_t pingpong = 0;       // 1: the two consumers take whole tiles in turn (wgmma_core.cuh)
   int64_t element_bytes = 2;  // 2: fp16 (HGMMA), 1: int8 (IGMMA)
   int64_t extra_smem = 0;     // after the barriers: a pooled conv's exchange (WgmmaPoolBytes)
+  const char* extra_smem_use = "pool exchange";  // what extra_smem holds, for the smem rule's text
   int64_t atom_bytes = kWgmmaRowBytes;  // a swizzled row: 128 bytes, or 64 (narrow channels)
   // > 0: the stage's atoms of K share one block of A rows, atom j's m rows starting j x this
   // many rows in (conv2d_wgmma.cu HALO: wgmma_core.cuh WgmmaStage's kShift).
@@ -56,6 +57,12 @@ struct WgmmaTile {
 // consumer one 72-word row per 2x2 window of a group of max(64, 2 tw) tile rows.
 inline int64_t WgmmaPoolBytes(int64_t tw, int64_t consumers) {
   return consumers * (2 * tw > 64 ? 2 * tw : 64) / 4 * 72 * 4;
+}
+
+// wgmma_core.cuh WgmmaSwapStagingBytes: one consumer's staged output rows of a swap_ab tile,
+// `rows` (a quarter of them pooled) of 64 elements of `out_bytes` and 16 bytes of padding.
+inline int64_t WgmmaSwapStagingBytes(int64_t rows, bool pooled, int64_t out_bytes) {
+  return (pooled ? rows / 4 : rows) * (64 * out_bytes + 16);
 }
 
 // wgmma and setmaxnreg exist only on Hopper (sm_90, built as sm_90a; Blackwell has tcgen05).

@@ -348,6 +348,52 @@ TEST(Conv2dWgmmaGpu, HaloBoxesMatch) {
       /*pool=*/true);
 }
 
+// swap_ab = 1: the tile computed transposed (channels as wgmma's M, a consumer's pixels as its N)
+// and written out through shared memory. 256-, 128- and 64-pixel consumers (ping-pong and
+// cooperative), halo, im2col and per-tap loads, CO 64 (one channel tile), 40 (a tail: columns
+// past CO) and 136 (tiles of 64, 64 and 8: no 16-byte pieces where CO * bytes % 16 != 0), every
+// output kind, and pooled in the kernel over 8- to 64-pixel image rows (windows in one thread's
+// registers; negatively scaled channels pool their minimum).
+autotvm::ConfigEntity SwapConfig(int64_t th, int64_t tw, int64_t stages, int64_t pingpong,
+                                 int64_t halo, int64_t im2col = 0) {
+  return testing::Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", 64),
+                          OtherKnob("stages", stages), OtherKnob("consumer_wg", 2),
+                          OtherKnob("pingpong", pingpong), OtherKnob("im2col", im2col),
+                          OtherKnob("cluster", 1), OtherKnob("halo", halo),
+                          OtherKnob("swap_ab", 1)});
+}
+
+TEST(Conv2dWgmmaGpu, SwappedOperandsMatch) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const Epilogue bias_relu{.bias = true, .relu = true};
+  const Epilogue requantize{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  const Epilogue scaled{.bias = true, .output = Epilogue::Output::kFloat32};
+  for (const Shape& s : std::vector<Shape>{{2, 20, 20, 72, 64, 3, 1, 1},
+                                           {2, 20, 24, 64, 40, 3, 1, 1},
+                                           {1, 16, 16, 72, 136, 3, 1, 1}}) {
+    const Operands o = MakeOperands(s, static_cast<uint32_t>(81 + s.co));
+    CheckCases(*harness, o,
+               {{SwapConfig(8, 32, 2, 1, 1), bias_relu, true},
+                {SwapConfig(8, 32, 2, 1, 1), requantize, true},
+                {SwapConfig(8, 16, 4, 0, 0), scaled, false},
+                {SwapConfig(4, 16, 4, 1, 0), {}, false},
+                {SwapConfig(4, 32, 4, 0, 1), requantize, true},
+                {SwapConfig(2, 64, 4, 0, 0, 1), bias_relu, true}});
+    CheckCases(*harness, o,
+               {{SwapConfig(8, 32, 3, 1, 1), bias_relu, true},
+                {SwapConfig(8, 32, 3, 1, 1), requantize, true},
+                {SwapConfig(16, 8, 4, 0, 0), scaled, false},
+                {SwapConfig(4, 16, 4, 1, 1), requantize, true},
+                {SwapConfig(4, 64, 4, 1, 0), bias_relu, true},
+                {SwapConfig(4, 64, 2, 0, 0), {}, false}},
+               /*pool=*/true);
+  }
+}
+
 // conv2d_nhwc_wgmma_pool.cuda: the conv's epilogue then a 2x2 max pool, bit for bit. Pooled in the
 // kernel with image rows of 8 (a window's rows in one thread), 16 and 32 (across warps) and 64
 // pixels (across a consumer's subtiles), tiles past the output's edge (20 = 16 + 4, 64 > 20),
@@ -436,7 +482,10 @@ TEST(Conv2dWgmmaGpu, Int8MatchesExactly) {
     if (s.k == 3) {  // a stage per filter column (64-byte rows where C = 64 or 32)
       configs.push_back(HaloConfig(8, 16, 128, 2, 0));
       configs.push_back(HaloConfig(8, 32, 64, 3, 1));
+      configs.push_back(SwapConfig(8, 16, 2, 1, 1));  // IGMMA transposed: m64n128k32
     }
+    configs.push_back(SwapConfig(8, 16, 4, 0, 0));
+    configs.push_back(SwapConfig(4, 32, 4, 1, 0));
     const std::vector<Epilogue> epilogues = {
         {.relu = true},
         {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},

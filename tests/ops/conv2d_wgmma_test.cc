@@ -41,11 +41,12 @@ autotvm::Workload ConvWorkload(int64_t n, int64_t h, int64_t w, int64_t c, int64
 
 autotvm::ConfigEntity Tile(int64_t th, int64_t tw, int64_t bn, int64_t stages, int64_t cwg,
                            int64_t pingpong = 0, int64_t im2col = 0, int64_t cluster = 1,
-                           int64_t halo = 0) {
+                           int64_t halo = 0, int64_t swap_ab = 0) {
   return Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", bn),
                  OtherKnob("stages", stages), OtherKnob("consumer_wg", cwg),
                  OtherKnob("pingpong", pingpong), OtherKnob("im2col", im2col),
-                 OtherKnob("cluster", cluster), OtherKnob("halo", halo)});
+                 OtherKnob("cluster", cluster), OtherKnob("halo", halo),
+                 OtherKnob("swap_ab", swap_ab)});
 }
 
 const OpTemplate& Op() { return *FindOpTemplate(autotvm::kConv2dNhwcWgmma); }
@@ -78,7 +79,7 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0, 1, 0, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0, 1, 0, 0, 0>");
   EXPECT_TRUE(k.spec.arch_specific);
   // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
   // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
@@ -147,7 +148,7 @@ TEST(Conv2dWgmma, WorkloadRules) {
                         kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
     ASSERT_TRUE(fp16_to_int8.ok()) << out << ": " << fp16_to_int8.status();
     EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
-              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0, 1, 0, 0>");
+              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0, 1, 0, 0, 0>");
   }
 }
 
@@ -161,7 +162,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                       Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(int8.ok()) << int8.status();
   EXPECT_EQ(int8->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 0>");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[0].desc),
             "i8 [64, 56, 56, 2] box [64, 16, 8, 1] swizzle 64B");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[1].desc),
@@ -172,7 +173,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                                                 Tile(16, 16, 64, 4, 1), kHopper, {});
   ASSERT_TRUE(stem.ok()) << stem.status();
   EXPECT_EQ(stem->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0, 1, 0, 0>");
+            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0, 1, 0, 0, 0>");
   EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
             "f16 [32, 32, 32, 2] box [32, 16, 16, 1] swizzle 64B");
   for (const OpPlan* plan : {&*int8, &*stem}) {
@@ -184,7 +185,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
   absl::StatusOr<OpPlan> wide =
       Op().Specialize(ConvWorkload(2, 20, 20, 72, 64, 3), Tile(8, 16, 64, 4, 2), kHopper, {});
   ASSERT_TRUE(wide.ok()) << wide.status();
-  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0, 1, 0, 0>"));
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0, 1, 0, 0, 0>"));
 }
 
 // int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the
@@ -196,7 +197,7 @@ TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
   absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0, 0>");
   // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -244,7 +245,7 @@ TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
       Op().Specialize(w, Tile(4, 16, 256, 4, 2, 1), kHopper, {});
   ASSERT_TRUE(pingpong.ok()) << pingpong.status();
   EXPECT_EQ(pingpong->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0, 1, 0, 0>");
+            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0, 1, 0, 0, 0>");
 }
 
 // im2col = 1: the M tile is tile_h x 64 consecutive output pixels, loaded by TMA's im2col mode.
@@ -256,7 +257,7 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1, 1, 0, 0>");
+            "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1, 1, 0, 0, 0>");
   EXPECT_EQ(k.shape.grid[0], 4u * 2);  // 4 pixel tiles x 2 channel tiles
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
@@ -315,7 +316,7 @@ TEST(Conv2dWgmma, ClusterPlansHalfLoadsAndAnEvenGrid) {
   absl::StatusOr<OpPlan> tiled = Op().Specialize(w, Tile(8, 16, 128, 4, 2, 0, 0, 2), kHopper, {});
   ASSERT_TRUE(tiled.ok()) << tiled.status();
   EXPECT_EQ(tiled->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 2, 0, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 2, 0, 0, 0>");
   EXPECT_EQ(tiled->kernels[0].shape.grid[0], 24u);
   // Each block loads 4 of the tile's 8 rows.
   EXPECT_EQ(TensorMapText(tiled->tensor_maps[0].desc),
@@ -368,7 +369,7 @@ TEST(Conv2dWgmma, HaloPlansColumnStagesOverTallerBoxes) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 2, 2, 0, 0, 3, 0, 128, 0, 1, 0, 3>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 2, 2, 0, 0, 3, 0, 128, 0, 1, 0, 3, 0>");
   // A: (8 + 2) x 16 rows of 128 bytes; B: 3 filter rows x 128 channels x 128 bytes.
   EXPECT_EQ(k.shape.shared_bytes, 2u * ((10 * 16 + 3 * 128) * 128) + 3 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -379,7 +380,7 @@ TEST(Conv2dWgmma, HaloPlansColumnStagesOverTallerBoxes) {
   absl::StatusOr<OpPlan> five = Op().Specialize(ConvWorkload(2, 20, 20, 64, 64, 5, 2),
                                                 Tile(8, 8, 64, 3, 2, 1, 0, 1, 1), kHopper, {});
   ASSERT_TRUE(five.ok()) << five.status();
-  EXPECT_TRUE(absl::EndsWith(five->kernels[0].spec.name_expression, ", 0, 1, 0, 5>"));
+  EXPECT_TRUE(absl::EndsWith(five->kernels[0].spec.name_expression, ", 0, 1, 0, 5, 0>"));
   EXPECT_EQ(TensorMapText(five->tensor_maps[0].desc),
             "f16 [64, 20, 20, 2] box [64, 8, 12, 1] swizzle 128B");
   absl::StatusOr<OpPlan> narrow =
@@ -387,7 +388,7 @@ TEST(Conv2dWgmma, HaloPlansColumnStagesOverTallerBoxes) {
                       Tile(8, 32, 64, 4, 2, 1, 0, 1, 1), kHopper, {.relu = true});
   ASSERT_TRUE(narrow.ok()) << narrow.status();
   EXPECT_EQ(narrow->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 32, 64, 4, 2, 1, 1, 2, 0, 64, 0, 1, 0, 3>");
+            "tunejit::conv2d_wgmma<8, 32, 64, 4, 2, 1, 1, 2, 0, 64, 0, 1, 0, 3, 0>");
   EXPECT_EQ(narrow->kernels[0].shape.shared_bytes, 4u * ((10 * 32 + 3 * 64) * 64) + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(narrow->tensor_maps[0].desc),
             "i8 [64, 20, 20, 2] box [64, 32, 10, 1] swizzle 64B");
@@ -412,6 +413,68 @@ TEST(Conv2dWgmma, HaloRules) {
               HasSubstr("4 stages x (A 288 rows x 128 + B 128 x 384) bytes"));
 }
 
+TEST(Conv2dWgmma, SwapPlansTheTransposedTileAndItsStaging) {
+  const Epilogue requantize{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+  // int8 64 channels (64-byte rows, two taps a stage), 8 x 16 pixels, cooperative: 64 rows per
+  // consumer, staged as rows of 64 bytes + 16 of padding.
+  absl::StatusOr<OpPlan> plan =
+      Op().Specialize(ConvWorkload(2, 20, 20, 64, 64, 3, 1, 1, 1, "int32", "int8"),
+                      Tile(8, 16, 64, 4, 2, 0, 0, 1, 0, 1), kHopper, requantize);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 1>");
+  EXPECT_EQ(plan->kernels[0].shape.shared_bytes,
+            4u * ((128 + 64) * 128) + 5 * 16 + 1024 + 2 * 64 * (64 + 16));
+  // The same tile into float32: rows of 256 bytes + 16.
+  absl::StatusOr<OpPlan> f32 =
+      Op().Specialize(ConvWorkload(2, 20, 20, 64, 64, 3, 1, 1, 1, "int32", "int8"),
+                      Tile(8, 16, 64, 4, 2, 0, 0, 1, 0, 1), kHopper,
+                      {.bias = true, .output = Epilogue::Output::kFloat32});
+  ASSERT_TRUE(f32.ok()) << f32.status();
+  EXPECT_EQ(f32->kernels[0].shape.shared_bytes,
+            4u * ((128 + 64) * 128) + 5 * 16 + 1024 + 2 * 64 * (256 + 16));
+}
+
+TEST(Conv2dWgmma, SwapRules) {
+  auto why = [&](const autotvm::Workload& w, const autotvm::ConfigEntity& c) {
+    return std::string(Op().Specialize(w, c, kHopper, {}).status().message());
+  };
+  const autotvm::Workload w = ConvWorkload(2, 32, 32, 64, 256, 3);
+  EXPECT_EQ(why(w, Tile(8, 16, 64, 2, 2, 0, 0, 1, 0, 1)), "");
+  EXPECT_THAT(why(w, Tile(8, 16, 128, 2, 2, 0, 0, 1, 0, 1)),
+              HasSubstr("swap_ab = 1 takes tile_n 64 (one m64 wgmma of channels), not 128"));
+  EXPECT_THAT(why(w, Tile(16, 32, 64, 2, 2, 1, 0, 1, 0, 1)),
+              HasSubstr("at most 256 pixels per consumer (wgmma's N), not 512"));
+  EXPECT_THAT(why(w, Tile(8, 16, 64, 2, 2, 0, 0, 1, 0, 2)), HasSubstr("swap_ab = 2 (0 or 1)"));
+  // 256 pixels per consumer staged in float32 rows: 2 x 256 x 272 bytes more than fit.
+  EXPECT_THAT(why(w, Tile(8, 32, 64, 2, 2, 1, 0, 1, 1, 1)), HasSubstr("+ 139264 (output staging)"));
+}
+
+// swap_ab = 1 on conv1_2 pooled (fp16, 8 x 32 ping-pong, halo): the 256 pixels of a consumer are
+// one m64n256k16's N; the output rows staged pooled, a quarter of them.
+TEST(Conv2dWgmmaPool, SwapPoolsInTheKernelWithAQuarterOfTheStaging) {
+  const autotvm::Workload w = [] {
+    autotvm::Workload c = ConvWorkload(2, 64, 64, 64, 64, 3, 1, 1, 1, "float16");
+    c.task_name = autotvm::kConv2dNhwcWgmmaPool;
+    return c;
+  }();
+  absl::StatusOr<OpPlan> plan = FindOpTemplate(autotvm::kConv2dNhwcWgmmaPool)
+                                    ->Specialize(w, Tile(8, 32, 64, 3, 2, 1, 0, 1, 1, 1), kHopper,
+                                                 Epilogue{.bias = true, .relu = true});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  EXPECT_EQ(plan->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 1>");
+  EXPECT_EQ(plan->kernels[0].shape.shared_bytes,
+            3u * ((10 * 32 + 3 * 64) * 128) + 4 * 16 + 1024 + 2 * (256 / 4) * (128 + 16));
+  KernelCompiler compiler(nullptr);
+  absl::StatusOr<CompiledKernel> kernel =
+      compiler.Compile(plan->kernels[0].spec, GpuArch{9, 0, false});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "wgmma.mma_async.sync.aligned.m64n256k16"));
+}
+
 absl::StatusOr<autotvm::ConfigSpace> Space() {
   absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
   if (!target.ok()) return target.status();
@@ -421,7 +484,7 @@ absl::StatusOr<autotvm::ConfigSpace> Space() {
 TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
-  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2 * 2 * 2);
+  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2 * 2 * 2 * 2);
   EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNhwcWgmma));
   const autotvm::Workload w = ConvWorkload(128, 56, 56, 256, 256, 3);
   int valid = 0;
@@ -439,8 +502,10 @@ TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   // im2col configs (tile_w 64 with tile_h 1, 2, 4: M tiles of 64, 128, 256 pixels). With
   // cluster = 2, the 354 of those 439 whose tile_n makes an even number of channel tiles (not
   // 256: one tile of 256 channels) and, unless im2col, whose tile_h is even. With halo = 1, the
-  // 154 tiled ones without clusters whose stages of three filter rows still fit.
-  EXPECT_EQ(valid, 221 + 128 + 90 + 354 + 154);
+  // 154 tiled ones without clusters whose stages of three filter rows still fit. With swap_ab =
+  // 1, the 342 of all those with tile_n 64 and at most 256 pixels per consumer whose staged
+  // float32 output rows (272 bytes a pixel) still fit.
+  EXPECT_EQ(valid, 221 + 128 + 90 + 354 + 154 + 342);
   std::printf("conv2d_nhwc_wgmma space: %lld points, %d valid\n",
               static_cast<long long>(space->size()), valid);
 }
@@ -501,7 +566,7 @@ TEST(Conv2dWgmmaPool, WholeWindowTilesPoolInTheKernel) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->kernels.size(), 1u);
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0>");
   EXPECT_TRUE(plan->workspace_bytes.empty());
   EXPECT_TRUE(plan->notes.empty());
   // The unpooled conv's ring and barriers, plus per consumer one 72-word row for each of the 16
@@ -518,7 +583,7 @@ TEST(Conv2dWgmmaPool, WholeWindowTilesPoolInTheKernel) {
       PoolOp().Specialize(PoolWorkload(64, 64, 128), Tile(4, 64, 128, 4, 2), kHopper, kBiasRelu);
   ASSERT_TRUE(wide.ok()) << wide.status();
   ASSERT_EQ(wide->kernels.size(), 1u);
-  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 1, 0>"));
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 1, 0, 0>"));
 }
 
 TEST(Conv2dWgmmaPool, OtherTilesPoolAfterTheKernel) {

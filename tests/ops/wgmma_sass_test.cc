@@ -245,6 +245,32 @@ TEST(WgmmaSass, HaloConvLoadsOneBoxPerFilterColumn) {
   }
 }
 
+// swap_ab = 1 on conv1_2 + pool (fp16 and int8, 8 x 32 ping-pong, halo): one m64 x 256-pixel
+// instruction per 16 (32 int8) channels of K instead of four m64n64, and no spills.
+TEST(WgmmaSass, SwappedConvRunsOneWideWgmmaPerKStep) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  for (const bool int8 : {false, true}) {
+    autotvm::Workload w = Conv3x3(224, 64, int8 ? "int8" : "float16", int8 ? "int32" : "float16");
+    w.task_name = autotvm::kConv2dNhwcWgmmaPool;
+    const autotvm::ConfigEntity config =
+        testing::Config({OtherKnob("tile_h", 8), OtherKnob("tile_w", 32), OtherKnob("tile_n", 64),
+                         OtherKnob("stages", 3), OtherKnob("consumer_wg", 2),
+                         OtherKnob("pingpong", 1), OtherKnob("im2col", 0), OtherKnob("cluster", 1),
+                         OtherKnob("halo", 1), OtherKnob("swap_ab", 1)});
+    const Epilogue epilogue =
+        int8 ? Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize}
+             : Epilogue{.bias = true, .relu = true};
+    const std::map<std::string, int> sass =
+        ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, epilogue);
+    for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+    EXPECT_GT(CountPrefix(sass, int8 ? "IGMMA.64x256x32" : "HGMMA.64x256x16"), 0) << int8;
+    EXPECT_EQ(CountPrefix(sass, int8 ? "IGMMA.64x64x32" : "HGMMA.64x64x16"), 0) << int8;
+    EXPECT_EQ(CountPrefix(sass, "STL"), 0) << int8;
+    EXPECT_EQ(CountPrefix(sass, "LDL"), 0) << int8;
+  }
+}
+
 TEST(WgmmaSass, Int8ConvRunsIgmma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
