@@ -306,6 +306,11 @@ TEST(Conv2dWgmmaGpu, ClustersOfTwoMatch) {
                true}});
 }
 
+// The networks' epilogues: fp16 bias + ReLU, and int8's requantize.
+constexpr Epilogue kBiasRelu{.bias = true, .relu = true};
+constexpr Epilogue kRequantize{
+    .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+
 // halo = 1: a stage per filter column, its filter rows reading one box of tile_h + KH - 1 image
 // rows at row offsets r x tile_w. Boxes past every edge of the image (20 = 8 + 8 + 4 rows, 20 =
 // 16 + 4 columns), channel tails (C = 72: a 64-channel row and 8), CO tails, ping-pong and
@@ -324,34 +329,31 @@ TEST(Conv2dWgmmaGpu, HaloBoxesMatch) {
   std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
   ASSERT_NE(harness, nullptr);
   TUNEJIT_REQUIRE_HOPPER(harness);
-  const Epilogue bias_relu{.bias = true, .relu = true};
-  const Epilogue requantize{
-      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
   const Operands o = MakeOperands({2, 20, 20, 72, 136, 3, 1, 1}, 71);
   CheckCases(*harness, o,
-             {{HaloConfig(8, 16, 128, 2, 0), bias_relu, true},
+             {{HaloConfig(8, 16, 128, 2, 0), kBiasRelu, true},
               {HaloConfig(8, 8, 64, 4, 1), {}, false},
-              {HaloConfig(4, 32, 128, 2, 1), requantize, true},
+              {HaloConfig(4, 32, 128, 2, 1), kRequantize, true},
               {HaloConfig(16, 16, 64, 2, 0),
                {.bias = true, .output = Epilogue::Output::kFloat32},
                false}});
   CheckCases(*harness, o,
-             {{HaloConfig(8, 16, 128, 2, 0), bias_relu, true},
-              {HaloConfig(8, 32, 64, 3, 1), requantize, true}},
+             {{HaloConfig(8, 16, 128, 2, 0), kBiasRelu, true},
+              {HaloConfig(8, 32, 64, 3, 1), kRequantize, true}},
              /*pool=*/true);
   // 5 x 5, padding 2; and 64 channels (one row, no tail) with CO 64, as conv1_2.
   CheckCases(*harness, MakeOperands({2, 18, 20, 72, 64, 5, 2, 1}, 73),
-             {{HaloConfig(8, 8, 64, 2, 1), bias_relu, true}});
+             {{HaloConfig(8, 8, 64, 2, 1), kBiasRelu, true}});
   CheckCases(
       *harness, MakeOperands({2, 20, 24, 64, 64, 3, 1, 1}, 75),
-      {{HaloConfig(8, 32, 64, 3, 1), bias_relu, true}, {HaloConfig(16, 8, 64, 4, 0), {}, false}},
+      {{HaloConfig(8, 32, 64, 3, 1), kBiasRelu, true}, {HaloConfig(16, 8, 64, 4, 0), {}, false}},
       /*pool=*/true);
 }
 
 // swap_ab = 1: the tile computed transposed (channels as wgmma's M, a consumer's pixels as its N)
 // and written out through shared memory. 256-, 128- and 64-pixel consumers (ping-pong and
 // cooperative), halo, im2col and per-tap loads, CO 64 (one channel tile), 40 (a tail: columns
-// past CO) and 136 (tiles of 64, 64 and 8: no 16-byte pieces where CO * bytes % 16 != 0), every
+// past CO) and 136 (tiles of 64, 64 and 8; rows of 40 or 136 int8 bytes go out byte by byte), every
 // output kind, and pooled in the kernel over 8- to 64-pixel image rows (windows in one thread's
 // registers; negatively scaled channels pool their minimum).
 autotvm::ConfigEntity SwapConfig(int64_t th, int64_t tw, int64_t stages, int64_t pingpong,
@@ -368,27 +370,24 @@ TEST(Conv2dWgmmaGpu, SwappedOperandsMatch) {
   std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
   ASSERT_NE(harness, nullptr);
   TUNEJIT_REQUIRE_HOPPER(harness);
-  const Epilogue bias_relu{.bias = true, .relu = true};
-  const Epilogue requantize{
-      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
   const Epilogue scaled{.bias = true, .output = Epilogue::Output::kFloat32};
   for (const Shape& s : std::vector<Shape>{{2, 20, 20, 72, 64, 3, 1, 1},
                                            {2, 20, 24, 64, 40, 3, 1, 1},
                                            {1, 16, 16, 72, 136, 3, 1, 1}}) {
     const Operands o = MakeOperands(s, static_cast<uint32_t>(81 + s.co));
     CheckCases(*harness, o,
-               {{SwapConfig(8, 32, 2, 1, 1), bias_relu, true},
-                {SwapConfig(8, 32, 2, 1, 1), requantize, true},
+               {{SwapConfig(8, 32, 2, 1, 1), kBiasRelu, true},
+                {SwapConfig(8, 32, 2, 1, 1), kRequantize, true},
                 {SwapConfig(8, 16, 4, 0, 0), scaled, false},
                 {SwapConfig(4, 16, 4, 1, 0), {}, false},
-                {SwapConfig(4, 32, 4, 0, 1), requantize, true},
-                {SwapConfig(2, 64, 4, 0, 0, 1), bias_relu, true}});
+                {SwapConfig(4, 32, 4, 0, 1), kRequantize, true},
+                {SwapConfig(2, 64, 4, 0, 0, 1), kBiasRelu, true}});
     CheckCases(*harness, o,
-               {{SwapConfig(8, 32, 3, 1, 1), bias_relu, true},
-                {SwapConfig(8, 32, 3, 1, 1), requantize, true},
+               {{SwapConfig(8, 32, 3, 1, 1), kBiasRelu, true},
+                {SwapConfig(8, 32, 3, 1, 1), kRequantize, true},
                 {SwapConfig(16, 8, 4, 0, 0), scaled, false},
-                {SwapConfig(4, 16, 4, 1, 1), requantize, true},
-                {SwapConfig(4, 64, 4, 1, 0), bias_relu, true},
+                {SwapConfig(4, 16, 4, 1, 1), kRequantize, true},
+                {SwapConfig(4, 64, 4, 1, 0), kBiasRelu, true},
                 {SwapConfig(4, 64, 2, 0, 0), {}, false}},
                /*pool=*/true);
   }
