@@ -175,7 +175,8 @@ __device__ __forceinline__ void WgmmaFenceAccumulators(Acc (&acc)[kSubtiles][kRe
 
 // A consumer warpgroup accumulates kSubtiles x 64 rows x BN of one output tile, from its tile
 // row `row0` on, and from ring position `first` (as WgmmaProduce). kSwapAB: the operands trade
-// places (WgmmaSwapAB), one accumulator of the BN = 64 columns by the consumer's kAccN rows.
+// places (see WgmmaSwappedEpilogue), one accumulator of the BN = 64 columns by the consumer's
+// kAccN rows.
 template <int BM, int BN, int BK_BYTES, int STAGES, int ATOM, int kShift, int kInt8, int kCluster,
           int kSubtiles, int kAccN = BN, int kSwapAB = 0>
 __device__ __forceinline__ void WgmmaConsume(

@@ -320,16 +320,17 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     if (pool_) {
       TUNEJIT_ASSIGN_OR_RETURN(pooled, PooledElement(conv, epilogue));
       t.pool = CheckPoolTile(t, p).ok();
-      if (t.pool && t.swap_ab == 0) {
-        t.gemm.extra_smem = WgmmaPoolBytes(t.w, t.gemm.consumer_wg);
-      }
     }
     TUNEJIT_RETURN_IF_ERROR(CheckSwapTile(t));
+    // After the barriers: a swapped tile's staged output rows (pooled or not), else a pooled
+    // tile's window exchange.
     if (t.swap_ab != 0 && t.gemm.consumer_wg >= 1) {
       t.gemm.extra_smem =
           t.gemm.consumer_wg *
           WgmmaSwapStagingBytes(t.gemm.rows_per_consumer(), t.pool, OutputBytes(conv, epilogue));
       t.gemm.extra_smem_use = "output staging";
+    } else if (t.pool) {
+      t.gemm.extra_smem = WgmmaPoolBytes(t.w, t.gemm.consumer_wg);
     }
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaTile(kTask, t.gemm, limits));
     TUNEJIT_RETURN_IF_ERROR(CheckIm2colTile(t));
