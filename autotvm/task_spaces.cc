@@ -120,9 +120,10 @@ absl::StatusOr<ConfigSpace> DenseWgmmaSpace(bool int8) {
 }
 
 // conv2d_nhwc_wgmma.cuda (tunejit-only, kernel_sources/conv2d_wgmma.cu): an output tile is
-// tile_h x tile_w pixels of one image (the GEMM's M rows) by tile_n output channels; K is walked
-// one tap and 64 channels at a time. Shape-generic like dense_wgmma; ops/conv2d_wgmma.cc rejects
-// the combinations that cannot run (M rows not a multiple of 64 per consumer, shared memory...).
+// tile_h x tile_w pixels of tile_b images (the GEMM's M rows) by tile_n output channels; K is
+// walked one tap and 64 channels at a time. Shape-generic like dense_wgmma; ops/conv2d_wgmma.cc
+// rejects the combinations that cannot run (M rows not a multiple of 64 per consumer, shared
+// memory...).
 absl::StatusOr<ConfigSpace> ConvWgmmaSpace() {
   ConfigSpace s;
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_h", {1, 2, 4, 8, 16}));
@@ -140,6 +141,8 @@ absl::StatusOr<ConfigSpace> ConvWgmmaSpace() {
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("halo", {0, 1}));
   // The tile computed transposed (tile_n 64: channels as wgmma's M); last, 0 first, likewise.
   TUNEJIT_RETURN_IF_ERROR(s.AddOther("swap_ab", {0, 1}));
+  // The tile's pixels in 1, 2 or 4 consecutive images; last, 1 first, likewise.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_b", {1, 2, 4}));
   return s;
 }
 

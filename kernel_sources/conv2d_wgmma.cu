@@ -6,7 +6,7 @@
 //                                           * weight[co, r, s, c])          (stride 1)
 //
 //   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM, kIm2col,
-//                CLUSTER, POOL, HALO, SWAP_AB>
+//                CLUSTER, POOL, HALO, SWAP_AB, TB>
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
 //   turn), block 128 * (1 + CONS_WG), dynamic shared memory
@@ -16,13 +16,15 @@
 //   t is channel tile t % ceil(CO / BN) of pixel tile t / ceil(CO / BN): the channel tiles of one
 //   pixel tile run side by side, so its input is read from DRAM once and from L2 after.
 //
-// The GEMM view: M = the output pixels, in tiles of TH x TW pixels of one image (rows h-major);
+// The GEMM view: M = the output pixels, in tiles of TH x TW pixels of TB images (rows h-major,
+// image by image);
 // N = CO; K = KH * KW * C, walked one tap (r, s) and one 128-byte swizzled row of E channels
 // (E = 64 fp16 or 128 int8) per k tile. Everything but the loads is wgmma_core.cuh's. The loads
-// need no im2col: for stride 1, tap (r, s) of the tile's pixels is one 4-D box {E, TW, TH, 1} of
+// need no im2col: for stride 1, tap (r, s) of the tile's pixels is one 4-D box {E, TW, TH, TB} of
 // the input at {c0, x0 + s * DW - PL, y0 + r * DH - PT, b}, and TMA writes zeros for coordinates
-// outside the image, which is exactly the zero padding (and the C tail when C % E != 0). It lands
-// as TH * TW rows of 128 bytes, the A operand layout of the GEMM core. The weight's k tile is a
+// outside the image, which is exactly the zero padding (and the C tail when C % E != 0; and the
+// images past N). It lands as TB * TH * TW rows of 128 bytes, the A operand layout of the GEMM
+// core. The weight's k tile is a
 // 3-D box {E, 1, BN} of the weight viewed as {C, KH * KW, CO}, zeros past C and CO.
 // kIm2col = 1: the M tile is TH * TW consecutive output pixels in (N, H, W) order instead, loaded
 // with TMA's im2col mode (x_map from cuTensorMapEncodeIm2col, its bounding box the output pixels
@@ -53,13 +55,18 @@
 // 64 x 256 x 16 products rather than 16 (wgmma_core.cuh WgmmaSwappedEpilogue); the loads and the
 // stage layout are the same.
 //
+// TB > 1 (tiled, no cluster, no halo): the M tile is the same TH x TW pixels of TB consecutive
+// images, so that a tile of whole windows can be small enough to divide the output (56 x 56 in
+// 8 x 8 x 2 tiles: no rows computed for nothing, where 8 x 16 computes 14% more and im2col tiles
+// cannot pool).
+//
 // POOL = 1 (conv2d_nhwc_wgmma_pool.cuda): a 2x2 max pool (stride 2) follows the epilogue, in
 // the kernel: tiles of whole image rows (kIm2col 0) hold whole windows when TH is even, OH and OW
 // are even and each consumer's rows start at an even image row (ops/conv2d_wgmma.cc checks), so
 // wgmma_core.cuh WgmmaPool2x2 reduces each window in registers and shared memory and only its
 // top-left row is written, to the [N, OH / 2, OW / 2, CO] output (ConvPoolRows).
 //
-// Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, 1}), w_map ({C, KH * KW, CO}, box
+// Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, TB}), w_map ({C, KH * KW, CO}, box
 // {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
 // NHWC); then the geometry as runtime values (C, CO, OH, OW, KW, KH * KW, pad top/left, dilation
 // h/w, tiles per image along h/w, pixel tiles in all, output pixels in all), so one compiled
@@ -71,40 +78,57 @@ namespace tunejit {
 struct ConvWgmmaGeometry {
   int c, co, oh, ow, kw, taps, pad_top, pad_left, dil_h, dil_w;
   int tiles_h, tiles_w;  // tiles per image
-  int m_tiles;           // pixel tiles in all: N * tiles_h * tiles_w (im2col: pixels / TH TW)
+  int m_tiles;           // pixel tiles: ceil(N / TB) * tiles_h * tiles_w (im2col: pixels / TH TW)
   int pixels;            // output pixels in all: N * OH * OW
+  __device__ __forceinline__ int images() const { return pixels / (oh * ow); }
 };
 
-// Output rows of a tile: local row -> NHWC index of (b, y0 + row / TW, x0 + row % TW, 0).
-template <int TW>
+// A tiled tile's pixel of local row `row`: TH x TW pixels of each of TB images from (b, y0, x0);
+// `in` false past the output or the batch.
+template <int TH, int TW, int TB>
+struct ConvTilePixel {
+  int b, y, x;
+  bool in;
+  __device__ __forceinline__ ConvTilePixel(int row, int b0, int y0, int x0, int oh, int ow,
+                                           int images) {
+    const int within = TB == 1 ? row : row % (TH * TW);
+    b = TB == 1 ? b0 : b0 + row / (TH * TW);
+    y = y0 + within / TW;
+    x = x0 + within % TW;
+    in = y < oh && x < ow && (TB == 1 || b < images);
+  }
+};
+
+// Output rows of a tile: local row -> NHWC index of its pixel (ConvTilePixel).
+template <int TH, int TW, int TB>
 struct ConvRows {
-  int b, y0, x0, oh, ow, co;
+  int b, y0, x0, oh, ow, co, images;
   __device__ __forceinline__ s64 operator()(int row) const {
-    const int y = y0 + row / TW, x = x0 + row % TW;
-    if (y >= oh || x >= ow) return -1;
-    return ((static_cast<s64>(b) * oh + y) * ow + x) * co;
+    const ConvTilePixel<TH, TW, TB> p(row, b, y0, x0, oh, ow, images);
+    if (!p.in) return -1;
+    return ((static_cast<s64>(p.b) * oh + p.y) * ow + p.x) * co;
   }
 };
 
 // Output rows of a tile pooled 2x2 (POOL = 1): the top-left row of each window -> NHWC index of
 // pooled pixel (b, y / 2, x / 2) of the [N, OH / 2, OW / 2, CO] output; the window's other rows,
 // and rows past the output (OH, OW even: a window is in or out whole), -1.
-template <int TW>
+template <int TH, int TW, int TB>
 struct ConvPoolRows {
-  int b, y0, x0, oh, ow, co;  // the conv's output size
+  int b, y0, x0, oh, ow, co, images;  // the conv's output size
   __device__ __forceinline__ s64 operator()(int row) const {
-    const int y = y0 + row / TW, x = x0 + row % TW;
-    if (((y | x) & 1) != 0 || y >= oh || x >= ow) return -1;
-    return ((static_cast<s64>(b) * (oh / 2) + y / 2) * (ow / 2) + x / 2) * co;
+    const ConvTilePixel<TH, TW, TB> p(row, b, y0, x0, oh, ow, images);
+    if (((p.y | p.x) & 1) != 0 || !p.in) return -1;
+    return ((static_cast<s64>(p.b) * (oh / 2) + p.y / 2) * (ow / 2) + p.x / 2) * co;
   }
 };
 
 // The loads of one output tile. (b, y0, x0) is the first pixel this block loads: the tile's, or
 // in a cluster the first of its half (ConvTiles::At); `a` is the tile's A atom, and the half goes
 // to its rows from kRowsPerLoad * rank on, in this block's and its peer's shared memory.
-template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER, int HALO>
+template <int TH, int TW, int TB, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER, int HALO>
 struct ConvProducer {
-  static constexpr int kRowsPerLoad = TH * TW / CLUSTER;
+  static constexpr int kRowsPerLoad = TB * TH * TW / CLUSTER;
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
   ConvWgmmaGeometry g;
@@ -159,8 +183,8 @@ struct ConvProducer {
 #pragma unroll
       for (int atom = 0; atom < 2; ++atom) {
         const int tap = 2 * kt + atom;
-        LoadTap(a + atom * TH * TW * ATOM, w + atom * BN * ATOM, full, tap < g.taps ? tap : 0, 0,
-                tap);
+        LoadTap(a + atom * TB * TH * TW * ATOM, w + atom * BN * ATOM, full, tap < g.taps ? tap : 0,
+                0, tap);
       }
     }
   }
@@ -175,51 +199,52 @@ struct ConvLinearRows {
   }
 };
 
-template <int TW, int kIm2col, int POOL>
+template <int TH, int TW, int TB, int kIm2col, int POOL>
 struct ConvRowsOf {
-  typedef ConvRows<TW> Type;
+  typedef ConvRows<TH, TW, TB> Type;
 };
-template <int TW>
-struct ConvRowsOf<TW, 1, 0> {
+template <int TH, int TW, int TB>
+struct ConvRowsOf<TH, TW, TB, 1, 0> {
   typedef ConvLinearRows Type;
 };
-template <int TW>
-struct ConvRowsOf<TW, 0, 1> {
-  typedef ConvPoolRows<TW> Type;
+template <int TH, int TW, int TB>
+struct ConvRowsOf<TH, TW, TB, 0, 1> {
+  typedef ConvPoolRows<TH, TW, TB> Type;
 };
 
 // The output tiles of the conv, for WgmmaBlock. `rank`: this block's rank in its cluster (0
 // without clusters), which picks the half of each pixel tile it loads.
-template <int TH, int TW, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER, int POOL, int HALO>
+template <int TH, int TW, int TB, int BN, int kInt8, int ATOM, int kIm2col, int CLUSTER, int POOL,
+          int HALO>
 struct ConvTiles {
   const hopper::TmaDescriptor* x_map;
   const hopper::TmaDescriptor* w_map;
   ConvWgmmaGeometry g;
   int c_tiles, n_tiles, rank;
   __device__ __forceinline__ int count() const { return g.m_tiles * n_tiles; }
-  typedef ConvProducer<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER, HALO> Producer;
-  typedef typename ConvRowsOf<TW, kIm2col, POOL>::Type Rows;
+  typedef ConvProducer<TH, TW, TB, BN, kInt8, ATOM, kIm2col, CLUSTER, HALO> Producer;
+  typedef typename ConvRowsOf<TH, TW, TB, kIm2col, POOL>::Type Rows;
   __device__ __forceinline__ WgmmaTile<Producer, Rows> At(int t) const {
     const int m_tile = t / n_tiles, n0 = (t % n_tiles) * BN;
     if constexpr (kIm2col != 0) {
-      const int m0 = m_tile * TH * TW, per_image = g.oh * g.ow;
+      const int m0 = m_tile * TB * TH * TW, per_image = g.oh * g.ow;
       const int first = m0 + rank * Producer::kRowsPerLoad;  // this block's load starts here
       const int b = first / per_image, y0 = first % per_image / g.ow, x0 = first % g.ow;
       return {Producer{x_map, w_map, g, b, y0, x0, n0, c_tiles, rank},
               ConvLinearRows{m0, g.pixels, g.co}, 0, n0};
     } else {
-      const int per_image = g.tiles_h * g.tiles_w;
-      const int b = m_tile / per_image;
-      const int y0 = (m_tile % per_image) / g.tiles_w * TH;
-      const int x0 = (m_tile % per_image) % g.tiles_w * TW;
+      const int per_images = g.tiles_h * g.tiles_w;  // tiles per TB images
+      const int b = m_tile / per_images * TB;
+      const int y0 = (m_tile % per_images) / g.tiles_w * TH;
+      const int x0 = (m_tile % per_images) % g.tiles_w * TW;
       return {Producer{x_map, w_map, g, b, y0 + rank * (TH / CLUSTER), x0, n0, c_tiles, rank},
-              Rows{b, y0, x0, g.oh, g.ow, g.co}, 0, n0};
+              Rows{b, y0, x0, g.oh, g.ow, g.co, g.images()}, 0, n0};
     }
   }
 };
 
 template <int TH, int TW, int BN, int STAGES, int CONS_WG, int PINGPONG, int kInt8, int kEpi,
-          int kOutF16, int ATOM, int kIm2col, int CLUSTER, int POOL, int HALO, int SWAP_AB>
+          int kOutF16, int ATOM, int kIm2col, int CLUSTER, int POOL, int HALO, int SWAP_AB, int TB>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CONS_WG), 1)
     conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                  const __grid_constant__ hopper::TmaDescriptor w_map,
@@ -234,7 +259,9 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CON
   static_assert(POOL == 0 || (kIm2col == 0 && TH % 2 == 0), "pooled tiles hold whole windows");
   static_assert(HALO == 0 || (kIm2col == 0 && CLUSTER == 1), "halo boxes are tiled, per block");
   static_assert(HALO == 0 || TH + HALO - 1 <= 256, "a TMA box dimension is at most 256");
-  constexpr int BM = TH * TW;
+  static_assert(TB == 1 || (kIm2col == 0 && CLUSTER == 1 && HALO == 0),
+                "images per tile: tiled boxes, per block, a box per tap");
+  constexpr int BM = TB * TH * TW;
   // Channels per atom row; a narrow conv has them all in one row (c_tiles 1), two taps a stage
   // (HALO: the filter's rows, each a stage's atom).
   constexpr int kRowElems = ATOM / (kInt8 ? 1 : 2);
@@ -246,8 +273,8 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CON
   const int rank = CLUSTER == 1 ? 0 : static_cast<int>(hopper::ClusterRank());
   WgmmaBlock<BM, BN, kStageBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM, CLUSTER,
              POOL != 0 ? TW : 0, HALO != 0 ? TW : 0, SWAP_AB>(
-      ConvTiles<TH, TW, BN, kInt8, ATOM, kIm2col, CLUSTER, POOL, HALO>{&x_map, &w_map, g, c_tiles,
-                                                                       CeilDiv(g.co, BN), rank},
+      ConvTiles<TH, TW, TB, BN, kInt8, ATOM, kIm2col, CLUSTER, POOL, HALO>{
+          &x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN), rank},
       &x_map, &w_map, out, bias, scale, g.co, k_tiles);
 }
 
@@ -255,44 +282,49 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CON
 
 #ifdef TUNEJIT_NVCC_CHECK
 #define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL, PL, \
-                             HALO, SW)                                                            \
+                             HALO, SW, TB)                                                        \
   template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16,   \
-                                                 ATOM, IM2COL, CL, PL, HALO, SW>(                 \
+                                                 ATOM, IM2COL, CL, PL, HALO, SW, TB>(             \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*,  \
       int, int, int, int, int, int, int, int, int, int, int, int, int, int)
 // The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1, 0, 0, 0);
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1, 0, 0, 0, 1);
 // int8: bias + relu + requantize to int8; fp16 requantized to int8 (int8's stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1, 0, 0, 0, 1);
 // Ping-pong: 64 x 256 per consumer in fp16, 128 x 128 in int8.
-TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1, 0, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 0, 0, 0, 1);
 // 64-byte rows: int8 with 64 channels; fp16 with 32 channels (the RGB stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 0);
-TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1, 0, 0, 0, 1);
 // im2col tiles: 128 pixels x 256 in fp16; int8 with 64-byte rows, ping-pong.
-TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1, 0, 0, 0);
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1, 0, 0, 0, 1);
 // Clusters of two: im2col fp16 (256 pixels x 128), tiled int8 ping-pong.
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2, 0, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2, 0, 0, 0, 1);
 // Pooled 2x2: rows of 8 (y pairs in one thread), 16 (across warps), 64 (across subtiles); fp16
 // and requantized int8, ping-pong.
-TUNEJIT_CONV2D_WGMMA(16, 8, 64, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 1, 0, 0);
-TUNEJIT_CONV2D_WGMMA(4, 64, 64, 4, 2, 0, 0, 3, 1, 128, 0, 2, 1, 0, 0);
+TUNEJIT_CONV2D_WGMMA(16, 8, 64, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 1, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 64, 64, 4, 2, 0, 0, 3, 1, 128, 0, 2, 1, 0, 0, 1);
 // Halo boxes (a stage per filter column): fp16 conv1_2 pooled, 8 x 32 x 64 ping-pong; int8 with
 // 64-byte rows; fp16 128 channels, 16 x 16 cooperative.
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 0);
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3, 0);
-TUNEJIT_CONV2D_WGMMA(16, 16, 128, 2, 2, 0, 0, 3, 1, 128, 0, 1, 0, 3, 0);
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3, 0, 1);
+TUNEJIT_CONV2D_WGMMA(16, 16, 128, 2, 2, 0, 0, 3, 1, 128, 0, 1, 0, 3, 0, 1);
 // Swapped operands (64 channels): conv1_2 pooled, fp16 8 x 32 ping-pong and int8 with 64-byte
 // rows; unpooled, cooperative, float32 out, tap by tap.
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 1);
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0, 1, 1);
+// Two images per tile: conv3_3 pooled (8 x 8 of each, fp16 and requantized int8); int8 64-byte
+// rows (two taps a stage), float32 out.
+TUNEJIT_CONV2D_WGMMA(8, 8, 256, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0, 2);
+TUNEJIT_CONV2D_WGMMA(8, 8, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 1, 0, 0, 2);
+TUNEJIT_CONV2D_WGMMA(4, 16, 64, 4, 2, 0, 1, 7, 0, 64, 0, 1, 0, 0, 0, 2);
 #endif  // TUNEJIT_NVCC_CHECK

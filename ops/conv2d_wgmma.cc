@@ -14,7 +14,9 @@
 // filter's rows, from one input box of tile_h + KH - 1 rows, instead of one tap; last, so records
 // without it are halo 0), swap_ab (1, with tile_n 64: the weight's rows are wgmma's A operand
 // and the pixels its B, the tile computed transposed, which halves the shared-memory reads per
-// product of a 64-channel conv; last, so records without it are swap_ab 0). K is walked one
+// product of a 64-channel conv; last, so records without it are swap_ab 0), tile_b (images per
+// tile: the tile_h x tile_w pixels of 1, 2 or 4 consecutive images, so that tiles of whole 2x2
+// windows can divide a 56 x 56 output; last, so records without it are tile_b 1). K is walked one
 // filter tap (halo: one filter column)
 // and one 128-byte row of channels (64 fp16, 128 int8) per stage. The rules of ops/wgmma_rules.h
 // apply, plus this template's own: stride 1 (the loads are plain tiled TMA boxes shifted per
@@ -47,6 +49,7 @@ constexpr const char* kTask = autotvm::kConv2dNhwcWgmma;
 struct ConvTile {
   bool pool = false;     // the kernel pools 2x2 (conv2d_nhwc_wgmma_pool.cuda, CheckPoolTile passed)
   int64_t h = 0, w = 0;  // output pixels per block: tile_h rows of tile_w (im2col: h * w in a row)
+  int64_t b = 1;         // images per block, each tile_h x tile_w pixels (tiled tiles)
   int64_t im2col = 0;
   int64_t cluster = 1;  // blocks sharing a pixel tile's input loads (multicast)
   int64_t halo = 0;     // a stage per filter column, its rows sharing one input box
@@ -79,7 +82,8 @@ absl::StatusOr<ConvTile> ReadTile(const autotvm::ConfigEntity& config, const Wgm
   ConvTile t;
   TUNEJIT_ASSIGN_OR_RETURN(t.h, config.Other("tile_h"));
   TUNEJIT_ASSIGN_OR_RETURN(t.w, config.Other("tile_w"));
-  t.gemm.m = t.h * t.w;
+  TUNEJIT_ASSIGN_OR_RETURN(t.b, ReadOtherOr(config, "tile_b", 1));
+  t.gemm.m = t.b * t.h * t.w;
   t.gemm.element_bytes = conv.element_bytes();
   t.gemm.k = t.gemm.row_elements();  // one tap, one 128-byte row of channels per stage
   TUNEJIT_ASSIGN_OR_RETURN(t.gemm.n, config.Other("tile_n"));
@@ -135,6 +139,22 @@ absl::Status CheckSwapTile(const ConvTile& t) {
                                              t.gemm.rows_per_consumer()));
   }
   return absl::OkStatus();
+}
+
+// The tile_b knob's rules: the images of a tile are one tiled box, loaded per block by a box per
+// tap; and they fill an M tile only a smaller tile_h x tile_w could not (at most 64 pixels).
+absl::Status CheckImagesTile(const ConvTile& t) {
+  if (t.b != 1 && t.b != 2 && t.b != 4) {
+    return InvalidConfig(kTask, absl::StrCat("tile_b = ", t.b, " (1, 2 or 4)"));
+  }
+  if (t.b == 1) return absl::OkStatus();
+  std::string why;
+  if (t.h * t.w > 64) why = absl::StrCat(t.h, " x ", t.w, " pixels (more than 64 fill M alone)");
+  if (t.halo != 0) why = "halo boxes (their rows shift within one image)";
+  if (t.cluster != 1) why = "clusters (each block loads half of one image's rows)";
+  if (t.im2col != 0) why = "im2col tiles (they run across images already)";
+  if (why.empty()) return absl::OkStatus();
+  return InvalidConfig(kTask, absl::StrCat("tile_b = ", t.b, " does not take ", why));
 }
 
 // The bytes of one output element as the kernel writes it (wgmma_core.cuh WgmmaOutElement).
@@ -230,21 +250,22 @@ absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload, cons
   return conv;
 }
 
-// The GEMM's M tiles: tile_h x tile_w output pixels of one image each, or (im2col) runs of
+// The GEMM's M tiles: tile_h x tile_w output pixels of tile_b images each, or (im2col) runs of
 // tile_h x tile_w consecutive pixels.
 int64_t PixelTiles(const ConvTile& t, const autotvm::Conv2dParams& p) {
   if (t.im2col != 0) return CeilDiv64(p.n * p.OutH() * p.OutW(), t.gemm.m);
-  return p.n * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
+  return CeilDiv64(p.n, t.b) * CeilDiv64(p.OutH(), t.h) * CeilDiv64(p.OutW(), t.w);
 }
 
-// The input's TMA view: {C, W, H, N} in boxes of a row of channels x the tile's pixels (halo:
+// The input's TMA view: {C, W, H, N} in boxes of a row of channels x the tile's pixels x tile_b
+// images (halo:
 // and KH - 1 rows more), or the im2col view whose bounding box is the output pixels shifted by
 // the padding. In a cluster each block loads 1 / cluster of the tile's pixels.
 TensorMapDesc InputMap(const ConvTile& t, const WgmmaConv& conv, int64_t row_bytes) {
   const autotvm::Conv2dParams& p = conv.p;
   if (t.im2col == 0) {
     const int64_t rows = t.h / t.cluster + (t.halo != 0 ? p.kh - 1 : 0);
-    return SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, rows, 1}, row_bytes);
+    return SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, rows, t.b}, row_bytes);
   }
   TensorMapDesc d = SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {1, 1, 1}, row_bytes);
   TensorMapDesc::Im2col m;
@@ -266,10 +287,10 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   kernel.spec = KernelSpec{
       "conv2d_wgmma.cu",
       absl::StrFormat(
-          "tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>", t.h,
-          t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong, conv.int8 ? 1 : 0,
+          "tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>",
+          t.h, t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong, conv.int8 ? 1 : 0,
           EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue), ConvRowBytes(conv), t.im2col,
-          t.cluster, t.pool ? 1 : 0, t.halo != 0 ? p.kh : 0, t.swap_ab),
+          t.cluster, t.pool ? 1 : 0, t.halo != 0 ? p.kh : 0, t.swap_ab, t.b),
       {},
       /*arch_specific=*/true};
   kernel.shape = shape;
@@ -321,6 +342,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
       TUNEJIT_ASSIGN_OR_RETURN(pooled, PooledElement(conv, epilogue));
       t.pool = CheckPoolTile(t, p).ok();
     }
+    TUNEJIT_RETURN_IF_ERROR(CheckImagesTile(t));
     TUNEJIT_RETURN_IF_ERROR(CheckSwapTile(t));
     // After the barriers: a swapped tile's staged output rows (pooled or not), else a pooled
     // tile's window exchange.
@@ -377,6 +399,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("cluster", 1));
     config.knobs.push_back(OtherKnob("halo", 0));
     config.knobs.push_back(OtherKnob("swap_ab", 0));
+    config.knobs.push_back(OtherKnob("tile_b", 1));
     return config;
   }
 

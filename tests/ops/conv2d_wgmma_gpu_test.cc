@@ -431,6 +431,46 @@ TEST(Conv2dWgmmaGpu, PooledTilesMatch) {
              /*pool=*/true);
 }
 
+// tile_b = 2 or 4: a tile is the same tile_h x tile_w pixels of consecutive images, one box per
+// tap. Odd batches (the last tile's images past N: TMA's zeros, rows not written), tiles past the
+// image's edge (20 = 16 + 4), ping-pong, swapped operands, 64-byte rows (C = 32 int8 is not
+// this test's: fp16 C 72 / 64), pooled in the kernel with one image's 8 x 8 per consumer (conv3_3's
+// tile), every output kind.
+autotvm::ConfigEntity ImagesConfig(int64_t th, int64_t tw, int64_t bn, int64_t tile_b,
+                                   int64_t pingpong = 0, int64_t swap_ab = 0) {
+  return testing::Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", bn),
+                          OtherKnob("stages", 4), OtherKnob("consumer_wg", 2),
+                          OtherKnob("pingpong", pingpong), OtherKnob("im2col", 0),
+                          OtherKnob("cluster", 1), OtherKnob("halo", 0),
+                          OtherKnob("swap_ab", swap_ab), OtherKnob("tile_b", tile_b)});
+}
+
+TEST(Conv2dWgmmaGpu, ImagesPerTileMatch) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const Epilogue scaled{.bias = true, .output = Epilogue::Output::kFloat32};
+  for (const Shape& s :
+       std::vector<Shape>{{3, 20, 20, 72, 136, 3, 1, 1}, {5, 16, 16, 64, 64, 3, 1, 1}}) {
+    const Operands o = MakeOperands(s, static_cast<uint32_t>(91 + s.n));
+    CheckCases(*harness, o,
+               {{ImagesConfig(8, 8, 128, 2), kBiasRelu, true},
+                {ImagesConfig(4, 16, 64, 2, 1), {}, false},
+                {ImagesConfig(2, 16, 128, 4), kRequantize, true},
+                {ImagesConfig(8, 8, 64, 2, 0, 1), scaled, false},
+                {ImagesConfig(8, 8, 64, 2, 1, 1), kBiasRelu, true}});
+    CheckCases(*harness, o,
+               {{ImagesConfig(8, 8, 128, 2), kBiasRelu, true},
+                {ImagesConfig(8, 8, 256, 2), kRequantize, true},
+                {ImagesConfig(4, 16, 128, 2, 1), scaled, false},
+                {ImagesConfig(2, 16, 128, 4), kBiasRelu, true},
+                {ImagesConfig(8, 8, 64, 2, 0, 1), kBiasRelu, true},
+                {ImagesConfig(8, 8, 64, 4, 1, 1), kRequantize, true}},
+               /*pool=*/true);
+  }
+}
+
 // int8 x int8 -> int32 (IGMMA): small integers, so the int32 sums are exact and every epilogue
 // (int32 with ReLU, requantized int8, scaled float32) must match common.cuh's formula bit for bit.
 // C = 144 is one 128-channel row and a 16-channel tail.
@@ -485,6 +525,8 @@ TEST(Conv2dWgmmaGpu, Int8MatchesExactly) {
     }
     configs.push_back(SwapConfig(8, 16, 4, 0, 0));
     configs.push_back(SwapConfig(4, 32, 4, 1, 0));
+    configs.push_back(ImagesConfig(8, 8, 128, 2));  // two images per tile
+    configs.push_back(ImagesConfig(2, 16, 64, 4, 1, 1));
     const std::vector<Epilogue> epilogues = {
         {.relu = true},
         {.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize},

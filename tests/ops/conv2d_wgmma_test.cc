@@ -41,15 +41,17 @@ autotvm::Workload ConvWorkload(int64_t n, int64_t h, int64_t w, int64_t c, int64
 
 autotvm::ConfigEntity Tile(int64_t th, int64_t tw, int64_t bn, int64_t stages, int64_t cwg,
                            int64_t pingpong = 0, int64_t im2col = 0, int64_t cluster = 1,
-                           int64_t halo = 0, int64_t swap_ab = 0) {
+                           int64_t halo = 0, int64_t swap_ab = 0, int64_t tile_b = 1) {
   return Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", bn),
                  OtherKnob("stages", stages), OtherKnob("consumer_wg", cwg),
                  OtherKnob("pingpong", pingpong), OtherKnob("im2col", im2col),
                  OtherKnob("cluster", cluster), OtherKnob("halo", halo),
-                 OtherKnob("swap_ab", swap_ab)});
+                 OtherKnob("swap_ab", swap_ab), OtherKnob("tile_b", tile_b)});
 }
 
 const OpTemplate& Op() { return *FindOpTemplate(autotvm::kConv2dNhwcWgmma); }
+
+constexpr Epilogue kBiasRelu{.bias = true, .relu = true};
 
 TEST(Conv2dWgmmaWorkload, ParsesNhwcAndRoundTrips) {
   const autotvm::Workload w = ConvWorkload(128, 56, 56, 256, 512, 3);
@@ -79,7 +81,7 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.source_file, "conv2d_wgmma.cu");
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0, 1, 0, 0, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 0, 128, 0, 1, 0, 0, 0, 1>");
   EXPECT_TRUE(k.spec.arch_specific);
   // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
   // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
@@ -148,7 +150,7 @@ TEST(Conv2dWgmma, WorkloadRules) {
                         kHopper, Epilogue{.output = Epilogue::Output::kInt8Requantize});
     ASSERT_TRUE(fp16_to_int8.ok()) << out << ": " << fp16_to_int8.status();
     EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
-              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0, 1, 0, 0, 0>");
+              "tunejit::conv2d_wgmma<8, 16, 64, 2, 2, 0, 0, 8, 0, 128, 0, 1, 0, 0, 0, 1>");
   }
 }
 
@@ -162,7 +164,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                       Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(int8.ok()) << int8.status();
   EXPECT_EQ(int8->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 0, 1>");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[0].desc),
             "i8 [64, 56, 56, 2] box [64, 16, 8, 1] swizzle 64B");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[1].desc),
@@ -173,7 +175,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
                                                 Tile(16, 16, 64, 4, 1), kHopper, {});
   ASSERT_TRUE(stem.ok()) << stem.status();
   EXPECT_EQ(stem->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0, 1, 0, 0, 0>");
+            "tunejit::conv2d_wgmma<16, 16, 64, 4, 1, 0, 0, 0, 0, 64, 0, 1, 0, 0, 0, 1>");
   EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
             "f16 [32, 32, 32, 2] box [32, 16, 16, 1] swizzle 64B");
   for (const OpPlan* plan : {&*int8, &*stem}) {
@@ -185,7 +187,7 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
   absl::StatusOr<OpPlan> wide =
       Op().Specialize(ConvWorkload(2, 20, 20, 72, 64, 3), Tile(8, 16, 64, 4, 2), kHopper, {});
   ASSERT_TRUE(wide.ok()) << wide.status();
-  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0, 1, 0, 0, 0>"));
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 128, 0, 1, 0, 0, 0, 1>"));
 }
 
 // int8 x int8 -> int32: IGMMA, 128 channels per 128-byte row, C % 16, int8 TMA maps, and the
@@ -197,7 +199,7 @@ TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
   absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0, 0, 1>");
   // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -245,7 +247,7 @@ TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
       Op().Specialize(w, Tile(4, 16, 256, 4, 2, 1), kHopper, {});
   ASSERT_TRUE(pingpong.ok()) << pingpong.status();
   EXPECT_EQ(pingpong->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0, 1, 0, 0, 0>");
+            "tunejit::conv2d_wgmma<4, 16, 256, 4, 2, 1, 0, 0, 0, 128, 0, 1, 0, 0, 0, 1>");
 }
 
 // im2col = 1: the M tile is tile_h x 64 consecutive output pixels, loaded by TMA's im2col mode.
@@ -257,7 +259,7 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1, 1, 0, 0, 0>");
+            "tunejit::conv2d_wgmma<2, 64, 128, 4, 2, 0, 0, 1, 0, 128, 1, 1, 0, 0, 0, 1>");
   EXPECT_EQ(k.shape.grid[0], 4u * 2);  // 4 pixel tiles x 2 channel tiles
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
@@ -316,7 +318,7 @@ TEST(Conv2dWgmma, ClusterPlansHalfLoadsAndAnEvenGrid) {
   absl::StatusOr<OpPlan> tiled = Op().Specialize(w, Tile(8, 16, 128, 4, 2, 0, 0, 2), kHopper, {});
   ASSERT_TRUE(tiled.ok()) << tiled.status();
   EXPECT_EQ(tiled->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 2, 0, 0, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 2, 0, 0, 0, 1>");
   EXPECT_EQ(tiled->kernels[0].shape.grid[0], 24u);
   // Each block loads 4 of the tile's 8 rows.
   EXPECT_EQ(TensorMapText(tiled->tensor_maps[0].desc),
@@ -369,7 +371,7 @@ TEST(Conv2dWgmma, HaloPlansColumnStagesOverTallerBoxes) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   const PlannedKernel& k = plan->kernels[0];
   EXPECT_EQ(k.spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 2, 2, 0, 0, 3, 0, 128, 0, 1, 0, 3, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 2, 2, 0, 0, 3, 0, 128, 0, 1, 0, 3, 0, 1>");
   // A: (8 + 2) x 16 rows of 128 bytes; B: 3 filter rows x 128 channels x 128 bytes.
   EXPECT_EQ(k.shape.shared_bytes, 2u * ((10 * 16 + 3 * 128) * 128) + 3 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -380,7 +382,7 @@ TEST(Conv2dWgmma, HaloPlansColumnStagesOverTallerBoxes) {
   absl::StatusOr<OpPlan> five = Op().Specialize(ConvWorkload(2, 20, 20, 64, 64, 5, 2),
                                                 Tile(8, 8, 64, 3, 2, 1, 0, 1, 1), kHopper, {});
   ASSERT_TRUE(five.ok()) << five.status();
-  EXPECT_TRUE(absl::EndsWith(five->kernels[0].spec.name_expression, ", 0, 1, 0, 5, 0>"));
+  EXPECT_TRUE(absl::EndsWith(five->kernels[0].spec.name_expression, ", 0, 1, 0, 5, 0, 1>"));
   EXPECT_EQ(TensorMapText(five->tensor_maps[0].desc),
             "f16 [64, 20, 20, 2] box [64, 8, 12, 1] swizzle 128B");
   absl::StatusOr<OpPlan> narrow =
@@ -388,7 +390,7 @@ TEST(Conv2dWgmma, HaloPlansColumnStagesOverTallerBoxes) {
                       Tile(8, 32, 64, 4, 2, 1, 0, 1, 1), kHopper, {.relu = true});
   ASSERT_TRUE(narrow.ok()) << narrow.status();
   EXPECT_EQ(narrow->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 32, 64, 4, 2, 1, 1, 2, 0, 64, 0, 1, 0, 3, 0>");
+            "tunejit::conv2d_wgmma<8, 32, 64, 4, 2, 1, 1, 2, 0, 64, 0, 1, 0, 3, 0, 1>");
   EXPECT_EQ(narrow->kernels[0].shape.shared_bytes, 4u * ((10 * 32 + 3 * 64) * 64) + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(narrow->tensor_maps[0].desc),
             "i8 [64, 20, 20, 2] box [64, 32, 10, 1] swizzle 64B");
@@ -423,7 +425,7 @@ TEST(Conv2dWgmma, SwapPlansTheTransposedTileAndItsStaging) {
                       Tile(8, 16, 64, 4, 2, 0, 0, 1, 0, 1), kHopper, requantize);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 1>");
+            "tunejit::conv2d_wgmma<8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 1, 1>");
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes,
             4u * ((128 + 64) * 128) + 5 * 16 + 1024 + 2 * 64 * (64 + 16));
   // The same tile into float32: rows of 256 bytes + 16.
@@ -465,7 +467,7 @@ TEST(Conv2dWgmmaPool, SwapPoolsInTheKernelWithAQuarterOfTheStaging) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->kernels.size(), 1u);
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 1>");
+            "tunejit::conv2d_wgmma<8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 1, 1>");
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes,
             3u * ((10 * 32 + 3 * 64) * 128) + 4 * 16 + 1024 + 2 * (256 / 4) * (128 + 16));
   KernelCompiler compiler(nullptr);
@@ -473,6 +475,73 @@ TEST(Conv2dWgmmaPool, SwapPoolsInTheKernelWithAQuarterOfTheStaging) {
       compiler.Compile(plan->kernels[0].spec, GpuArch{9, 0, false});
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "wgmma.mma_async.sync.aligned.m64n256k16"));
+}
+
+// tile_b = 2: 8 x 8 pixels of each of two images, one box {row, 8, 8, 2} per tap; the pixel tiles
+// count image pairs (3 images: 2 pairs, the last half past the batch).
+TEST(Conv2dWgmma, ImagesPerTilePlanOneBoxOverTheImages) {
+  absl::StatusOr<OpPlan> plan =
+      Op().Specialize(ConvWorkload(3, 56, 56, 256, 256, 3, 1, 1, 1, "float16"),
+                      Tile(8, 8, 256, 4, 2, 0, 0, 1, 0, 0, 2), kHopper, kBiasRelu);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlannedKernel& k = plan->kernels[0];
+  EXPECT_EQ(k.spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 8, 256, 4, 2, 0, 0, 3, 1, 128, 0, 1, 0, 0, 0, 2>");
+  EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
+            "f16 [256, 56, 56, 3] box [64, 8, 8, 2] swizzle 128B");
+  // A 128-row M tile: 4 stages of 128 x 64 + 256 x 64 fp16.
+  EXPECT_EQ(k.shape.shared_bytes, 4u * (128 + 256) * 64 * 2 + 5 * 16 + 1024);
+  std::vector<int64_t> geometry;
+  for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
+  EXPECT_EQ(geometry,
+            (std::vector<int64_t>{256, 256, 56, 56, 3, 9, 1, 1, 1, 1, 7, 7, 2 * 49, 3 * 56 * 56}));
+  EXPECT_EQ(k.shape.grid[0], 98u);  // 98 pixel tiles x 1 channel tile < 132 SMs
+}
+
+TEST(Conv2dWgmma, ImagesPerTileRules) {
+  auto why = [&](const autotvm::ConfigEntity& c) {
+    return std::string(
+        Op().Specialize(ConvWorkload(2, 56, 56, 128, 256, 3), c, kHopper, {}).status().message());
+  };
+  EXPECT_EQ(why(Tile(8, 8, 128, 4, 2, 0, 0, 1, 0, 0, 2)), "");
+  EXPECT_EQ(why(Tile(2, 16, 128, 4, 2, 0, 0, 1, 0, 0, 4)), "");  // 4 images of 2 x 16
+  EXPECT_EQ(why(Tile(8, 8, 128, 4, 2, 1, 0, 1, 0, 0, 2)), "");   // ping-pong, 128 rows each
+  EXPECT_THAT(why(Tile(8, 8, 128, 4, 2, 0, 0, 1, 0, 0, 3)), HasSubstr("tile_b = 3 (1, 2 or 4)"));
+  EXPECT_THAT(why(Tile(8, 16, 128, 4, 2, 0, 0, 1, 0, 0, 2)),
+              HasSubstr("tile_b = 2 does not take 8 x 16 pixels (more than 64 fill M alone)"));
+  EXPECT_THAT(why(Tile(1, 64, 128, 4, 2, 0, 1, 1, 0, 0, 2)),
+              HasSubstr("tile_b = 2 does not take im2col tiles"));
+  EXPECT_THAT(why(Tile(8, 8, 128, 4, 2, 0, 0, 2, 0, 0, 2)),
+              HasSubstr("tile_b = 2 does not take clusters"));
+  EXPECT_THAT(why(Tile(8, 8, 128, 2, 2, 0, 0, 1, 1, 0, 2)),
+              HasSubstr("tile_b = 2 does not take halo boxes"));
+}
+
+// The point of tile_b: conv3_3 (56 x 56) pooled in the kernel by tiles that divide its output,
+// each consumer one image's 8 x 8 (rows of 8 pixels: a window's rows in one thread); and
+// swapped, a consumer's 64 pixels one wgmma's N.
+TEST(Conv2dWgmmaPool, ImagesPerTilePoolTheVggConv33InTheKernel) {
+  autotvm::Workload w = ConvWorkload(128, 56, 56, 256, 256, 3, 1, 1, 1, "float16");
+  w.task_name = autotvm::kConv2dNhwcWgmmaPool;
+  const OpTemplate& pool = *FindOpTemplate(autotvm::kConv2dNhwcWgmmaPool);
+  absl::StatusOr<OpPlan> plan =
+      pool.Specialize(w, Tile(8, 8, 256, 4, 2, 0, 0, 1, 0, 0, 2), kHopper, kBiasRelu);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  EXPECT_TRUE(plan->workspace_bytes.empty());
+  EXPECT_EQ(plan->kernels[0].spec.name_expression,
+            "tunejit::conv2d_wgmma<8, 8, 256, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0, 2>");
+  absl::StatusOr<OpPlan> swapped =
+      pool.Specialize(w, Tile(8, 8, 64, 4, 2, 0, 0, 1, 0, 1, 2), kHopper, kBiasRelu);
+  ASSERT_TRUE(swapped.ok()) << swapped.status();
+  EXPECT_EQ(swapped->kernels.size(), 1u);
+  KernelCompiler compiler(nullptr);
+  for (const OpPlan* p : {&*plan, &*swapped}) {
+    absl::StatusOr<CompiledKernel> kernel =
+        compiler.Compile(p->kernels[0].spec, GpuArch{9, 0, false});
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "cp.async.bulk.tensor.4d"));
+  }
 }
 
 absl::StatusOr<autotvm::ConfigSpace> Space() {
@@ -484,7 +553,7 @@ absl::StatusOr<autotvm::ConfigSpace> Space() {
 TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
-  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2 * 2 * 2 * 2);
+  EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2 * 2 * 2 * 2 * 3);
   EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNhwcWgmma));
   const autotvm::Workload w = ConvWorkload(128, 56, 56, 256, 256, 3);
   int valid = 0;
@@ -504,8 +573,10 @@ TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   // 256: one tile of 256 channels) and, unless im2col, whose tile_h is even. With halo = 1, the
   // 154 tiled ones without clusters whose stages of three filter rows still fit. With swap_ab =
   // 1, the 342 of all those with tile_n 64 and at most 256 pixels per consumer whose staged
-  // float32 output rows (272 bytes a pixel) still fit.
-  EXPECT_EQ(valid, 221 + 128 + 90 + 354 + 154 + 342);
+  // float32 output rows (272 bytes a pixel) still fit. With tile_b = 2 or 4, each tile_h x
+  // tile_w of at most 64 pixels takes what a one-image tiled tile of the same M takes without
+  // clusters or halo boxes (48 configs per shape at M 64, 52 at 128, 20 at 256): 684.
+  EXPECT_EQ(valid, 221 + 128 + 90 + 354 + 154 + 342 + 684);
   std::printf("conv2d_nhwc_wgmma space: %lld points, %d valid\n",
               static_cast<long long>(space->size()), valid);
 }
@@ -557,8 +628,6 @@ autotvm::Workload PoolWorkload(int64_t hw, int64_t c, int64_t co,
 
 const OpTemplate& PoolOp() { return *FindOpTemplate(autotvm::kConv2dNhwcWgmmaPool); }
 
-constexpr Epilogue kBiasRelu{.bias = true, .relu = true};
-
 TEST(Conv2dWgmmaPool, WholeWindowTilesPoolInTheKernel) {
   // 8 x 16 pixel tiles, two cooperative consumers of 64 rows (4 image rows each).
   absl::StatusOr<OpPlan> plan =
@@ -566,7 +635,7 @@ TEST(Conv2dWgmmaPool, WholeWindowTilesPoolInTheKernel) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->kernels.size(), 1u);
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
-            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0>");
+            "tunejit::conv2d_wgmma<8, 16, 128, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0, 1>");
   EXPECT_TRUE(plan->workspace_bytes.empty());
   EXPECT_TRUE(plan->notes.empty());
   // The unpooled conv's ring and barriers, plus per consumer one 72-word row for each of the 16
@@ -583,7 +652,7 @@ TEST(Conv2dWgmmaPool, WholeWindowTilesPoolInTheKernel) {
       PoolOp().Specialize(PoolWorkload(64, 64, 128), Tile(4, 64, 128, 4, 2), kHopper, kBiasRelu);
   ASSERT_TRUE(wide.ok()) << wide.status();
   ASSERT_EQ(wide->kernels.size(), 1u);
-  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 1, 0, 0>"));
+  EXPECT_TRUE(absl::EndsWith(wide->kernels[0].spec.name_expression, ", 1, 0, 0, 1>"));
 }
 
 TEST(Conv2dWgmmaPool, OtherTilesPoolAfterTheKernel) {
@@ -603,7 +672,7 @@ TEST(Conv2dWgmmaPool, OtherTilesPoolAfterTheKernel) {
         PoolOp().Specialize(PoolWorkload(c.hw, 64, 128), c.tile, kHopper, kBiasRelu);
     ASSERT_TRUE(plan.ok()) << c.why << ": " << plan.status();
     ASSERT_EQ(plan->kernels.size(), 2u) << c.why;
-    EXPECT_TRUE(absl::EndsWith(plan->kernels[0].spec.name_expression, ", 0>")) << c.why;
+    EXPECT_TRUE(absl::EndsWith(plan->kernels[0].spec.name_expression, ", 0, 0, 0, 1>")) << c.why;
     // The conv writes workspace 0 (float16 [2, hw, hw, 128]); the NHWC pool reads it.
     ASSERT_EQ(plan->workspace_bytes.size(), 1u);
     EXPECT_EQ(plan->workspace_bytes[0], 2 * c.hw * c.hw * 128 * 2) << c.why;

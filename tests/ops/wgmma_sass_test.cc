@@ -271,6 +271,33 @@ TEST(WgmmaSass, SwappedConvRunsOneWideWgmmaPerKStep) {
   }
 }
 
+// tile_b = 2 on conv3_3 + pool (56 x 56: 8 x 8 pixels of two images, 256 channels fp16, 128
+// int8): the wide tensor-core instruction, one 4-D box per tap, nothing spilled.
+TEST(WgmmaSass, TwoImageTilesPoolConv33WithoutSpills) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  for (const bool int8 : {false, true}) {
+    autotvm::Workload w = Conv3x3(56, 256, int8 ? "int8" : "float16", int8 ? "int32" : "float16");
+    w.task_name = autotvm::kConv2dNhwcWgmmaPool;
+    const int64_t bn = int8 ? 128 : 256;
+    const autotvm::ConfigEntity config =
+        testing::Config({OtherKnob("tile_h", 8), OtherKnob("tile_w", 8), OtherKnob("tile_n", bn),
+                         OtherKnob("stages", 4), OtherKnob("consumer_wg", 2),
+                         OtherKnob("pingpong", 0), OtherKnob("im2col", 0), OtherKnob("cluster", 1),
+                         OtherKnob("halo", 0), OtherKnob("swap_ab", 0), OtherKnob("tile_b", 2)});
+    const Epilogue epilogue =
+        int8 ? Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize}
+             : Epilogue{.bias = true, .relu = true};
+    const std::map<std::string, int> sass =
+        ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, epilogue);
+    for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+    EXPECT_GT(CountPrefix(sass, int8 ? "IGMMA.64x128x32" : "HGMMA.64x256x16"), 0) << int8;
+    EXPECT_GT(CountPrefix(sass, "UTMALDG.4D"), 0) << int8;
+    EXPECT_EQ(CountPrefix(sass, "STL"), 0) << int8;
+    EXPECT_EQ(CountPrefix(sass, "LDL"), 0) << int8;
+  }
+}
+
 TEST(WgmmaSass, Int8ConvRunsIgmma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
