@@ -258,9 +258,8 @@ int64_t PixelTiles(const ConvTile& t, const autotvm::Conv2dParams& p) {
 }
 
 // The input's TMA view: {C, W, H, N} in boxes of a row of channels x the tile's pixels x tile_b
-// images (halo:
-// and KH - 1 rows more), or the im2col view whose bounding box is the output pixels shifted by
-// the padding. In a cluster each block loads 1 / cluster of the tile's pixels.
+// images (halo: and KH - 1 rows more), or the im2col view whose bounding box is the output pixels
+// shifted by the padding. In a cluster each block loads 1 / cluster of the tile's pixels.
 TensorMapDesc InputMap(const ConvTile& t, const WgmmaConv& conv, int64_t row_bytes) {
   const autotvm::Conv2dParams& p = conv.p;
   if (t.im2col == 0) {

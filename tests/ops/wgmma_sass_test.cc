@@ -64,6 +64,19 @@ std::map<std::string, int> ConfigSass(const OpTemplate& op, const autotvm::Workl
   return SassOpcodes(kernel->program.cubin, tool);
 }
 
+// The SASS of a VGG conv with its network's epilogue (bias, ReLU; int8 requantized), printed.
+std::map<std::string, int> NetworkConvSass(const autotvm::Workload& w,
+                                           const autotvm::ConfigEntity& config,
+                                           const std::string& tool, bool int8) {
+  const Epilogue epilogue =
+      int8 ? Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize}
+           : Epilogue{.bias = true, .relu = true};
+  std::map<std::string, int> sass =
+      ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, epilogue);
+  for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+  return sass;
+}
+
 std::map<std::string, int> FallbackSass(const OpTemplate& op, const autotvm::Workload& w,
                                         const std::string& tool,
                                         const Epilogue& epilogue = {.bias = true, .relu = true}) {
@@ -231,12 +244,7 @@ TEST(WgmmaSass, HaloConvLoadsOneBoxPerFilterColumn) {
         {OtherKnob("tile_h", k.tile_h), OtherKnob("tile_w", k.tile_w), OtherKnob("tile_n", 64),
          OtherKnob("stages", k.stages), OtherKnob("consumer_wg", 2), OtherKnob("pingpong", 1),
          OtherKnob("im2col", 0), OtherKnob("cluster", 1), OtherKnob("halo", 1)});
-    const Epilogue epilogue =
-        k.int8 ? Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize}
-               : Epilogue{.bias = true, .relu = true};
-    const std::map<std::string, int> sass =
-        ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, epilogue);
-    for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+    const std::map<std::string, int> sass = NetworkConvSass(w, config, tool, k.int8);
     EXPECT_GT(CountPrefix(sass, k.int8 ? "IGMMA.64x64x32" : "HGMMA.64x64x16"), 0) << k.int8;
     EXPECT_GT(CountPrefix(sass, "UTMALDG.4D"), 0) << k.int8;
     EXPECT_GT(CountPrefix(sass, "UTMALDG.3D"), 0) << k.int8;
@@ -258,12 +266,7 @@ TEST(WgmmaSass, SwappedConvRunsOneWideWgmmaPerKStep) {
                          OtherKnob("stages", 3), OtherKnob("consumer_wg", 2),
                          OtherKnob("pingpong", 1), OtherKnob("im2col", 0), OtherKnob("cluster", 1),
                          OtherKnob("halo", 1), OtherKnob("swap_ab", 1)});
-    const Epilogue epilogue =
-        int8 ? Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize}
-             : Epilogue{.bias = true, .relu = true};
-    const std::map<std::string, int> sass =
-        ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, epilogue);
-    for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+    const std::map<std::string, int> sass = NetworkConvSass(w, config, tool, int8);
     EXPECT_GT(CountPrefix(sass, int8 ? "IGMMA.64x256x32" : "HGMMA.64x256x16"), 0) << int8;
     EXPECT_EQ(CountPrefix(sass, int8 ? "IGMMA.64x64x32" : "HGMMA.64x64x16"), 0) << int8;
     EXPECT_EQ(CountPrefix(sass, "STL"), 0) << int8;
@@ -285,12 +288,7 @@ TEST(WgmmaSass, TwoImageTilesPoolConv33WithoutSpills) {
                          OtherKnob("stages", 4), OtherKnob("consumer_wg", 2),
                          OtherKnob("pingpong", 0), OtherKnob("im2col", 0), OtherKnob("cluster", 1),
                          OtherKnob("halo", 0), OtherKnob("swap_ab", 0), OtherKnob("tile_b", 2)});
-    const Epilogue epilogue =
-        int8 ? Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize}
-             : Epilogue{.bias = true, .relu = true};
-    const std::map<std::string, int> sass =
-        ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, epilogue);
-    for (const auto& [op, count] : sass) std::printf("  %s x %d\n", op.c_str(), count);
+    const std::map<std::string, int> sass = NetworkConvSass(w, config, tool, int8);
     EXPECT_GT(CountPrefix(sass, int8 ? "IGMMA.64x128x32" : "HGMMA.64x256x16"), 0) << int8;
     EXPECT_GT(CountPrefix(sass, "UTMALDG.4D"), 0) << int8;
     EXPECT_EQ(CountPrefix(sass, "STL"), 0) << int8;
