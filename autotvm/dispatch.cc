@@ -48,7 +48,10 @@ void HistoryBest::Add(LoadedRecord record) {
   by_workload_[wl].push_back(i);
   if (!r.ok()) return;
   if (r.target.model != "unknown") Offer(&by_model_, absl::StrCat(r.target.model, "\n", wl), i);
-  for (const std::string& k : r.target.keys) Offer(&by_key_, absl::StrCat(k, "\n", wl), i);
+  for (const std::string& k : r.target.keys) {
+    Offer(&by_key_, absl::StrCat(k, "\n", wl), i);
+    if (!r.device.empty()) Offer(&by_device_, absl::StrCat(r.device, "\n", k, "\n", wl), i);
+  }
 }
 
 void HistoryBest::AddAll(const LogContents& log) {
@@ -69,8 +72,13 @@ std::string HistoryBest::Explain(size_t i, size_t chosen, const std::string& mat
     return absl::StrCat(where, ": skipped: target '", r.target.text, "' has no model or key of '",
                         target.text, "'");
   }
+  if (matched_by.rfind("device ", 0) == 0 && r.device != preferred_device_) {
+    return absl::StrCat(where, ": skipped: measured on ",
+                        r.device.empty() ? "an unnamed GPU" : r.device, " (", preferred_device_,
+                        "'s own records come first)");
+  }
   bool by_model = matched_by.rfind("model ", 0) == 0;
-  std::string what = matched_by.substr(by_model ? 6 : 4);
+  std::string what = matched_by.substr(matched_by.rfind(' ') + 1);
   bool competes = by_model ? r.target.model == what : HasKey(r.target, what);
   if (!competes) {
     return by_model
@@ -86,22 +94,35 @@ std::string HistoryBest::Explain(size_t i, size_t chosen, const std::string& mat
   return absl::StrCat(where, ": skipped: slower (", Ms(cost), " > ", Ms(best), ")");
 }
 
+// The record a query takes, and why ("device ..., key cuda", "model v100", "key cuda"): the
+// preferred device's records first (PreferDevice), then the target's model, then its keys.
+size_t HistoryBest::Choose(const Target& target, const std::string& wl,
+                           std::string* matched_by) const {
+  if (!preferred_device_.empty()) {
+    for (const std::string& k : target.keys) {
+      auto it = by_device_.find(absl::StrCat(preferred_device_, "\n", k, "\n", wl));
+      if (it == by_device_.end()) continue;
+      *matched_by = absl::StrCat("device ", preferred_device_, ", key ", k);
+      return it->second;
+    }
+  }
+  if (auto it = by_model_.find(absl::StrCat(target.model, "\n", wl)); it != by_model_.end()) {
+    *matched_by = absl::StrCat("model ", target.model);
+    return it->second;
+  }
+  for (const std::string& k : target.keys) {
+    if (auto it = by_key_.find(absl::StrCat(k, "\n", wl)); it != by_key_.end()) {
+      *matched_by = absl::StrCat("key ", k);
+      return it->second;
+    }
+  }
+  return kNone;
+}
+
 Decision HistoryBest::Query(const Target& target, const Workload& workload) const {
   Decision d;
   std::string wl = workload.Key();
-  size_t chosen = kNone;
-  if (auto it = by_model_.find(absl::StrCat(target.model, "\n", wl)); it != by_model_.end()) {
-    chosen = it->second;
-    d.matched_by = absl::StrCat("model ", target.model);
-  } else {
-    for (const std::string& k : target.keys) {
-      if (auto kit = by_key_.find(absl::StrCat(k, "\n", wl)); kit != by_key_.end()) {
-        chosen = kit->second;
-        d.matched_by = absl::StrCat("key ", k);
-        break;
-      }
-    }
-  }
+  size_t chosen = Choose(target, wl, &d.matched_by);
   if (chosen != kNone) d.best = records_[chosen].get();
   if (auto it = by_workload_.find(wl); it != by_workload_.end()) {
     for (size_t i : it->second) d.reasons.push_back(Explain(i, chosen, d.matched_by, target));

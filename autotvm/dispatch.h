@@ -4,6 +4,10 @@
 //    (only when model != "unknown") and per (target key, workload) the record with the lowest
 //    mean cost wins, compared strictly so the first of equal records stays. A query tries the
 //    target's model first, then its keys in order ("cuda", then "gpu").
+//    tunejit's one addition, PreferDevice: records measured on the GPU we run on (their
+//    {"tunejit": {"device": ...}}) are tried before the model and the keys, since a time measured
+//    on another GPU does not rank configs on this one (a log merged from an H200's and an H100's
+//    tuning keeps each GPU's own choice).
 //  * ChooseImplementation = Relay's select_implementation: among the op's implementations
 //    (conv2d_nchw vs winograd vs NCHWc_int8; dense small vs large batch) the one whose record has
 //    the lowest mean cost; with no record at all, the highest priority level (fallback config).
@@ -30,7 +34,8 @@ namespace tunejit::autotvm {
 
 struct Decision {
   const LoadedRecord* best = nullptr;  // owned by the HistoryBest; null when nothing matched
-  std::string matched_by;              // "model v100" or "key cuda"; "" when nothing matched
+  // "model v100", "key cuda" or "device NVIDIA H200, key cuda"; "" when nothing matched
+  std::string matched_by;
   // One line per record of the same workload, in file order, e.g.
   // "seed.log:3: chosen (key cuda): mean cost 0.854 ms"
   // "seed.log:9: skipped: error_no 1 (INSTANTIATION_ERROR)"
@@ -49,17 +54,26 @@ class HistoryBest {
   void Add(Record record) { Add(LoadedRecord{std::move(record), "", 0, ""}); }
   void AddAll(const LogContents& log);
 
+  // Queries first look among the records measured on `device` (Record::device, e.g. "NVIDIA
+  // H100 80GB HBM3"), under the target's keys; "" (the default) turns the preference off.
+  void PreferDevice(std::string device) { preferred_device_ = std::move(device); }
+
   Decision Query(const Target& target, const Workload& workload) const;
   size_t size() const { return records_.size(); }
 
  private:
   void Offer(std::unordered_map<std::string, size_t>* map, const std::string& key, size_t i);
+  size_t Choose(const Target& target, const std::string& workload_key,
+                std::string* matched_by) const;
   std::string Explain(size_t i, size_t chosen, const std::string& matched_by,
                       const Target& target) const;
 
   std::vector<std::unique_ptr<LoadedRecord>> records_;
   std::unordered_map<std::string, size_t> by_model_;  // model + '\n' + workload key
   std::unordered_map<std::string, size_t> by_key_;    // target key + '\n' + workload key
+  // device + '\n' + target key + '\n' + workload key, for records that name their device
+  std::unordered_map<std::string, size_t> by_device_;
+  std::string preferred_device_;
   std::unordered_map<std::string, std::vector<size_t>> by_workload_;  // for the reasons
 };
 

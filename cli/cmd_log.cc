@@ -155,9 +155,10 @@ int Check(const std::vector<std::string>& args) {
 }
 
 // With --best N: the indices of the records to keep, the N measured ones of least mean cost of
-// each (target, workload), the earlier first among equal costs (so that ApplyHistoryBest's
-// choice, the cheapest and first, is among them). Duplicates of a kept line do not count.
-// `lines[i]`: record i as written.
+// each (target, measuring GPU, workload), the earlier first among equal costs (so that
+// ApplyHistoryBest's choice, the cheapest and first, is among them, with or without its
+// PreferDevice: a GPU's records are not crowded out by a faster GPU's). Duplicates of a kept line
+// do not count. `lines[i]`: record i as written.
 std::set<size_t> FastestPerWorkload(const LogContents& log, const std::vector<std::string>& lines,
                                     int64_t best) {
   std::map<std::string, std::vector<std::pair<double, size_t>>> by_workload;
@@ -165,7 +166,7 @@ std::set<size_t> FastestPerWorkload(const LogContents& log, const std::vector<st
   for (size_t i = 0; i < log.records.size(); ++i) {
     const autotvm::Record& r = log.records[i].record;
     if (!r.ok() || !distinct.insert(lines[i]).second) continue;
-    by_workload[absl::StrCat(r.target.text, "|", r.workload.Key())].push_back(
+    by_workload[absl::StrCat(r.target.text, "|", r.device, "|", r.workload.Key())].push_back(
         {r.result.MeanCost(), i});
   }
   std::set<size_t> kept;
@@ -186,8 +187,8 @@ int Merge(const std::vector<std::string>& args) {
   int64_t best = 0;
   flags.Bool("drop-errors", &drop_errors, "also skip records with error_no != 0");
   flags.Int("best", &best, "N",
-            "append only the N fastest measured records of each workload of the inputs (a "
-            "smaller log that chooses the same records)");
+            "append only the N fastest measured records of each workload of the inputs, per "
+            "measuring GPU (a smaller log that chooses the same records)");
   flags.Positional("OUT IN...", "output log, then input logs", 2);
   std::vector<std::string> paths;
   if (int code = flags.Parse(args, &paths); code >= 0) return code;

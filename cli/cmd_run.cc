@@ -298,6 +298,8 @@ absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
                                        const KernelCompiler& compiler, RunState* s) {
   ExecutorOptions options;
   options.precision = f.precision;
+  // A log merged from several GPUs' tuning: this GPU's own records rank its configs.
+  s->history.PreferDevice(device.properties().name);
   options.history = &s->history;
   TUNEJIT_ASSIGN_OR_RETURN(options.target, autotvm::ParseTarget("cuda"));
   options.verify_records = !f.no_verify;

@@ -13,7 +13,7 @@
 # `python3 scripts/profile/ncu_summary.py FILE [--source]`. Everything lands in $OUT/results.tgz.
 set -uo pipefail
 . "$(dirname "$0")/gpu_common.sh"
-log=${LOG:-data/vgg16-fp16-h200-2min.log}
+log=${LOG:-data/vgg16-fp16-wgmma.log}
 run=("$bin/tunejit" run --precision "${PRECISION:-fp16}" --log "$log")
 [ "${PRECISION:-fp16}" = int8 ] && run+=(--tensor-cores)
 sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis

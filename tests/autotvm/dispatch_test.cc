@@ -99,6 +99,49 @@ TEST(HistoryBestTest, ModelMapFirstThenKeysAcrossModels) {
   EXPECT_EQ(custom.Query(*ParseTarget("llvm -keys=mygpu"), w).matched_by, "key mygpu");
 }
 
+// A log merged from two GPUs' tuning: each GPU takes its own fastest record, not the other
+// GPU's faster-looking one; a GPU with no records of its own takes the fastest of all.
+TEST(HistoryBestTest, PreferredDeviceRecordsComeFirst) {
+  auto measured_on = [](const std::string& device, double cost, int64_t index, int error = 0) {
+    Record r = Variant("cuda -model=unknown", cost, error, index);
+    r.gpu = 0;
+    r.device = device;
+    return r;
+  };
+  HistoryBest best;
+  best.Add(measured_on("NVIDIA H200", 1e-3, 1));
+  best.Add(measured_on("NVIDIA H100 80GB HBM3", 1.4e-3, 2));
+  best.Add(measured_on("NVIDIA H100 80GB HBM3", 1.2e-3, 3));
+  best.Add(measured_on("NVIDIA H100 80GB HBM3", 1e-6, 4, kRuntimeDevice));
+  best.Add(Variant("cuda", 0.9e-3, kNoError, 5));  // no device named (a TVM record)
+  const Workload w = Variant("cuda", 0).workload;
+  const Target cuda = *ParseTarget("cuda");
+
+  EXPECT_EQ(best.Query(cuda, w).best->record.index, 5);  // no preference: the fastest of all
+
+  best.PreferDevice("NVIDIA H100 80GB HBM3");
+  Decision d = best.Query(cuda, w);
+  ASSERT_NE(d.best, nullptr);
+  EXPECT_EQ(d.best->record.index, 3);
+  EXPECT_EQ(d.matched_by, "device NVIDIA H100 80GB HBM3, key cuda");
+  EXPECT_TRUE(Contains(d.reasons, "skipped: measured on NVIDIA H200 (NVIDIA H100 80GB HBM3's"));
+  EXPECT_TRUE(Contains(d.reasons, "skipped: measured on an unnamed GPU"));
+  EXPECT_TRUE(Contains(d.reasons, "skipped: slower (1.4 ms > 1.2 ms)"));
+  EXPECT_TRUE(Contains(d.reasons, "skipped: error_no 4"));
+
+  best.PreferDevice("NVIDIA H200");
+  EXPECT_EQ(best.Query(cuda, w).best->record.index, 1);
+
+  best.PreferDevice("NVIDIA A100-SXM4-80GB");  // no records of its own
+  d = best.Query(cuda, w);
+  EXPECT_EQ(d.best->record.index, 5);
+  EXPECT_EQ(d.matched_by, "key cuda");
+
+  // The preference stays within the target's keys.
+  best.PreferDevice("NVIDIA H200");
+  EXPECT_EQ(best.Query(*ParseTarget("llvm"), w).best, nullptr);
+}
+
 TEST(HistoryBestTest, WorkloadMatchIsExact) {
   HistoryBest best;
   best.AddAll(Seed());

@@ -104,12 +104,12 @@ TEST(LogCliTest, MergeDedupesAndKeepsOrder) {
   std::filesystem::remove(out);
 }
 
-// --best N keeps each workload's N fastest measured records: a log a fraction of the size from
-// which ApplyHistoryBest chooses the same record for every workload.
+// --best N keeps each workload's N fastest measured records (per measuring GPU): a log a fraction
+// of the size from which ApplyHistoryBest chooses the same record for every workload.
 TEST(LogCliTest, MergeBestKeepsTheFastestAndTheSameChoices) {
   const std::string out = absl::StrCat(::testing::TempDir(), "/best.", ::getpid(), ".log");
   std::filesystem::remove(out);
-  const std::string shipped = RepoData("vgg16-fp16-h200-2min.log");
+  const std::string shipped = RepoData("vgg16-fp16-wgmma.log");
   EXPECT_EQ(LogCommand({"merge", "--best", "-1", out, shipped}).code, 2);
   CliRun r = LogCommand({"merge", "--best", "3", out, shipped});
   ASSERT_EQ(r.code, 0) << r.out;
@@ -119,14 +119,14 @@ TEST(LogCliTest, MergeBestKeepsTheFastestAndTheSameChoices) {
   std::map<std::string, int> per_workload;
   for (const autotvm::LoadedRecord& rec : best.records) {
     EXPECT_TRUE(rec.record.ok());
-    ++per_workload[rec.record.workload.Key()];
+    ++per_workload[absl::StrCat(rec.record.workload.Key(), " on ", rec.record.device)];
   }
   autotvm::HistoryBest from_whole, from_best;
   from_whole.AddAll(whole);
   from_best.AddAll(best);
   std::set<std::string> workloads;
   for (const autotvm::LoadedRecord& rec : whole.records) {
-    const std::string key = rec.record.workload.Key();
+    const std::string key = absl::StrCat(rec.record.workload.Key(), " on ", rec.record.device);
     if (!workloads.insert(key).second) continue;
     EXPECT_LE(per_workload[key], 3) << key;
     const autotvm::Target target = *autotvm::ParseTarget(rec.record.target.text);
@@ -138,6 +138,53 @@ TEST(LogCliTest, MergeBestKeepsTheFastestAndTheSameChoices) {
   }
   EXPECT_EQ(per_workload.size(), workloads.size());
   EXPECT_LT(best.records.size(), whole.records.size() / 10);
+  std::filesystem::remove(out);
+}
+
+// --best N counts per measuring GPU: a log merged from two GPUs' tuning keeps each GPU's fastest
+// records, so that each GPU's own choice (HistoryBest::PreferDevice) survives.
+TEST(LogCliTest, MergeBestKeepsEachGpusFastest) {
+  const std::string dir = ::testing::TempDir();
+  const std::string two = absl::StrCat(dir, "/two_gpus.", ::getpid(), ".log");
+  const std::string out = absl::StrCat(dir, "/two_gpus_best.", ::getpid(), ".log");
+  std::filesystem::remove(out);
+  {
+    std::ifstream shipped(RepoData("vgg16-fp16-wgmma.log"));
+    std::ofstream o(two);
+    std::string line;
+    const std::string h200 = "\"device\": \"NVIDIA H200\"";
+    for (int i = 0; i < 200 && std::getline(shipped, line); ++i) {
+      o << line << "\n";
+      const size_t at = line.find(h200);
+      ASSERT_NE(at, std::string::npos) << line;
+      o << line.replace(at, h200.size(), "\"device\": \"NVIDIA H100 80GB HBM3\"") << "\n";
+    }
+  }
+  ASSERT_EQ(LogCommand({"merge", "--best", "1", out, two}).code, 0);
+  autotvm::LogContents whole, best;
+  ASSERT_TRUE(autotvm::LoadLogFile(two, {}, &whole).ok());
+  ASSERT_TRUE(autotvm::LoadLogFile(out, {}, &best).ok());
+  std::map<std::string, std::set<std::string>> devices;  // workload -> devices kept
+  for (const autotvm::LoadedRecord& rec : best.records) {
+    EXPECT_TRUE(devices[rec.record.workload.Key()].insert(rec.record.device).second);
+  }
+  ASSERT_FALSE(devices.empty());
+  for (const std::string gpu : {"NVIDIA H200", "NVIDIA H100 80GB HBM3"}) {
+    autotvm::HistoryBest from_whole, from_best;
+    from_whole.AddAll(whole);
+    from_best.AddAll(best);
+    from_whole.PreferDevice(gpu);
+    from_best.PreferDevice(gpu);
+    for (const autotvm::LoadedRecord& rec : best.records) {
+      EXPECT_EQ(devices[rec.record.workload.Key()].size(), 2u);
+      const autotvm::Decision a = from_whole.Query(rec.record.target, rec.record.workload);
+      const autotvm::Decision b = from_best.Query(rec.record.target, rec.record.workload);
+      ASSERT_NE(b.best, nullptr);
+      EXPECT_EQ(b.best->record.device, gpu);
+      EXPECT_EQ(autotvm::SerializeRecord(a.best->record), autotvm::SerializeRecord(b.best->record));
+    }
+  }
+  std::filesystem::remove(two);
   std::filesystem::remove(out);
 }
 
