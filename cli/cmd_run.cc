@@ -64,7 +64,8 @@ struct RunFlags {
   std::string baseline_text;  // "fp32" / "fp16"; "" = fp16 for tensor-core runs, else fp32
   BaselinePrecision baseline = BaselinePrecision::kFp32;
   bool no_verify = false;
-  bool tensor_cores = false;  // int8 convs on the Hopper tensor-core template
+  bool prefer_own_gpu = false;  // HistoryBest::PreferDevice with this GPU's name
+  bool tensor_cores = false;    // int8 convs on the Hopper tensor-core template
   int64_t seed = 1;
   std::string json;
   std::string plot;
@@ -132,6 +133,9 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
            "(default: fp16 for --precision fp16 and --tensor-cores, else fp32); the accuracy "
            "check always compares with cuDNN fp32");
   p.Bool("no-verify", &f->no_verify, "do not check each record's kernel against the reference");
+  p.Bool("prefer-own-gpu", &f->prefer_own_gpu,
+         "choose among the records this GPU measured (their \"tunejit\" device) where the log "
+         "has any, instead of the fastest record of any GPU (TVM's choice)");
   p.Bool("tensor-cores", &f->tensor_cores,
          "int8: run the convs on the Hopper tensor-core template (NHWC, IGMMA; sm_90) instead of "
          "TVM's dp4a templates, and the dense layers float16 on wgmma");
@@ -298,8 +302,9 @@ absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
                                        const KernelCompiler& compiler, RunState* s) {
   ExecutorOptions options;
   options.precision = f.precision;
-  // A log merged from several GPUs' tuning: this GPU's own records rank its configs.
-  s->history.PreferDevice(device.properties().name);
+  // Off by default: a short tuning on this GPU may rank configs worse than a longer one on a
+  // sibling GPU (docs/benchmarks.md, twentieth session: 6.38 against 6.27 ms on the H100).
+  if (f.prefer_own_gpu) s->history.PreferDevice(device.properties().name);
   options.history = &s->history;
   TUNEJIT_ASSIGN_OR_RETURN(options.target, autotvm::ParseTarget("cuda"));
   options.verify_records = !f.no_verify;

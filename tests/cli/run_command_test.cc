@@ -35,9 +35,9 @@ int RunCli(const std::vector<std::string>& args, std::string* out, std::string* 
 TEST(RunCommand, HelpListsTheFlags) {
   std::string out, err;
   ASSERT_EQ(RunCli({"--help"}, &out, &err), kExitOk);
-  for (const char* flag :
-       {"--model", "--log", "--weights", "--batch", "--precision", "--repeats", "--device",
-        "--cache-dir", "--no-cudnn", "--baseline", "--no-verify", "--seed", "--json", "--plot"}) {
+  for (const char* flag : {"--model", "--log", "--weights", "--batch", "--precision", "--repeats",
+                           "--device", "--cache-dir", "--no-cudnn", "--baseline", "--no-verify",
+                           "--prefer-own-gpu", "--seed", "--json", "--plot"}) {
     EXPECT_THAT(out, HasSubstr(flag));
   }
 }
