@@ -7,7 +7,9 @@
 // for split knobs only s1..s(n-1) are compared (TVM never reads s0, and TopHub stores real outer
 // extents there instead of -1).
 //
-//   TUNEJIT_ASSIGN_OR_RETURN(ConfigSpace space, BuildConfigSpace(workload, target));
+// Each op template defines its task's space (OpTemplate::ConfigSpace, ops/op_template.h).
+//
+//   TUNEJIT_ASSIGN_OR_RETURN(ConfigSpace space, BuildConfigSpace(workload, target));  // ops/
 //   TUNEJIT_ASSIGN_OR_RETURN(ConfigEntity c, space.Get(199135959));
 //   TUNEJIT_ASSIGN_OR_RETURN(int64_t i, space.IndexOf(c));    // 199135959
 //   int64_t next = space.RandomNeighbor(i, rng);              // one knob changed
@@ -76,16 +78,6 @@ class ConfigSpace {
   std::vector<KnobSpace> knobs_;
   int64_t size_ = 1;
 };
-
-// True for the task names BuildConfigSpace knows: conv2d_nchw.cuda, conv2d_nchw_winograd.cuda
-// (+ _without_weight_transform), conv2d_NCHWc_int8.cuda, dense_small_batch.cuda,
-// dense_large_batch.cuda, depthwise_conv2d_nchw.cuda; and tunejit's own dense_wgmma.cuda and
-// conv2d_nhwc_wgmma.cuda.
-bool HasConfigSpace(const std::string& task_name);
-
-// The space TVM 0.7.dev1 defines for the workload on `target` (unroll_explicit has 2 candidates
-// for cuda, 1 for nvptx/rocm). Unimplemented for other task names.
-absl::StatusOr<ConfigSpace> BuildConfigSpace(const Workload& workload, const Target& target);
 
 }  // namespace tunejit::autotvm
 

@@ -90,7 +90,7 @@ std::vector<Implementation> Conv2dImplementations(const Conv2dParams& params);
 // dense_small_batch.cuda (10), and dense_large_batch.cuda (15) when M >= 32.
 std::vector<Implementation> DenseImplementations(const DenseParams& params);
 
-// tunejit's Hopper tensor-core templates (not Relay's; issue 7), for float16 or int8 params:
+// tunejit's Hopper tensor-core templates (not Relay's), for float16 or int8 params:
 // conv2d_nhwc_wgmma.cuda when groups == 1, stride 1 and C is a whole 16 bytes (8 halves, 16 int8:
 // TMA's pixel stride); the workload NHWC / OHWI. Empty when the template cannot express it.
 std::vector<Implementation> Conv2dWgmmaImplementations(const Conv2dParams& params);

@@ -1,5 +1,7 @@
 #include "autotvm/record_check.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "autotvm/config_space.h"
 
@@ -18,6 +20,23 @@ ConfigEntity SwapRxRy(const ConfigEntity& entity) {
   return out;
 }
 
+// The entity with every knob of `space` it lacks set to that knob's first candidate, or nullopt
+// when it lacks none (or the missing ones are not the space's last knobs).
+std::optional<ConfigEntity> WithLaterKnobs(const ConfigEntity& entity, const ConfigSpace& space) {
+  ConfigEntity out = entity;
+  bool missing = false;
+  for (const KnobSpace& k : space.knobs()) {
+    if (entity.Find(k.name) != nullptr) {
+      if (missing) return std::nullopt;  // a missing knob before a present one: not "later"
+      continue;
+    }
+    missing = true;
+    out.knobs.push_back(Knob{k.name, k.type, k.ValueJson(0)});
+  }
+  if (!missing) return std::nullopt;
+  return out;
+}
+
 }  // namespace
 
 const char* RecordCheckVerdictName(RecordCheck::Verdict verdict) {
@@ -26,6 +45,8 @@ const char* RecordCheckVerdictName(RecordCheck::Verdict verdict) {
       return "ok";
     case RecordCheck::kSwappedLabels:
       return "swapped tile_rx/tile_ry labels";
+    case RecordCheck::kLacksLaterKnobs:
+      return "lacks later knobs";
     case RecordCheck::kNoSpace:
       return "no space";
     case RecordCheck::kInconsistent:
@@ -34,16 +55,11 @@ const char* RecordCheckVerdictName(RecordCheck::Verdict verdict) {
   return "?";
 }
 
-RecordCheck CheckRecord(const Record& record) {
+RecordCheck CheckRecord(const Record& record, const ConfigSpace* space) {
   RecordCheck c;
-  if (!HasConfigSpace(record.workload.task_name)) {
+  if (space == nullptr) {
     c.verdict = RecordCheck::kNoSpace;
     c.message = absl::StrCat("no config space for task ", record.workload.task_name);
-    return c;
-  }
-  absl::StatusOr<ConfigSpace> space = BuildConfigSpace(record.workload, record.target);
-  if (!space.ok()) {
-    c.message = absl::StrCat("cannot build the space: ", space.status().message());
     return c;
   }
   c.space_size = space->size();
@@ -57,6 +73,15 @@ RecordCheck CheckRecord(const Record& record) {
   if (by_name.ok() && *by_name == record.index) {
     c.verdict = RecordCheck::kConsistent;
     return c;
+  }
+  if (std::optional<ConfigEntity> filled = WithLaterKnobs(record.config, *space)) {
+    absl::StatusOr<int64_t> index = space->IndexOf(*filled);
+    if (index.ok() && *index == record.index) {
+      c.verdict = RecordCheck::kLacksLaterKnobs;
+      c.entity_index = *index;
+      c.message = "lacks knobs added later; read as their first values";
+      return c;
+    }
   }
   const Knob* rx = record.config.Find("tile_rx");
   const Knob* ry = record.config.Find("tile_ry");

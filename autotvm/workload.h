@@ -61,7 +61,7 @@ inline constexpr char kConv2dNhwcWgmma[] = "conv2d_nhwc_wgmma.cuda";
 // The same convolution followed by a 2x2 max pool of stride 2 (its epilogue's output pooled):
 // the workload is the convolution's, the output [N, OH / 2, OW / 2, CO] NHWC. A task of its own
 // because where the pool goes (in the kernel or a kernel after it) depends on the config, and
-// its records' times are the pair's (issue 7's fused epilogues).
+// its records' times are the pair's (the fused epilogues).
 inline constexpr char kConv2dNhwcWgmmaPool[] = "conv2d_nhwc_wgmma_pool.cuda";
 // tunejit's stem convolution: NCHW float32 data and OIHW float32 kernel as the graph has them,
 // float16 products on mma.sync, the output NHWC (Conv2dParams::nhwc_out).

@@ -303,7 +303,7 @@ absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
   ExecutorOptions options;
   options.precision = f.precision;
   // Off by default: a short tuning on this GPU may rank configs worse than a longer one on a
-  // sibling GPU (docs/benchmarks.md, twentieth session: 6.38 against 6.27 ms on the H100).
+  // sibling GPU (docs/history/2026-12-05-twentieth-session.md: 6.38 against 6.27 ms on the H100).
   if (f.prefer_own_gpu) s->history.PreferDevice(device.properties().name);
   options.history = &s->history;
   TUNEJIT_ASSIGN_OR_RETURN(options.target, autotvm::ParseTarget("cuda"));

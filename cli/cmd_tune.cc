@@ -235,6 +235,8 @@ void RegisterFlags(FlagParser& p, TuneFlags& f) {
         "testing: the K-th candidate (0-based) runs a faulting kernel ($TUNEJIT_TEST_FAULT_TRIAL)");
   p.Int("test-hang-trial", &f.hang_trial, "K",
         "testing: the K-th candidate runs an endless kernel ($TUNEJIT_TEST_HANG_TRIAL)");
+  p.HideFromHelp("test-fault-trial");
+  p.HideFromHelp("test-hang-trial");
 }
 
 // The tasks this invocation tunes, with budgets; exit code >= 0 on error.

@@ -40,6 +40,12 @@ void FlagParser::Positional(const std::string& metavar, const std::string& help,
   positional_min_ = min_count;
 }
 
+void FlagParser::HideFromHelp(const std::string& name) {
+  for (Flag& f : flags_) {
+    if (f.name == name) f.hidden = true;
+  }
+}
+
 std::string FlagParser::Help() const {
   std::ostringstream out;
   out << "usage: " << command_ << " [flags]";
@@ -49,6 +55,7 @@ std::string FlagParser::Help() const {
     out << "\n  " << positional_metavar_ << "  " << positional_help_ << "\n";
   out << "\nflags:\n";
   for (const Flag& f : flags_) {
+    if (f.hidden) continue;
     std::string left = "--" + f.name + (f.is_bool ? "" : " " + f.metavar);
     out << "  " << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ') << f.help
         << "\n";

@@ -30,6 +30,9 @@ class FlagParser {
   void Int(const std::string& name, int64_t* out, const std::string& metavar,
            const std::string& help);
   void Bool(const std::string& name, bool* out, const std::string& help);
+  // Keeps an already declared flag out of --help (flags that exist for the test suite); it still
+  // parses.
+  void HideFromHelp(const std::string& name);
   // Describes positional arguments in --help ("FILE..."); min_count enforced.
   void Positional(const std::string& metavar, const std::string& help, int min_count = 0);
 
@@ -43,6 +46,7 @@ class FlagParser {
     std::string name, metavar, help;
     std::function<bool(const std::string&)> set;  // returns false on a bad value
     bool is_bool = false;
+    bool hidden = false;
   };
   std::string command_, summary_, positional_metavar_, positional_help_;
   int positional_min_ = 0;

@@ -17,7 +17,7 @@
 // A tensor-core conv followed by a 2x2 max pool (NodeTask::pool) becomes the pooled task
 // conv2d_nhwc_wgmma_pool.cuda instead: the pool runs in the conv's kernel where its tiles allow.
 //
-// Precision::kFp16 is the Hopper tensor-core path (issue 7): a conv2d_nhwc_wgmma.cuda can express
+// Precision::kFp16 is the Hopper tensor-core path: a conv2d_nhwc_wgmma.cuda can express
 // (autotvm::Conv2dWgmmaImplementations) and every dense with K a multiple of 8 run float16 x
 // float16 on wgmma with float32 accumulation, writing float16 activations (float32 for a layer
 // no conv or dense reads after: the logits). A conv with too few channels for the template

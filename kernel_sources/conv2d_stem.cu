@@ -1,5 +1,5 @@
 // File: kernel_sources/conv2d_stem.cu
-// conv2d_nchw_stem_mma.cuda (issue 7: "a stem kernel for the 3-channel first conv"): a direct
+// conv2d_nchw_stem_mma.cuda, the stem kernel for a 3-channel first conv: a direct
 // convolution for convs with few input channels (VGG-16's RGB stem: CI 3, 3x3, 64 out), read
 // from the graph's float32 NCHW input and written NHWC as float16, float32 or requantized int8,
 // for the tensor-core layers after it. It replaces an im2col pass (0.42 ms at batch 128) plus a

@@ -1,5 +1,5 @@
 // File: kernel_sources/conv2d_wgmma.cu
-// conv2d_nhwc_wgmma.cuda (issue 7; shared/docs/tensorcore-design.md 1.3): implicit-GEMM
+// conv2d_nhwc_wgmma.cuda (docs/tensorcore-design.md 1.3): implicit-GEMM
 // convolution on Hopper tensor cores, NHWC: fp16 in, fp32 accumulation, fp32 or fp16 out; or
 // (kInt8) int8 in, int32 accumulation, int32, fp32 or requantized int8 out.
 //   out[b, y, x, co] = epilogue(sum_{r, s, c} in[b, y + r * DH - PT, x + s * DW - PL, c]

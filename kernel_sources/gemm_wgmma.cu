@@ -1,5 +1,5 @@
 // File: kernel_sources/gemm_wgmma.cu
-// dense_wgmma.cuda (issue 7; shared/docs/tensorcore-design.md 1.2 and 6.1 step 1): a first Hopper
+// dense_wgmma.cuda (docs/tensorcore-design.md 1.2 and 6.1 step 1): a first Hopper
 // tensor-core GEMM, written to be correct by construction rather than fast.
 //   C[i, j] = epilogue(sum_k A[i, k] * B[j, k]),  A [M, K] and B [N, K] row-major (K-major): fp16
 //   with fp32 accumulation, C fp32 or fp16 (kOutF16); or int8 (kInt8) with int32 accumulation, C

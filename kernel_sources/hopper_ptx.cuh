@@ -2,7 +2,7 @@
 // Our own PTX wrappers for the Hopper (sm_90a) asynchronous machinery: mbarriers, TMA tile loads,
 // the async-proxy fence, warpgroup MMA (wgmma) and register reallocation (setmaxnreg). No CUTLASS:
 // it is not packaged here and its Hopper headers cost seconds per NVRTC build
-// (docs: shared/docs/tensorcore-design.md 1.5). Header-free on purpose: NVRTC needs nothing but
+// (docs/tensorcore-design.md 1.5). Header-free on purpose: NVRTC needs nothing but
 // this file.
 //
 // Compile for sm_90a (`--gpu-architecture=sm_90a`, nvcc `arch=compute_90a`): ptxas rejects wgmma

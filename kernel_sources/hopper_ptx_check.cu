@@ -1,7 +1,7 @@
 // File: kernel_sources/hopper_ptx_check.cu
 // A one-tile kernel that uses every wrapper of hopper_ptx.cuh, so nvcc (build-time check, sm_90a
 // cubin) and NVRTC (tests/ops/gemm_wgmma_test.cc) both assemble all of them. It is also meant as
-// the first GPU smoke test of the wrappers (issue 7):
+// the first GPU smoke test of the wrappers:
 //   C[128, kN] (f32, row-major) = A[128, 64] * B[kN, 64]^T, A and B fp16 K-major,
 // read through two TMA descriptors (box {64, 128} and {64, kN}, 128-byte swizzle). 384 threads:
 // warpgroup 0 loads, warpgroups 1 and 2 each multiply 64 rows. Dynamic shared memory:

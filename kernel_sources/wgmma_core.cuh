@@ -25,9 +25,9 @@
 // kCluster = 2: the template's producer multicasts part of each stage into both blocks of a
 // cluster (conv2d_wgmma.cu: half of the pixel tile each), so every consumer hands its stage back
 // to both blocks' producers (WgmmaReleaseStage) and the block syncs its cluster after the barrier
-// init and before exit. The eighth session's attempt, 1.5x slower, released stages with one
-// thread's sequential cluster-scope arrivals; lanes arriving in parallel at CTA scope made it
-// faster than no cluster (tools/wgmma_probe, docs/benchmarks.md twelfth session).
+// init and before exit. A version that released stages with one thread's sequential
+// cluster-scope arrivals ran 1.5x slower; lanes arriving in parallel at CTA scope made it
+// faster than no cluster (tools/wgmma_probe, docs/history/2026-12-03-twelfth-session.md).
 // The epilogue writes 16-byte pieces (WgmmaStoreWide) where the output's row length allows; a
 // pooled conv (kPoolW) first reduces each 2x2 window of its accumulators (WgmmaPool2x2).
 // kSwapAB (BN = 64): the consumers compute their tiles transposed, the B rows as wgmma's A, and
@@ -252,7 +252,7 @@ __device__ __forceinline__ WgmmaColumns WgmmaLoadColumns(int col, int n, const f
 // One row's 4 values of a thread (columns as WgmmaColumns) to out[base + column], for columns < n
 // (the caller has checked base >= 0), as float16, or through common.cuh's epilogue formula as
 // int32, float32 or int8. Adjacent column pairs go out as one store where aligned: 2-byte stores
-// made the fp16 output slower to write than the fp32 one (docs/benchmarks.md, fifth session).
+// made the fp16 output slower to write than the fp32 one (docs/history/2026-12-01-fifth-session.md).
 template <int kEpi, int kOutF16, typename Acc>
 __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaColumns& p, s64 base,
                                                 void* out, int col, int n) {
@@ -367,7 +367,7 @@ __device__ __forceinline__ void TransposeQuad(unsigned int (&w)[4]) {
 // 16-byte output stores (WgmmaStoreWide). In the accumulator layout a quad's 4 lanes hold 2
 // columns each of every 8-column group, so a row went out as 4-byte pieces, each warp store
 // touching 8 rows: the stores of a 128 x 128 tile took longer than writing its 32 KiB needs
-// (tools/wgmma_probe, docs/benchmarks.md twelfth session). Instead each lane packs its 4-byte
+// (tools/wgmma_probe, docs/history/2026-12-03-twelfth-session.md). Instead each lane packs its 4-byte
 // piece of 4 neighbouring "spans" of columns, the quad transposes them (TransposeQuad), and lane
 // j writes span j whole, 16 bytes: a quarter of the store instructions, each sector written
 // whole. The two outputs differ in their span and its pieces:

@@ -152,6 +152,20 @@ class Conv2dNchwDirect final : public OpTemplate {
     config.knobs.push_back(OtherKnob("unroll_explicit", 1));
     return config;
   }
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
+                                                   const autotvm::Target& target) const override {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
+    autotvm::ConfigSpace s;
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_f", p.co, 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_y", p.OutH(), 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_x", p.OutW(), 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rc", p.ci, 2));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_ry", p.kh, 2));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rx", p.kw, 2));
+    TUNEJIT_RETURN_IF_ERROR(s.AddOther("auto_unroll_max_step", {0, 512, 1500}));
+    TUNEJIT_RETURN_IF_ERROR(s.AddOther("unroll_explicit", UnrollExplicitCandidates(target)));
+    return s;
+  }
 };
 
 }  // namespace

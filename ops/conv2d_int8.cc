@@ -230,6 +230,24 @@ class Conv2dNchwcInt8 final : public OpTemplate {
     config.knobs.push_back(OtherKnob("auto_unroll_max_step", 512));
     return config;
   }
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
+                                                   const autotvm::Target& target) const override {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
+    autotvm::ConfigSpace s;
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_n", p.n, 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_f", p.co / 4, 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_y", p.OutH(), 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_x", p.OutW(), 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddOther("fuse_yx", {0, 1}));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rc", p.ci / 4, 2));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_ry", p.kh, 2));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rx", p.kw, 2));
+    TUNEJIT_RETURN_IF_ERROR(s.AddReorder("reorder_inner", 3));
+    TUNEJIT_RETURN_IF_ERROR(s.AddOther("AA_double_buffer", {0, 1}));
+    TUNEJIT_RETURN_IF_ERROR(s.AddOther("WW_double_buffer", {0, 1}));
+    TUNEJIT_RETURN_IF_ERROR(s.AddOther("auto_unroll_max_step", {0, 512, 1500}));
+    return s;
+  }
 };
 
 }  // namespace

@@ -147,6 +147,17 @@ class Conv2dNchwStemMma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("warps", 4));
     return config;
   }
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(
+      const autotvm::Workload& /*workload*/, const autotvm::Target& /*target*/) const override {
+    // A block computes tile_h x tile_w output pixels (all channels) with `warps` warps, 16
+    // pixels of a row at a time; Specialize rejects tiles with fewer 16-pixel rows than warps,
+    // and shared memory past 48 KiB.
+    autotvm::ConfigSpace s;
+    TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_h", {1, 2, 4, 8, 16}));
+    TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_w", {16, 32, 64, 128}));
+    TUNEJIT_RETURN_IF_ERROR(s.AddOther("warps", {1, 2, 4, 8}));
+    return s;
+  }
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // conv2d_nhwc_wgmma.cuda (kernel_sources/conv2d_wgmma.cu): fp16 or int8 NHWC convolution on Hopper
-// tensor cores, a tunejit task name (issue 7; shared/docs/tensorcore-design.md 1.3 and 2.1).
+// tensor cores, a tunejit task name (docs/tensorcore-design.md 1.3 and 2.1).
 //
 // Workload: [data [N, H, W, C], kernel [CO, KH, KW, C], strides, padding, dilation, out_dtype]
 // (autotvm::ParseConv2dWorkload, layout "NHWC"): float16 x float16 -> float32 | float16, or int8 x
@@ -318,6 +318,32 @@ absl::StatusOr<ElementType> PooledElement(const WgmmaConv& conv, const Epilogue&
   return ElementType::kFloat32;
 }
 
+// An output tile is tile_h x tile_w pixels of tile_b images (the GEMM's M rows) by tile_n output
+// channels; K is walked one tap and 64 channels at a time. Shape-generic like dense_wgmma.cuda;
+// Specialize rejects the combinations that cannot run (M rows not a multiple of 64 per consumer,
+// shared memory...). A knob is added last with its old behaviour first, so that the records
+// written before it existed keep their index.
+absl::StatusOr<autotvm::ConfigSpace> ConvWgmmaSpace() {
+  autotvm::ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_h", {1, 2, 4, 8, 16}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_w", {8, 16, 32, 64}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_n", {64, 128, 192, 256}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("stages", {2, 3, 4, 5, 6}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("consumer_wg", {1, 2}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("pingpong", {0, 1}));
+  // TMA im2col loads (M = consecutive pixels).
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("im2col", {0, 1}));
+  // Clusters of two blocks sharing the input loads (TMA multicast).
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("cluster", {1, 2}));
+  // A stage per filter column over one input box of tile_h + KH - 1 rows.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("halo", {0, 1}));
+  // The tile computed transposed (tile_n 64: channels as wgmma's M).
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("swap_ab", {0, 1}));
+  // The tile's pixels in 1, 2 or 4 consecutive images.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_b", {1, 2, 4}));
+  return s;
+}
+
 // conv2d_nhwc_wgmma.cuda, or with `pool` conv2d_nhwc_wgmma_pool.cuda.
 class Conv2dNhwcWgmma final : public OpTemplate {
  public:
@@ -417,6 +443,11 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     return absl::OkStatus();
   }
   bool pool_;
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(
+      const autotvm::Workload& /*workload*/, const autotvm::Target& /*target*/) const override {
+    // The pooled task has the convolution's knobs: its configs are the same kernels.
+    return ConvWgmmaSpace();
+  }
 };
 
 }  // namespace

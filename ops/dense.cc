@@ -59,6 +59,21 @@ PlannedKernel DenseKernel(std::string label, std::string expression, const Launc
   return kernel;
 }
 
+// dense_small_batch: one tile_k split; dense_large_batch: the template's pruning filters always
+// end in IndexError, so TVM redefines the three knobs without filters (docs/tvm-templates.md
+// section 3.2); the unpruned lists are the real space.
+absl::StatusOr<autotvm::ConfigSpace> DenseSpace(const autotvm::DenseParams& p, bool large) {
+  autotvm::ConfigSpace s;
+  if (large) {
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_x", p.m, 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_y", p.n, 4));
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_k", p.k, 3));
+  } else {
+    TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_k", p.k, 2));
+  }
+  return s;
+}
+
 class DenseSmallBatch final : public OpTemplate {
  public:
   std::string_view task_name() const override { return kSmallTask; }
@@ -94,6 +109,11 @@ class DenseSmallBatch final : public OpTemplate {
     // TVM: [-1, 64] when K > 64, else [1, 64] (a 64-thread block with a bounds guard).
     config.knobs.push_back(SplitKnob("tile_k", {p.k > 64 ? -1 : 1, 64}));
     return config;
+  }
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
+                                                   const autotvm::Target& target) const override {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
+    return DenseSpace(p, /*large=*/false);
   }
 };
 
@@ -163,6 +183,11 @@ class DenseLargeBatch final : public OpTemplate {
     config.knobs.push_back(SplitKnob(
         "tile_k", p.k > 8 ? std::vector<int64_t>{-1, 8, 1} : std::vector<int64_t>{-1, 1, 1}));
     return config;
+  }
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
+                                                   const autotvm::Target& target) const override {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
+    return DenseSpace(p, /*large=*/true);
   }
 };
 

@@ -1,5 +1,5 @@
 // dense_wgmma.cuda (kernel_sources/gemm_wgmma.cu): fp16 GEMM on Hopper tensor cores, a tunejit
-// task name (issue 7; shared/docs/tensorcore-design.md 2.1 and 2.3 for the knobs and rules).
+// task name (docs/tensorcore-design.md 2.1 and 2.3 for the knobs and rules).
 //
 // Knobs (all `ot`, autotvm/task_spaces.cc): tile_m, tile_n, tile_k, stages, consumer_wg, split_k
 // (records without it are split_k 1: one kernel; above 1 the GEMM writes split_k slices of
@@ -171,6 +171,23 @@ PlannedKernel SplitKSumKernel(const DenseTile& tile, const WgmmaDense& d, const 
   return kernel;
 }
 
+// The kernel is shape-generic (TMA zero-fills tails, the epilogue checks bounds), so the space
+// does not depend on M, N, K. All `ot` knobs; Specialize rejects the combinations that cannot
+// run, with the reason.
+absl::StatusOr<autotvm::ConfigSpace> DenseWgmmaSpace(bool int8) {
+  autotvm::ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_m", {64, 128, 256}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_n", {64, 128, 192, 256}));
+  // One or two 128-byte rows of K per stage: 64 / 128 fp16, 128 / 256 int8.
+  TUNEJIT_RETURN_IF_ERROR(
+      s.AddOther("tile_k", int8 ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{64, 128}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("stages", {2, 3, 4, 5, 6}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("consumer_wg", {1, 2}));
+  // Last, 1 first: records from before it keep their index.
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("split_k", {1, 2, 4, 8}));
+  return s;
+}
+
 class DenseWgmma final : public OpTemplate {
  public:
   std::string_view task_name() const override { return kTask; }
@@ -228,6 +245,11 @@ class DenseWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("consumer_wg", 2));
     config.knobs.push_back(OtherKnob("split_k", 1));
     return config;
+  }
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
+                                                   const autotvm::Target& target) const override {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
+    return DenseWgmmaSpace(p.data_dtype == "int8");
   }
 };
 

@@ -48,6 +48,10 @@
 
 #include "absl/status/statusor.h"
 #include "autotvm/config_entity.h"
+#include "autotvm/config_space.h"
+#include "autotvm/record.h"
+#include "autotvm/record_check.h"
+#include "autotvm/target.h"
 #include "autotvm/workload.h"
 #include "jit/arch.h"
 #include "jit/device.h"
@@ -148,11 +152,29 @@ class OpTemplate {
   // The config used when the log has no record (TVM's fallback rules or better).
   virtual absl::StatusOr<autotvm::ConfigEntity> FallbackConfig(
       const autotvm::Workload& workload) const = 0;
+  // The knob space of the workload on `target`, in definition order (the order is the index's
+  // digit order, autotvm/config_space.h). For TVM's task names exactly TVM 0.7.dev1's space
+  // (docs/tvm-templates.md), so that TVM reads our records and we read its; InvalidArgument when
+  // the workload has no space (e.g. winograd with KH != KW).
+  virtual absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
+                                                           const autotvm::Target& target) const = 0;
+  // Other task names whose records index this template's space (TVM's
+  // conv2d_nchw_winograd_without_weight_transform.cuda shares the winograd knobs).
+  virtual std::vector<std::string_view> space_aliases() const { return {}; }
 };
 
 // All registered templates, and lookup by task name (nullptr if none).
 std::vector<const OpTemplate*> AllOpTemplates();
 const OpTemplate* FindOpTemplate(std::string_view task_name);
+
+// Whether a registered template defines the space of `task_name` (its own or an alias).
+bool HasConfigSpace(std::string_view task_name);
+// The space of the workload's task on `target` (OpTemplate::ConfigSpace of the template that owns
+// it); Unimplemented naming the task when no template does.
+absl::StatusOr<autotvm::ConfigSpace> BuildConfigSpace(const autotvm::Workload& workload,
+                                                      const autotvm::Target& target);
+// autotvm::CheckRecord against the space BuildConfigSpace gives the record's workload and target.
+autotvm::RecordCheck CheckRecord(const autotvm::Record& record);
 
 }  // namespace tunejit
 

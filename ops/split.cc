@@ -68,6 +68,11 @@ absl::StatusOr<KernelSplits> ReadKernelSplits(const autotvm::ConfigEntity& confi
   return out;
 }
 
+std::vector<int64_t> UnrollExplicitCandidates(const autotvm::Target& target) {
+  if (target.name == "nvptx" || target.name == "rocm") return {1};
+  return {0, 1};
+}
+
 absl::StatusOr<int64_t> ReadOtherOr(const autotvm::ConfigEntity& config, const std::string& name,
                                     int64_t fallback) {
   if (config.Find(name) == nullptr) return fallback;

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "autotvm/config_entity.h"
+#include "autotvm/target.h"
 
 namespace tunejit {
 
@@ -63,6 +64,9 @@ std::vector<std::vector<int64_t>> FactorSplitCandidates(int64_t length, int part
 
 // The largest divisor of n that is <= bound (>= 1).
 int64_t LargestDivisorAtMost(int64_t n, int64_t bound);
+
+// unroll_explicit's candidates: [0, 1] for cuda, [1] for nvptx and rocm.
+std::vector<int64_t> UnrollExplicitCandidates(const autotvm::Target& target);
 
 // Knob builders for fallback configs and tests.
 autotvm::Knob SplitKnob(const std::string& name, const std::vector<int64_t>& sizes);

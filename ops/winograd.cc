@@ -11,6 +11,8 @@
 //     computes wrong results (spec 5.8); we keep its schedule (m = 4 when H % 8 == 0, else 2, and
 //     the same knobs and launch shapes) but not its arithmetic. Both F(2,3) and F(4,3) are exact.
 #include <algorithm>
+#include <initializer_list>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -89,6 +91,41 @@ PlannedKernel ElementwiseKernel(std::string label, std::string name, int64_t thr
   k.shape.grid[0] = static_cast<uint32_t>(std::min<int64_t>(CeilDiv64(threads, 128), UINT32_MAX));
   k.shape.block[0] = 128;
   return k;
+}
+
+int64_t SaturatingProduct(std::initializer_list<int64_t> values) {
+  __int128 p = 1;
+  for (int64_t v : values) {
+    p *= v;
+    if (p > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
+  }
+  return static_cast<int64_t>(p);
+}
+
+// TVM's winograd knobs (docs/tvm-templates.md section 5.4): tile_b over the alpha x alpha
+// transform points (only [-1, 1, 1, 1] passes its filter), then output channels, tiles and the
+// input-channel reduction.
+absl::StatusOr<autotvm::ConfigSpace> WinogradSpace(const autotvm::Conv2dParams& p,
+                                                   const autotvm::Target& target) {
+  if (p.kh != p.kw || p.stride_h != 1 || p.stride_w != 1) {
+    return absl::InvalidArgumentError("winograd needs KH == KW and stride 1");
+  }
+  int64_t m = p.h % 8 == 0 ? 4 : 2;  // section 5.2: the INPUT height decides
+  int64_t alpha = m + p.kw - 1;
+  int64_t oh = p.h + p.pad_top + p.pad_bottom - p.kh + 1;
+  int64_t ow = p.w + p.pad_left + p.pad_right - p.kw + 1;
+  if (oh <= 0 || ow <= 0) return absl::InvalidArgumentError("winograd output size is not positive");
+  int64_t tiles = SaturatingProduct({p.n, (oh + m - 1) / m, (ow + m - 1) / m});
+  autotvm::ConfigSpace s;
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_b", alpha * alpha, 4, [](const std::vector<int64_t>& e) {
+    return e[1] == 1 && e[2] == 1 && e[3] == 1;
+  }));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_y", p.co, 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_x", tiles, 4));
+  TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_rc", p.ci, 2));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("auto_unroll_max_step", {0, 128, 1500}));
+  TUNEJIT_RETURN_IF_ERROR(s.AddOther("unroll_explicit", UnrollExplicitCandidates(target)));
+  return s;
 }
 
 class Conv2dNchwWinograd final : public OpTemplate {
@@ -181,6 +218,15 @@ class Conv2dNchwWinograd final : public OpTemplate {
       const autotvm::Workload& workload) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseWinogradConv(workload));
     return WinogradFallback(p);
+  }
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
+                                                   const autotvm::Target& target) const override {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
+    return WinogradSpace(p, target);
+  }
+
+  std::vector<std::string_view> space_aliases() const override {
+    return {"conv2d_nchw_winograd_without_weight_transform.cuda"};
   }
 };
 

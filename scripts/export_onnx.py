@@ -30,7 +30,7 @@ float64: it IS the QDQ model's float semantics, the reference for `tunejit run -
 (which takes the file's activation scales, and recovers the file's int8 weights exactly from the
 fake-quantized ones, each channel's max |q| being 127). The remaining differences are float
 rounding order (a value on a rounding boundary lands one step apart). With untrained weights,
-twelve stacked quantizations amplify them: on the H200 (docs/benchmarks.md) ours was 2.15e-2
+twelve stacked quantizations amplify them: on the H200 (docs/history/2026-12-01-third-session.md) ours was 2.15e-2
 (rel L2) from this reference and PyTorch's own float32 run of the same model 2.24e-2
 (<model>-qdq-torch-fp32.bin), top-1 ~90% for both; a wrong scale would be off by whole steps
 everywhere. When onnxruntime is installed, scripts/compare_outputs.py --onnx also runs the QDQ

@@ -7,7 +7,8 @@ here and pasted between the GENERATED markers of the header:
 
   python3 scripts/gen_wgmma_wrappers.py > /tmp/w.txt   # then replace the marked block
 
-The block is fenced with clang-format off/on so the header stays byte-identical to this output.
+The block is fenced with clang-format off/on so the header stays byte-identical to this output;
+tests/scripts/wgmma_wrappers_test.py (ctest scripts_python_test) fails when the two differ.
 """
 import sys
 

@@ -8,7 +8,7 @@
 #   2. with SOURCE=N, the SASS source counters (stall samples per instruction) of launch N;
 #   3. with CUDNN=1, the same details of cuDNN's fp16 NHWC kernels on VGG-16's conv shapes
 #      (scripts/profile/cudnn_convs.py, each conv once inside an NVTX range).
-# The clocks are left alone (--clock-control none: docs/benchmarks.md gives cycles, which are
+# The clocks are left alone (--clock-control none: docs/history/2026-12-02-eleventh-session.md gives cycles, which are
 # comparable across kernels the GPU clocked differently). Summarise the CSVs here with
 # `python3 scripts/profile/ncu_summary.py FILE [--source]`. Everything lands in $OUT/results.tgz.
 set -uo pipefail

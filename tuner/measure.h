@@ -110,7 +110,8 @@ struct MeasureOptions {
   // are timed back to back, without flushes or syncs between them. A network keeps the GPU busy:
   // on the H200 its layers ran at the power cap's 1650-1770 MHz where the tuner's isolated runs
   // (idle gaps for the L2 flush and the sync) ran at 1980 MHz, and the kernels that draw the most
-  // power lose the most (docs/benchmarks.md, thirteenth session). 0: isolated runs (the default).
+  // power lose the most (docs/history/2026-12-03-thirteenth-session.md). 0: isolated runs (the
+  // default).
   double sustained_seconds = 0;
   // Relative error allowed for float outputs (||out - ref|| / ||ref||); int outputs are exact.
   double fp32_tolerance = 1e-5;

@@ -7,6 +7,8 @@
 #include <queue>
 #include <utility>
 
+#include "ops/op_template.h"
+
 namespace tunejit {
 namespace {
 
@@ -117,7 +119,7 @@ void ModelGuidedSearch::AddTransferHistory(absl::Span<const autotvm::Record> rec
     std::string key = r.workload.Key();
     auto it = spaces.find(key);
     if (it == spaces.end()) {
-      absl::StatusOr<autotvm::ConfigSpace> s = autotvm::BuildConfigSpace(r.workload, r.target);
+      absl::StatusOr<autotvm::ConfigSpace> s = BuildConfigSpace(r.workload, r.target);
       it = spaces.emplace(key, s.ok() ? std::optional(*std::move(s)) : std::nullopt).first;
     }
     if (!it->second.has_value()) continue;

@@ -1,6 +1,7 @@
 #include "tuner/task.h"
 
 #include "common/status_macros.h"
+#include "ops/op_template.h"
 
 namespace tunejit {
 
@@ -17,7 +18,7 @@ absl::StatusOr<Task> MakeTask(const autotvm::Workload& workload, const autotvm::
   Task task;
   task.workload = workload;
   task.target = target;
-  TUNEJIT_ASSIGN_OR_RETURN(task.space, autotvm::BuildConfigSpace(workload, target));
+  TUNEJIT_ASSIGN_OR_RETURN(task.space, BuildConfigSpace(workload, target));
   TUNEJIT_ASSIGN_OR_RETURN(task.flops, WorkloadFlops(workload));
   return task;
 }

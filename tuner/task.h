@@ -23,7 +23,7 @@ struct Task {
   double flops = 0;  // of the direct computation (winograd counts the same FLOPs, as TVM does)
 };
 
-// Builds the config space (autotvm::BuildConfigSpace) and counts FLOPs of a conv2d or dense
+// Builds the config space (BuildConfigSpace) and counts FLOPs of a conv2d or dense
 // workload. InvalidArgument / Unimplemented for workloads the autotvm layer does not know.
 absl::StatusOr<Task> MakeTask(const autotvm::Workload& workload, const autotvm::Target& target);
 

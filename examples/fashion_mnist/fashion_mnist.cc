@@ -1,6 +1,6 @@
 // fashion_mnist: tunejit's top-1 accuracy on the 10,000 Fashion-MNIST test images, at fp32, fp16
 // and int8, with the weights examples/fashion_mnist/train.py trained in PyTorch, beside PyTorch's
-// own accuracy (issue 7: real weights, not random ones). An example of the library API: build a
+// own accuracy (real weights, not random ones). An example of the library API: build a
 // Graph, bind safetensors weights, build executors at each precision, run batches.
 //
 //   fashion_mnist --data DIR --weights fashion.safetensors [--pytorch pytorch.json] [--log LOG]
@@ -8,8 +8,8 @@
 //
 // DIR holds the unpacked IDX files (gunzip Debian's dataset-fashion-mnist files). int8 is
 // calibrated on the first --batch training images (ExecutorOptions::calibration_inputs).
-// Without --log every layer runs its template's fallback config. Exit status 1 when a bound of
-// issue 7 is missed (fp16 within 0.1 points of PyTorch fp32, int8 within 0.5), 2 on bad usage.
+// Without --log every layer runs its template's fallback config. Exit status 1 when a bound on the
+// accuracy is missed (fp16 within 0.1 points of PyTorch fp32, int8 within 0.5), 2 on bad usage.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Trains examples/fashion_mnist's small VGG-style network on Fashion-MNIST with PyTorch, and
-exports what the `fashion_mnist` example needs to run it in tunejit (issue 7: real weights).
+exports what the `fashion_mnist` example needs to run it in tunejit (real weights).
 
 Runs where PyTorch and a GPU are (the GPU machine; a minute or two). Reads the IDX files of
 Debian's dataset-fashion-mnist (gzipped or not) from --data and writes to --out:

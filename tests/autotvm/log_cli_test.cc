@@ -74,6 +74,21 @@ TEST(LogCliTest, CheckSeedAndBadFile) {
   EXPECT_EQ(r.code, 1);
 }
 
+// The shipped tensor-core logs hold records from before the later knobs (halo, swap_ab, tile_b,
+// ...): valid, counted in a note, exit 0.
+TEST(LogCliTest, CheckShippedLogsCountsOlderRecordsAsValid) {
+  for (const char* log : {"vgg16-fp16-wgmma.log", "vgg16-int8-wgmma.log",
+                          "vgg16-int8-h200-5min.log", "seed-vgg16-v100.log"}) {
+    CliRun r = LogCommand({"check", RepoData(log)});
+    EXPECT_EQ(r.code, 0) << log << "\n" << r.out;
+    EXPECT_EQ(r.out.find("inconsistent"), std::string::npos) << log << "\n" << r.out;
+  }
+  CliRun r = LogCommand({"check", RepoData("vgg16-fp16-wgmma.log")});
+  EXPECT_NE(r.out.find(" lacks later knobs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("records predate knobs added later; they are valid"), std::string::npos)
+      << r.out;
+}
+
 TEST(LogCliTest, CheckTopHubReportsSwappedLabelsAndTheOneRealDefect) {
   std::string path = ::tunejit::testing::SharedData("tophub/cuda_v0.08.log");
   if (path.empty()) GTEST_SKIP() << "shared TopHub data absent";

@@ -14,6 +14,7 @@
 #include "autotvm/record.h"
 #include "autotvm/record_check.h"
 #include "autotvm/target.h"
+#include "ops/op_template.h"
 
 using namespace tunejit::autotvm;  // NOLINT: a fuzz driver, not library code
 
@@ -27,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (SerializeRecord(*again) != line) std::abort();  // and write it the same way again
     (void)ParseConv2dWorkload(record->workload);
     (void)ParseDenseWorkload(record->workload);
-    RecordCheck check = CheckRecord(*record);
+    RecordCheck check = ::tunejit::CheckRecord(*record);
     if (check.verdict == RecordCheck::kConsistent && check.entity_index != record->index) {
       std::abort();
     }

@@ -2,7 +2,8 @@
 //   1. NVRTC compile time (no cache), median of a few runs;
 //   2. cache lookup time (read + verify an entry), median of 50;
 //   3. on a GPU: cache hit to launchable kernel (Lookup + Module::Load + GetKernel), median of 50.
-// Prints a table (docs/benchmarks.md). The GPU rows are skipped without a device.
+// Prints a table (docs/history/2026-11-30-jit-core-and-seed-log.md). The GPU rows are skipped
+// without a device.
 //   jit_bench [--arch sm_90] [--compiles 5]
 #include <unistd.h>
 

@@ -137,11 +137,10 @@ TEST(Conv2dStem, RejectsBadWorkloadsConfigsAndEpilogues) {
 
 TEST(Conv2dStemSpace, IndexEntityRoundTripAndValidCount) {
   const autotvm::Workload w = StemWorkload(128, 3, 224, 224, 64, 3);
-  absl::StatusOr<autotvm::ConfigSpace> space =
-      autotvm::BuildConfigSpace(w, *autotvm::ParseTarget("cuda"));
+  absl::StatusOr<autotvm::ConfigSpace> space = BuildConfigSpace(w, *autotvm::ParseTarget("cuda"));
   ASSERT_TRUE(space.ok()) << space.status();
   EXPECT_EQ(space->size(), 5 * 4 * 4);
-  EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNchwStemMma));
+  EXPECT_TRUE(HasConfigSpace(autotvm::kConv2dNchwStemMma));
   int valid = 0;
   for (int64_t i = 0; i < space->size(); ++i) {
     absl::StatusOr<autotvm::ConfigEntity> c = space->Get(i);

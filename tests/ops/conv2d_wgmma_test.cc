@@ -547,14 +547,14 @@ TEST(Conv2dWgmmaPool, ImagesPerTilePoolTheVggConv33InTheKernel) {
 absl::StatusOr<autotvm::ConfigSpace> Space() {
   absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
   if (!target.ok()) return target.status();
-  return autotvm::BuildConfigSpace(ConvWorkload(128, 56, 56, 256, 256, 3), *target);
+  return BuildConfigSpace(ConvWorkload(128, 56, 56, 256, 256, 3), *target);
 }
 
 TEST(Conv2dWgmmaSpace, IndexEntityRoundTripAndValidCount) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
   EXPECT_EQ(space->size(), 5 * 4 * 4 * 5 * 2 * 2 * 2 * 2 * 2 * 2 * 3);
-  EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNhwcWgmma));
+  EXPECT_TRUE(HasConfigSpace(autotvm::kConv2dNhwcWgmma));
   const autotvm::Workload w = ConvWorkload(128, 56, 56, 256, 256, 3);
   int valid = 0;
   for (int64_t i = 0; i < space->size(); ++i) {
@@ -734,7 +734,7 @@ TEST(Conv2dWgmmaPool, OutputKinds) {
 TEST(Conv2dWgmmaPoolSpace, TheConvsConfigsWithTheirPoolInOrAfterTheKernel) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
-  EXPECT_TRUE(autotvm::HasConfigSpace(autotvm::kConv2dNhwcWgmmaPool));
+  EXPECT_TRUE(HasConfigSpace(autotvm::kConv2dNhwcWgmmaPool));
   const autotvm::Workload conv = ConvWorkload(2, 56, 56, 256, 256, 3, 1, 1, 1, "float16");
   const autotvm::Workload pooled = PoolWorkload(56, 256, 256);
   int valid = 0, fused = 0, over = 0;

@@ -121,7 +121,7 @@ TEST(DenseWgmma, Int8PlansIgmma) {
   EXPECT_TRUE(Op().Specialize(w, *fallback, kHopper, requantize).ok()) << fallback->ToString();
   absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
   ASSERT_TRUE(target.ok());
-  absl::StatusOr<autotvm::ConfigSpace> space = autotvm::BuildConfigSpace(w, *target);
+  absl::StatusOr<autotvm::ConfigSpace> space = BuildConfigSpace(w, *target);
   ASSERT_TRUE(space.ok()) << space.status();
   EXPECT_TRUE(space->IndexOf(Tile(128, 128, 256, 3, 2)).ok());  // int8's tile_k: 128 or 256
   EXPECT_FALSE(space->IndexOf(Tile(128, 128, 64, 3, 2)).ok());
@@ -279,14 +279,14 @@ TEST(DenseWgmma, WorkloadAndEpilogueRules) {
 absl::StatusOr<autotvm::ConfigSpace> Space() {
   absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
   if (!target.ok()) return target.status();
-  return autotvm::BuildConfigSpace(WgmmaWorkload(4096, 4096, 4096), *target);
+  return BuildConfigSpace(WgmmaWorkload(4096, 4096, 4096), *target);
 }
 
 TEST(DenseWgmmaSpace, IndexEntityRoundTrip) {
   absl::StatusOr<autotvm::ConfigSpace> space = Space();
   ASSERT_TRUE(space.ok()) << space.status();
   EXPECT_EQ(space->size(), 3 * 4 * 2 * 5 * 2 * 4);
-  EXPECT_TRUE(autotvm::HasConfigSpace(kTask));
+  EXPECT_TRUE(HasConfigSpace(kTask));
   int valid = 0;
   for (int64_t i = 0; i < space->size(); ++i) {
     absl::StatusOr<autotvm::ConfigEntity> c = space->Get(i);

@@ -333,7 +333,7 @@ inline std::vector<autotvm::ConfigEntity> SampledValidConfigs(const OpTemplate& 
   absl::StatusOr<autotvm::Target> target = autotvm::ParseTarget("cuda");
   EXPECT_TRUE(target.ok()) << target.status();
   if (!target.ok()) return {};
-  absl::StatusOr<autotvm::ConfigSpace> space = autotvm::BuildConfigSpace(w, *target);
+  absl::StatusOr<autotvm::ConfigSpace> space = BuildConfigSpace(w, *target);
   EXPECT_TRUE(space.ok()) << space.status();
   if (!space.ok()) return {};
   std::mt19937_64 rng(20261201);

@@ -202,7 +202,7 @@ TEST(WgmmaSass, PooledConvExchangesWindowsInSharedMemory) {
 
 // The network's int8 pooled configs (VGG-16 conv1_2 and conv2_2 in the shipped log) requantize
 // in the epilogue and check their scales' signs: all of it in registers, nothing spilled to local
-// memory (a spill in the consumers' epilogue cost these layers 13-30% in the fourteenth session).
+// memory (a spill in the consumers' epilogue once cost these layers 13-30%).
 TEST(WgmmaSass, Int8PooledConvDoesNotSpill) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";

@@ -11,6 +11,7 @@
 #include "autotvm/config_space.h"
 #include "autotvm/target.h"
 #include "gtest/gtest.h"
+#include "ops/op_template.h"
 #include "tests/tuner/synthetic_task.h"
 
 namespace tunejit {
@@ -81,7 +82,7 @@ TEST(ConfigFeaturesTest, RealConv2dSpaceIsFiniteAndFixedLength) {
   autotvm::Json args = autotvm::Json::parse(
       R"([["TENSOR", [1, 64, 224, 224], "float32"], ["TENSOR", [64, 64, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"])");
   absl::StatusOr<autotvm::ConfigSpace> space =
-      autotvm::BuildConfigSpace({"conv2d_nchw.cuda", args}, *autotvm::ParseTarget("cuda"));
+      BuildConfigSpace({"conv2d_nchw.cuda", args}, *autotvm::ParseTarget("cuda"));
   ASSERT_TRUE(space.ok()) << space.status();
   // 3 four-way splits, 3 two-way splits, 2 other knobs, 6 derived.
   const size_t kWidth = 3 * 4 + 3 * 2 + 2 + 6;

@@ -15,6 +15,7 @@
 #include "autotvm/record.h"
 #include "autotvm/target.h"
 #include "gtest/gtest.h"
+#include "ops/op_template.h"
 #include "tests/tuner/synthetic_task.h"
 #include "tuner/search.h"
 
@@ -219,7 +220,7 @@ autotvm::ConfigSpace VggSpace(int64_t channels, int64_t size, autotvm::Workload*
   args[0][1] = autotvm::Json::array({1, channels, size, size});
   args[1][1] = autotvm::Json::array({channels, channels, 3, 3});
   *workload = {"conv2d_nchw.cuda", args};
-  return *autotvm::BuildConfigSpace(*workload, *autotvm::ParseTarget("cuda"));
+  return *BuildConfigSpace(*workload, *autotvm::ParseTarget("cuda"));
 }
 
 double LaunchShapeCost(const autotvm::ConfigEntity& c) {

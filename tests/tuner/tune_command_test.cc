@@ -52,6 +52,17 @@ Summary Summarize(const std::string& log) {
   return s;
 }
 
+// The fault-injection flags exist for the test suite: they parse, but --help does not list them.
+TEST(TuneCommand, HelpHidesTheTestOnlyFlags) {
+  const std::string out = absl::StrCat(::testing::TempDir(), "/", getpid(), "_tune_help.txt");
+  const std::string cmd = absl::StrCat(TUNEJIT_BINARY_DIR, "/tunejit tune --help > ", out);
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string help = Slurp(out);
+  EXPECT_NE(help.find("--budget"), std::string::npos) << help;
+  EXPECT_EQ(help.find("test-fault-trial"), std::string::npos) << help;
+  EXPECT_EQ(help.find("test-hang-trial"), std::string::npos) << help;
+}
+
 TEST(TuneCommand, TunesResumesAndDrawsTheCurve) {
   const std::string log = absl::StrCat(::testing::TempDir(), "/", getpid(), "_tune_command.log");
   std::remove(log.c_str());

@@ -1,5 +1,5 @@
-// Split candidate lists, mixed-radix config spaces, the seed's index <-> entity table
-// (docs/tvm-templates.md section 1.7) and TopHub consistency.
+// The op templates' config spaces: TVM's mixed-radix spaces, the seed's index <-> entity table
+// (docs/tvm-templates.md section 1.7), records checked against them, and TopHub consistency.
 #include "autotvm/config_space.h"
 
 #include <algorithm>
@@ -12,63 +12,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "autotvm/log_file.h"
+#include "autotvm/record.h"
 #include "autotvm/record_check.h"
-#include "autotvm/split_space.h"
 #include "gtest/gtest.h"
+#include "ops/op_template.h"
 #include "tests/testing/test_data.h"
 
 namespace tunejit::autotvm {
 namespace {
 
 using Splits = std::vector<std::vector<int64_t>>;
-
-TEST(SplitSpaceTest, CountsFromTheSpec) {
-  struct Case {
-    int64_t length;
-    int n;
-    int64_t count;
-  };
-  const Case kCases[] = {{128, 4, 120},     {224, 4, 224},   {1000, 4, 400},  {4096, 4, 455},
-                         {4096, 3, 91},     {4096, 2, 13},   {25088, 3, 330}, {25088, 2, 30},
-                         {401408, 4, 5600}, {6272, 4, 1200}, {512, 4, 220},   {512, 2, 10},
-                         {64, 4, 84},       {1, 4, 1},       {8, 4, 20}};
-  for (const Case& c : kCases) {
-    absl::StatusOr<Splits> s = SplitFactorCandidates(c.length, c.n);
-    ASSERT_TRUE(s.ok()) << s.status();
-    EXPECT_EQ(static_cast<int64_t>(s->size()), c.count) << c.length << " n=" << c.n;
-    EXPECT_EQ(CountSplitCandidates(c.length, c.n), c.count) << c.length << " n=" << c.n;
-    for (const std::vector<int64_t>& e : *s) {
-      int64_t p = 1;
-      for (size_t i = 1; i < e.size(); ++i) p *= e[i];
-      EXPECT_EQ(e[0], -1);
-      EXPECT_EQ(c.length % p, 0);
-    }
-  }
-}
-
-TEST(SplitSpaceTest, OrderMatchesTvm) {
-  absl::StatusOr<Splits> s = SplitFactorCandidates(8, 4);
-  ASSERT_TRUE(s.ok());
-  Splits first(s->begin(), s->begin() + 11);
-  EXPECT_EQ(first, (Splits{{-1, 1, 1, 1},
-                           {-1, 2, 1, 1},
-                           {-1, 4, 1, 1},
-                           {-1, 8, 1, 1},
-                           {-1, 1, 2, 1},
-                           {-1, 2, 2, 1},
-                           {-1, 4, 2, 1},
-                           {-1, 1, 4, 1},
-                           {-1, 2, 4, 1},
-                           {-1, 1, 8, 1},
-                           {-1, 1, 1, 2}}));
-  s = SplitFactorCandidates(4, 3);
-  ASSERT_TRUE(s.ok());
-  EXPECT_EQ(*s, (Splits{{-1, 1, 1}, {-1, 2, 1}, {-1, 4, 1}, {-1, 1, 2}, {-1, 2, 2}, {-1, 1, 4}}));
-  EXPECT_EQ(Divisors(28), (std::vector<int64_t>{1, 2, 4, 7, 14, 28}));
-  EXPECT_FALSE(SplitFactorCandidates(0, 4).ok());
-  EXPECT_FALSE(SplitFactorCandidates(int64_t{1} << 50, 4).ok());
-  EXPECT_FALSE(SplitFactorCandidates(720720, 8, 1000).ok());  // over the candidate cap
-}
 
 std::vector<LoadedRecord> SeedRecords() {
   LogContents log;
@@ -131,7 +84,7 @@ TEST(ConfigSpaceTest, SeedIndexEntityTable) {
 
 TEST(ConfigSpaceTest, AllSeedRecordsAreConsistentAndSizesMatch) {
   for (const LoadedRecord& r : SeedRecords()) {
-    RecordCheck c = CheckRecord(r.record);
+    RecordCheck c = ::tunejit::CheckRecord(r.record);
     EXPECT_EQ(c.verdict, RecordCheck::kConsistent) << r.line << ": " << c.message;
     if (r.record.index == 13276589889) {
       EXPECT_EQ(c.space_size, 16986931200);
@@ -149,6 +102,30 @@ TEST(ConfigSpaceTest, AllSeedRecordsAreConsistentAndSizesMatch) {
       EXPECT_EQ(c.space_size, 120 * 455 * 330);
     }
   }
+}
+
+// A record written before the space's last knobs existed lacks them: valid when the missing
+// knobs are the last ones (read as their first values, the index is unchanged); a record lacking
+// a knob in the middle is not.
+TEST(RecordCheckTest, MissingLaterKnobsAreValidMissingMiddleOnesAreNot) {
+  absl::StatusOr<Record> r = ParseRecordLine(
+      R"({"input": ["cuda -model=unknown", "conv2d_nhwc_wgmma.cuda", [["TENSOR", [128, 14, 14, )"
+      R"(512], "float16"], ["TENSOR", [512, 3, 3, 512], "float16"], [1, 1], [1, 1, 1, 1], [1, )"
+      R"(1], "float16"], {}], "config": {"index": 589, "code_hash": null, "entity": [["tile_h", )"
+      R"("ot", 16], ["tile_w", "ot", 16], ["tile_n", "ot", 128], ["stages", "ot", 4], )"
+      R"(["consumer_wg", "ot", 2], ["pingpong", "ot", 0], ["im2col", "ot", 0], ["cluster", )"
+      R"("ot", 1]]}, "result": [[0.0002], 0, 0.006, 1796212619.9], "version": 0.2, )"
+      R"("tvm_version": "0.7.dev1"})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  RecordCheck c = ::tunejit::CheckRecord(*r);
+  EXPECT_EQ(c.verdict, RecordCheck::kLacksLaterKnobs) << c.message;
+  EXPECT_EQ(c.entity_index, 589);
+  Record middle = *r;  // without `stages`, the fourth of eleven knobs
+  middle.config.knobs.erase(middle.config.knobs.begin() + 3);
+  EXPECT_EQ(::tunejit::CheckRecord(middle).verdict, RecordCheck::kInconsistent);
+  Record wrong_index = *r;
+  wrong_index.index = 590;
+  EXPECT_EQ(::tunejit::CheckRecord(wrong_index).verdict, RecordCheck::kInconsistent);
 }
 
 TEST(ConfigSpaceTest, OuterSplitFactorIsIgnoredAndKnobOrderIrrelevant) {
@@ -268,7 +245,7 @@ TEST(ConfigSpaceTest, TopHubRecordsCheckOut) {
     ASSERT_TRUE(LoadLogFile(path, {}, &log).ok());
     for (const LoadedRecord& r : log.records) {
       if (!r.record.ok()) continue;
-      RecordCheck c = CheckRecord(r.record);
+      RecordCheck c = ::tunejit::CheckRecord(r.record);
       ++verdicts[absl::StrCat(v, " ", r.record.workload.task_name, " ",
                               RecordCheckVerdictName(c.verdict))];
       if (c.verdict == RecordCheck::kInconsistent) {
