@@ -16,7 +16,7 @@
 #include "baseline/cudnn_owners.h"
 #include "baseline/cudnn_steps.h"
 #include "common/status_macros.h"
-#include "graph/lowering.h"
+#include "graph/graph.h"
 
 namespace tunejit {
 namespace {
@@ -341,7 +341,7 @@ absl::Status CudnnNetworkImpl::BuildSteps(const Device& device) {
 // Half mode: the bias_add and relu nodes after conv `conv` that one
 // cudnnConvolutionBiasActivationForward can run with it (cuDNN's fused fp16 path, where its
 // separate cudnnAddTensor / cudnnActivationForward on NHWC float16 take 3x the convolution's
-// time): each the sole reader of the value before it (graph/lowering.h SoleReader, the rule
+// time): each the sole reader of the value before it (graph/graph.h SoleReader, the rule
 // tunejit's own fusion uses), both run in place on the conv's buffer.
 std::optional<std::pair<int, int>> CudnnNetworkImpl::FoldableEpilogue(int conv) const {
   if (!half_ || graph_.nodes()[conv].op != OpKind::kConv2d) return std::nullopt;

@@ -33,15 +33,15 @@
 #include "cli/model_source.h"
 #include "cli/raw_floats.h"
 #include "cli/run_report.h"
+#include "cli/svg_chart.h"
 #include "common/random.h"
 #include "common/status_macros.h"
-#include "common/svg_chart.h"
-#include "graph/executor.h"
-#include "graph/lowering.h"
-#include "graph/onnx_import.h"
+#include "executor/executor.h"
+#include "executor/node_tasks.h"
 #include "graph/weights.h"
 #include "jit/device.h"
 #include "jit/kernel_compiler.h"
+#include "onnx/import.h"
 
 namespace tunejit::cli {
 namespace {

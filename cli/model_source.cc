@@ -3,8 +3,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "graph/onnx_import.h"
 #include "graph/vgg16.h"
+#include "onnx/import.h"
 
 namespace tunejit::cli {
 namespace {

@@ -22,9 +22,9 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "baseline/cudnn_network.h"
-#include "common/svg_chart.h"
-#include "graph/executor.h"
-#include "graph/lowering.h"
+#include "cli/svg_chart.h"
+#include "executor/executor.h"
+#include "executor/node_tasks.h"
 #include "nlohmann/json.hpp"
 
 namespace tunejit::cli {

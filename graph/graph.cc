@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -220,6 +221,45 @@ int64_t GraphMacs(const Graph& graph) {
   int64_t total = 0;
   for (const Node& node : graph.nodes()) total += NodeMacs(graph, node);
   return total;
+}
+
+int SoleReader(const Graph& graph, int t, OpKind op) {
+  if (graph.tensor(t).kind != TensorKind::kActivation) return -1;
+  int reader = -1;
+  for (int i = 0; i < static_cast<int>(graph.nodes().size()); ++i) {
+    const std::vector<int>& in = graph.nodes()[i].inputs;
+    if (std::find(in.begin(), in.end(), t) == in.end()) continue;
+    if (reader >= 0) return -1;
+    reader = i;
+  }
+  if (reader < 0) return -1;
+  const Node& user = graph.nodes()[reader];
+  if (user.op != op || user.inputs[0] != t) return -1;
+  if (op == OpKind::kBiasAdd && graph.tensor(user.inputs[1]).kind != TensorKind::kWeight) return -1;
+  return reader;
+}
+
+autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node) {
+  const TensorDesc& data = graph.tensor(node.inputs[0]);
+  const TensorDesc& weight = graph.tensor(node.inputs[1]);
+  autotvm::Conv2dParams p;
+  p.n = data.shape[0];
+  p.ci = data.shape[1];
+  p.h = data.shape[2];
+  p.w = data.shape[3];
+  p.co = weight.shape[0];
+  p.kh = weight.shape[2];
+  p.kw = weight.shape[3];
+  p.groups = node.attrs.groups;
+  p.stride_h = node.attrs.stride_h;
+  p.stride_w = node.attrs.stride_w;
+  p.pad_top = node.attrs.pad_top;
+  p.pad_left = node.attrs.pad_left;
+  p.pad_bottom = node.attrs.pad_bottom;
+  p.pad_right = node.attrs.pad_right;
+  p.dilation_h = node.attrs.dilation_h;
+  p.dilation_w = node.attrs.dilation_w;
+  return p;
 }
 
 }  // namespace tunejit

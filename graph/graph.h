@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "autotvm/workload.h"
 #include "graph/dtype.h"
 
 namespace tunejit {
@@ -141,6 +142,14 @@ std::string NodeLabel(int index, const Node& node);
 // Multiply-accumulates of a conv2d or dense node (0 for other ops); total over the graph.
 int64_t NodeMacs(const Graph& graph, const Node& node);
 int64_t GraphMacs(const Graph& graph);
+
+// A conv node's shape, strides, padding and groups as AutoTVM's parameters, float32 dtypes.
+autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node);
+
+// The node reading activation `t` when it is its only reader, of kind `op`, with `t` as its data
+// (a bias_add's bias a weight), or -1: what the executor folds into a conv's task (a 2x2 max pool)
+// and fuses into its producer's step, and what the cuDNN baseline fuses, by this one rule.
+int SoleReader(const Graph& graph, int t, OpKind op);
 
 }  // namespace tunejit
 

@@ -1,6 +1,6 @@
 // File: graph/quantize.h
-// The int8 arithmetic of the executor (graph/executor.h), on the host, so it can be tested without
-// a GPU:
+// The int8 arithmetic of the executor (executor/executor.h), on the host, so it can be tested
+// without a GPU:
 //  * weights: symmetric, per output channel: s_w[c] = max |w[c, ...]| / 127, q = round half to
 //    even (w / s_w[c]), saturated to [-127, 127] (an all-zero channel gets s_w = 1, q = 0);
 //  * activations: symmetric, per tensor: s = max |x| / 127 over a calibration batch;

@@ -69,7 +69,7 @@ absl::StatusOr<WeightSet> LoadWeights(const Graph& graph, const std::string& pat
 // 1000].
 WeightSet RandomWeights(const Graph& graph, uint64_t seed);
 
-// Weights an importer decoded (graph/onnx_import.h), taken over without a copy: `bytes` is indexed
+// Weights an importer decoded (onnx/import.h), taken over without a copy: `bytes` is indexed
 // by graph tensor id and must hold exactly TensorDesc::Bytes() for every kWeight tensor (empty
 // for the others). `label` is what Label() reports, e.g. "weights from resnet50.onnx".
 // InvalidArgument listing every weight tensor whose size is wrong or missing.

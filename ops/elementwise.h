@@ -46,7 +46,7 @@ struct Pool2dParams {
 // Input 0 x, output 0 y (same type: kFloat32 or kInt8).
 absl::StatusOr<PlannedKernel> MaxPool2dKernel(const Pool2dParams& params, ElementType type);
 
-// NHWC max pooling of the tensor-core paths (graph/executor_steps.h): the same windows as
+// NHWC max pooling of the tensor-core paths (executor/step_program.h): the same windows as
 // MaxPool2dKernel, on [N, H, W, C] float16 (C a multiple of 8), int8 (C a multiple of 16) or
 // float32 (C a multiple of 4; the pooled conv's reference): 16-byte loads. Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> MaxPool2dNhwcKernel(const Pool2dParams& params, ElementType type);

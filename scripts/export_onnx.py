@@ -17,7 +17,7 @@ Then compare with tunejit (scripts/compare_outputs.py):
   * activations: per tensor, symmetric (zero point 0), scale max|x| / 127 over a separate
     calibration batch (N(0, 1), another seed), torch.fake_quantize_per_tensor_affine on the input
     of every conv that tunejit's --precision int8 runs int8: all but the first one (3 input
-    channels; graph/lowering.h keeps it and the dense layers float32, as the seed log was tuned);
+    channels; executor/node_tasks.h keeps it and the dense layers float32, as the seed log was tuned);
   * weights of those convs: per output channel (axis 0), symmetric, scale max|w| / 127,
     torch.fake_quantize_per_channel_affine;
   * quant range -128..127: the exporter refuses -127..127, and it is what our kernels do for

@@ -54,8 +54,8 @@ declare -A fuzzers=(
   [tests/autotvm/autotvm_record_fuzz]=tests/data/autotvm/fuzz_corpus
   [tests/cache/cache_entry_fuzz]=tests/data/cache/fuzz_corpus
   [tests/graph/graph_safetensors_fuzz]=tests/data/graph/safetensors_corpus
-  [tests/graph/graph_onnx_fuzz]=tests/data/graph/onnx_corpus
-  [tests/common/common_idx_file_fuzz]=tests/data/common/idx_corpus
+  [tests/onnx/onnx_import_fuzz]=tests/data/onnx/import_corpus
+  [tests/examples/examples_idx_file_fuzz]=tests/data/examples/idx_corpus
 )
 run_fuzz() {
   configure build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTUNEJIT_FUZZ=ON

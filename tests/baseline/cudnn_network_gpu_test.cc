@@ -15,9 +15,9 @@
 #include "autotvm/workload.h"
 #include "baseline/cudnn_network.h"
 #include "common/status_macros.h"
+#include "executor/reference_forward.h"
 #include "gmock/gmock.h"
 #include "graph/graph.h"
-#include "graph/reference_forward.h"
 #include "graph/vgg16.h"
 #include "graph/weights.h"
 #include "gtest/gtest.h"
@@ -25,7 +25,7 @@
 #include "ops/cpu_reference.h"
 #include "ops/elementwise.h"
 #include "ops/op_template.h"
-#include "tests/graph/executor_test_util.h"
+#include "tests/executor/executor_test_util.h"
 #include "tests/testing/gpu_test.h"
 
 namespace tunejit {

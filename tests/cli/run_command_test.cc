@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/device.h"
-#include "tests/graph/onnx_test_util.h"
+#include "tests/onnx/onnx_test_util.h"
 #include "tests/testing/test_data.h"
 
 namespace tunejit::cli {

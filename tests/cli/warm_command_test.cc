@@ -9,7 +9,7 @@
 #include "cli/flags.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/graph/onnx_test_util.h"
+#include "tests/onnx/onnx_test_util.h"
 #include "tests/testing/test_data.h"
 
 namespace tunejit::cli {

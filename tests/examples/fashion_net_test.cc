@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "executor/node_tasks.h"
+#include "executor/reference_forward.h"
+#include "executor/step_program.h"
 #include "gmock/gmock.h"
-#include "graph/executor_steps.h"
-#include "graph/lowering.h"
-#include "graph/reference_forward.h"
 #include "graph/weights.h"
 #include "gtest/gtest.h"
 

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/cpu_reference.h"
-#include "tests/graph/executor_test_util.h"
+#include "tests/executor/executor_test_util.h"
 
 namespace tunejit {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "autotvm/log_file.h"
-#include "graph/lowering.h"
+#include "executor/node_tasks.h"
 #include "graph/vgg16.h"
 
 int main(int argc, char** argv) {

@@ -1,0 +1,574 @@
+#include "executor/step_program.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "executor/memory_plan.h"
+#include "graph/quantize.h"
+
+namespace tunejit {
+namespace {
+
+// How a step reads or writes a value: element type and, for 4-D activations, layout.
+struct Form {
+  DType dtype = DType::kF32;
+  bool nhwc = false;
+  friend bool operator==(const Form&, const Form&) = default;
+};
+constexpr Form kFloatNchw{DType::kF32, false};
+
+Form FormOf(const StepTensor& t) { return {t.dtype, t.nhwc}; }
+
+class Lowerer {
+ public:
+  Lowerer(const Graph& graph, Precision precision, const TaskOptions& options)
+      : g_(graph), options_(options) {
+    p_.precision = precision;
+  }
+
+  absl::StatusOr<StepProgram> Run() {
+    TUNEJIT_RETURN_IF_ERROR(g_.Validate());
+    TUNEJIT_ASSIGN_OR_RETURN(p_.tasks, ExtractTasks(g_, p_.precision, options_));
+    const size_t n = g_.tensors().size();
+    consumers_.assign(n, {});
+    p_.value_of.assign(n, -1);
+    slot_of_.assign(n, -1);
+    task_of_node_.assign(g_.nodes().size(), -1);
+    consumed_.assign(g_.nodes().size(), false);
+    for (size_t t = 0; t < p_.tasks.size(); ++t) task_of_node_[p_.tasks[t].node] = t;
+    for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
+      for (int in : g_.nodes()[i].inputs) consumers_[in].push_back(i);
+    }
+    ComputeInt8Tensors();
+    for (int id : g_.TensorsOfKind(TensorKind::kInput)) {
+      const TensorDesc& d = g_.tensor(id);
+      p_.value_of[id] = AddTensor({d.name, d.shape, d.dtype, id, -1, true, -1});
+    }
+    for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
+      if (!consumed_[i]) TUNEJIT_RETURN_IF_ERROR(LowerNode(i));
+    }
+    TUNEJIT_RETURN_IF_ERROR(OutputsAsFloatNchw());
+    return std::move(p_);
+  }
+
+ private:
+  int AddTensor(StepTensor t) {
+    p_.tensors.push_back(std::move(t));
+    return static_cast<int>(p_.tensors.size()) - 1;
+  }
+
+  int Slot(int graph_tensor) {
+    if (slot_of_[graph_tensor] < 0) {
+      slot_of_[graph_tensor] = static_cast<int>(p_.scale_sources.size());
+      p_.scale_sources.push_back(graph_tensor);
+    }
+    return slot_of_[graph_tensor];
+  }
+
+  bool IsInt8Conv(int node) const {
+    const int task = task_of_node_[node];
+    return task >= 0 && p_.tasks[task].int8;
+  }
+
+  // want_int8_[t]: every consumer of activation t takes int8 (an int8 conv's data, or a max pool
+  // whose own output is wanted in int8), so t's producer may write int8 directly.
+  void ComputeInt8Tensors() {
+    want_int8_.assign(g_.tensors().size(), false);
+    if (p_.precision != Precision::kInt8) return;
+    for (int i = static_cast<int>(g_.nodes().size()) - 1; i >= 0; --i) {
+      const int t = g_.nodes()[i].output;
+      if (g_.tensor(t).kind != TensorKind::kActivation || consumers_[t].empty()) continue;
+      want_int8_[t] = std::all_of(consumers_[t].begin(), consumers_[t].end(), [&](int c) {
+        const Node& user = g_.nodes()[c];
+        if (user.op == OpKind::kConv2d) return IsInt8Conv(c) && user.inputs[0] == t;
+        return user.op == OpKind::kMaxPool2d && want_int8_[user.output];
+      });
+    }
+  }
+
+  // The node consuming activation `t` when it is its only consumer and of kind `op` (data input):
+  // lowering's rule, so a task's absorbed pool is the node fused here.
+  int FuseNext(int t, OpKind op) const { return SoleReader(g_, t, op); }
+
+  absl::Status LowerNode(int i) {
+    const Node& node = g_.nodes()[i];
+    switch (node.op) {
+      case OpKind::kConv2d:
+      case OpKind::kDense:
+        return LowerMatmul(i);
+      case OpKind::kBiasAdd:
+        return LowerBiasAdd(i);
+      case OpKind::kMaxPool2d:
+        return LowerSimple(i, StepKind::kMaxPool2d);
+      case OpKind::kSoftmax:
+        return LowerSimple(i, StepKind::kSoftmax);
+      case OpKind::kAvgPool2d:
+        return LowerSimple(i, StepKind::kAvgPool2d);
+      case OpKind::kGlobalAvgPool2d:
+        return LowerSimple(i, StepKind::kGlobalAvgPool2d);
+      case OpKind::kClip:
+      case OpKind::kRelu:  // not fusable into a producer: clip to [0, inf)
+        return LowerSimple(i, StepKind::kClip);
+      case OpKind::kAdd:
+        return LowerAdd(i);
+      case OpKind::kFlatten:
+        return LowerFlatten(i);
+      case OpKind::kQuantize:
+      case OpKind::kDequantize:
+      case OpKind::kRequantize:
+        break;
+    }
+    return absl::UnimplementedError(
+        absl::StrCat(NodeLabel(i, node), ": the executor runs ", std::string(OpKindName(node.op)),
+                     " only as its own quantization (--precision int8)"));
+  }
+
+  // The step tensor holding graph tensor `t` for node `user` in `form`. An int8 use of a float32
+  // value gets a quantize step (in the value's layout, then a convert step to the other one), any
+  // other form a convert step; each is made once per tensor and form, shared by every consumer
+  // wanting it. An int8 tensor in another layout keeps its scale slot.
+  absl::StatusOr<int> InputValue(int t, Form form, int user) {
+    const int v = p_.value_of[t];
+    if (v < 0) {
+      return absl::InternalError(absl::StrCat(NodeLabel(user, g_.nodes()[user]), ": input '",
+                                              g_.tensor(t).name, "' has no value"));
+    }
+    if (FormOf(p_.tensors[v]) == form) return v;
+    const bool to_int8 = form.dtype == DType::kI8;
+    if (p_.tensors[v].dtype == DType::kI8 && !to_int8) {
+      return absl::InternalError(absl::StrCat(NodeLabel(user, g_.nodes()[user]),
+                                              ": float op reads int8 tensor '", g_.tensor(t).name,
+                                              "'"));
+    }
+    const auto key = std::make_tuple(t, form.dtype, form.nhwc);
+    if (auto it = converted_.find(key); it != converted_.end()) return it->second;
+    int source = v;
+    if (to_int8 && p_.tensors[v].dtype != DType::kI8 && p_.tensors[v].nhwc != form.nhwc) {
+      TUNEJIT_ASSIGN_OR_RETURN(source, InputValue(t, Form{DType::kI8, p_.tensors[v].nhwc}, user));
+    }
+    const bool quantize = to_int8 && p_.tensors[source].dtype != DType::kI8;
+    const int slot = !to_int8 ? -1 : quantize ? Slot(t) : p_.tensors[source].scale_slot;
+    std::string suffix = to_int8 ? ".int8" : form.dtype == DType::kF16 ? ".f16" : ".f32";
+    if (form.nhwc) suffix += ".nhwc";
+    StepTensor out{g_.tensor(t).name + suffix, p_.tensors[v].shape, form.dtype, t, -1, false, slot};
+    out.nhwc = form.nhwc;
+    out.flattened_hwc = p_.tensors[v].flattened_hwc;  // a convert keeps the element order
+    Step s;
+    s.kind = quantize ? StepKind::kQuantize : StepKind::kConvert;
+    s.name = g_.nodes()[user].name + (quantize ? ".quantize" : ".convert");
+    s.node = user;
+    s.int8 = to_int8;
+    s.input = source;
+    s.output = AddTensor(std::move(out));
+    converted_[key] = s.output;
+    p_.steps.push_back(std::move(s));
+    return converted_[key];
+  }
+  absl::StatusOr<int> InputValue(int t, bool int8, int user) {
+    return InputValue(t, int8 ? Form{DType::kI8, false} : kFloatNchw, user);
+  }
+
+  // Graph outputs are read back as float32 NCHW (Executor::Output): one in another form (an fp16
+  // layer's) gets a convert step, whose output becomes the graph tensor's value.
+  absl::Status OutputsAsFloatNchw() {
+    for (int id : g_.TensorsOfKind(TensorKind::kOutput)) {
+      const int v = p_.value_of[id];
+      if (v < 0 || FormOf(p_.tensors[v]) == kFloatNchw) continue;
+      const int producer = ProducerNode(id);
+      TUNEJIT_ASSIGN_OR_RETURN(const int out, InputValue(id, kFloatNchw, producer));
+      p_.tensors[out].external = true;
+      p_.value_of[id] = out;
+    }
+    return absl::OkStatus();
+  }
+
+  int ProducerNode(int t) const {
+    for (int i = static_cast<int>(g_.nodes().size()) - 1; i >= 0; --i) {
+      if (g_.nodes()[i].output == t) return i;
+    }
+    return 0;
+  }
+
+  int AddOutput(int graph_tensor, DType dtype, int scale_slot) {
+    const TensorDesc& d = g_.tensor(graph_tensor);
+    const int id = AddTensor(
+        {d.name, d.shape, dtype, graph_tensor, -1, d.kind == TensorKind::kOutput, scale_slot});
+    p_.value_of[graph_tensor] = id;
+    return id;
+  }
+
+  // A conv whose output (graph tensor `end`) only int8 convs read requantizes it in its epilogue:
+  // an int8 output with its scale slot. False (nothing changed) otherwise.
+  bool RequantizeIfWanted(Step& s, int end, std::vector<std::string>& fused, DType& out_dtype,
+                          int& slot) {
+    if (s.kind != StepKind::kConv2d || !want_int8_[end]) return false;
+    s.epilogue.output = Epilogue::Output::kInt8Requantize;
+    out_dtype = DType::kI8;
+    slot = Slot(end);
+    fused.push_back("requantize");
+    return true;
+  }
+
+  absl::Status LowerMatmul(int i) {
+    const Node& node = g_.nodes()[i];
+    Step s;
+    s.kind = node.op == OpKind::kConv2d ? StepKind::kConv2d : StepKind::kDense;
+    s.name = node.name;
+    s.node = i;
+    s.task = task_of_node_[i];
+    s.int8 = p_.tasks[s.task].int8;
+    s.weight = node.inputs[1];
+    std::vector<std::string> fused;
+    int end = node.output;
+    if (int b = FuseNext(end, OpKind::kBiasAdd); b >= 0) {
+      s.bias = g_.nodes()[b].inputs[1];
+      s.epilogue.bias = true;
+      end = g_.nodes()[b].output;
+      fused.push_back("bias");
+      s.fused_nodes.push_back(b);
+    }
+    if (int r = FuseNext(end, OpKind::kRelu); r >= 0) {
+      s.epilogue.relu = true;
+      end = g_.nodes()[r].output;
+      fused.push_back("relu");
+      s.fused_nodes.push_back(r);
+    }
+    const NodeTask& task = p_.tasks[s.task];
+    if (task.pool >= 0) {  // conv2d_nhwc_wgmma_pool.cuda: the max pool is this step's too
+      if (FuseNext(end, OpKind::kMaxPool2d) != task.pool) {
+        return absl::InternalError(absl::StrCat(NodeLabel(i, node), ": the pool its task absorbs, ",
+                                                g_.nodes()[task.pool].name,
+                                                ", does not read the fused value"));
+      }
+      end = g_.nodes()[task.pool].output;
+      fused.push_back("max_pool");
+      s.fused_nodes.push_back(task.pool);
+    }
+    for (int f : s.fused_nodes) consumed_[f] = true;
+    if (task.fp16) {
+      // Tensor cores: float16 in (NHWC for a conv); the workload's out_dtype picks the output.
+      const bool nhwc = task.nhwc;
+      // The stem template reads the float32 NCHW input itself.
+      const Form in_form = task.stem ? kFloatNchw : Form{DType::kF16, nhwc};
+      TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], in_form, i));
+      DType out_dtype = task.fp16_output ? DType::kF16 : DType::kF32;
+      int slot = -1;
+      RequantizeIfWanted(s, end, fused, out_dtype, slot);  // int8 on the tensor cores' stem
+      s.fused = absl::StrJoin(fused, "+");
+      s.output = AddOutput(end, out_dtype, slot);
+      p_.tensors[s.output].nhwc = nhwc;
+      p_.steps.push_back(std::move(s));
+      return absl::OkStatus();
+    }
+    // int8 on the tensor-core template (TaskOptions::int8_tensor_cores) reads and writes NHWC.
+    const Form in_form = s.int8 ? Form{DType::kI8, task.nhwc} : kFloatNchw;
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], in_form, i));
+    DType out_dtype = DType::kF32;
+    int slot = -1;
+    if (!RequantizeIfWanted(s, end, fused, out_dtype, slot) && s.int8) {
+      s.epilogue.output = Epilogue::Output::kFloat32;
+      fused.push_back("dequantize");
+    }
+    s.fused = absl::StrJoin(fused, "+");
+    s.output = AddOutput(end, out_dtype, slot);
+    p_.tensors[s.output].nhwc = task.nhwc;
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  absl::Status LowerBiasAdd(int i) {
+    const Node& node = g_.nodes()[i];
+    if (g_.tensor(node.inputs[1]).kind != TensorKind::kWeight) {
+      return absl::UnimplementedError(
+          absl::StrCat(NodeLabel(i, node), ": bias_add needs its bias as a weight tensor"));
+    }
+    Step s;
+    s.kind = StepKind::kBiasAdd;
+    s.name = node.name;
+    s.node = i;
+    s.bias = node.inputs[1];
+    s.epilogue.bias = true;
+    s.fused = "bias";
+    int end = node.output;
+    if (int r = FuseNext(end, OpKind::kRelu); r >= 0) {
+      s.epilogue.relu = true;
+      consumed_[r] = true;
+      s.fused_nodes.push_back(r);
+      s.fused = "bias+relu";
+      end = g_.nodes()[r].output;
+    }
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], false, i));
+    s.output = AddOutput(end, DType::kF32, -1);
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // The residual add, with a following relu fused when it is the add's only consumer. Both
+  // operands are float32 (ComputeInt8Tensors never asks an add's producers for int8).
+  absl::Status LowerAdd(int i) {
+    const Node& node = g_.nodes()[i];
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[1]));
+    Step s;
+    s.kind = StepKind::kAdd;
+    s.name = node.name;
+    s.node = i;
+    int end = node.output;
+    if (int r = FuseNext(end, OpKind::kRelu); r >= 0) {
+      s.epilogue.relu = true;
+      consumed_[r] = true;
+      s.fused_nodes.push_back(r);
+      s.fused = "relu";
+      end = g_.nodes()[r].output;
+    }
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], false, i));
+    TUNEJIT_ASSIGN_OR_RETURN(s.residual, InputValue(node.inputs[1], false, i));
+    s.output = AddOutput(end, DType::kF32, -1);
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // The float kernels read float32 only; a graph input of another dtype has no kernel here.
+  absl::Status RequireFloatValue(int node, int t) const {
+    const int v = p_.value_of[t];
+    const DType d = v < 0 ? DType::kF32 : p_.tensors[v].dtype;
+    if (d == DType::kF32 || d == DType::kI8 || d == DType::kF16) {
+      return absl::OkStatus();  // no value: InputValue says so; int8 and fp16: it converts
+    }
+    return absl::UnimplementedError(
+        absl::StrCat(NodeLabel(node, g_.nodes()[node]), ": input '", g_.tensor(t).name, "' is ",
+                     std::string(DTypeName(p_.tensors[v].dtype)), "; the executor runs float32"));
+  }
+
+  // max pool (float32 NCHW, int8 NCHW or fp16 NHWC, following its input; int8 keeps the input's
+  // scale: max commutes with a positive scale and with rounding); softmax, average pools and clip
+  // (float32 NCHW).
+  absl::Status LowerSimple(int i, StepKind kind) {
+    const Node& node = g_.nodes()[i];
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
+    const int v = p_.value_of[node.inputs[0]];
+    Form form = kFloatNchw;
+    if (kind == StepKind::kMaxPool2d && v >= 0) {
+      const Form in = FormOf(p_.tensors[v]);
+      if (in.dtype == DType::kI8 || in == Form{DType::kF16, true}) form = in;
+    }
+    Step s;
+    s.kind = kind;
+    s.name = node.name;
+    s.node = i;
+    s.int8 = form.dtype == DType::kI8;
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], form, i));
+    s.output = AddOutput(node.output, form.dtype, s.int8 ? p_.tensors[s.input].scale_slot : -1);
+    p_.tensors[s.output].nhwc = form.nhwc;
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // A view of its input. An NHWC input stays in (h, w, c) order when only dense layers with weights
+  // of their own read the result (they take their weight's columns in that order); otherwise it is
+  // converted to NCHW first, keeping its type.
+  absl::Status LowerFlatten(int i) {
+    const Node& node = g_.nodes()[i];
+    int v = p_.value_of[node.inputs[0]];
+    if (v < 0) return absl::InternalError(absl::StrCat(NodeLabel(i, node), ": input has no value"));
+    const std::vector<int64_t>& out_shape = g_.tensor(node.output).shape;
+    const bool keep_hwc = p_.tensors[v].nhwc && out_shape.size() == 2 &&
+                          out_shape[0] == p_.tensors[v].shape[0] &&
+                          OnlyOwnWeightDensesRead(node.output);
+    if (p_.tensors[v].nhwc && !keep_hwc) {
+      TUNEJIT_ASSIGN_OR_RETURN(v, InputValue(node.inputs[0], Form{p_.tensors[v].dtype, false}, i));
+    }
+    const StepTensor& in = p_.tensors[v];
+    const int root = in.alias_of >= 0 ? in.alias_of : v;
+    const TensorDesc& d = g_.tensor(node.output);
+    StepTensor out{
+        d.name, d.shape, in.dtype, node.output, root, d.kind == TensorKind::kOutput, in.scale_slot};
+    if (keep_hwc) out.flattened_hwc = {in.shape[1], in.shape[2], in.shape[3]};
+    p_.value_of[node.output] = AddTensor(std::move(out));
+    return absl::OkStatus();
+  }
+
+  // Graph tensor `t` is read only as the data input of dense nodes, each the sole reader of its
+  // weight, and is not a graph output (which must read back in the graph's order).
+  bool OnlyOwnWeightDensesRead(int t) const {
+    if (g_.tensor(t).kind == TensorKind::kOutput || consumers_[t].empty()) return false;
+    return std::all_of(consumers_[t].begin(), consumers_[t].end(), [&](int c) {
+      const Node& user = g_.nodes()[c];
+      if (user.op != OpKind::kDense || user.inputs[0] != t) return false;
+      const int w = user.inputs[1];
+      return g_.tensor(w).kind == TensorKind::kWeight && consumers_[w].size() == 1;
+    });
+  }
+
+  const Graph& g_;
+  const TaskOptions options_;
+  StepProgram p_;
+  std::vector<std::vector<int>> consumers_;
+  std::vector<int> task_of_node_;
+  std::vector<bool> want_int8_;
+  std::vector<bool> consumed_;
+  std::vector<int> slot_of_;
+  absl::flat_hash_map<std::tuple<int, DType, bool>, int> converted_;  // InputValue's steps
+};
+
+}  // namespace
+
+int64_t StepTensor::NumElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string_view StepKindName(StepKind kind) {
+  switch (kind) {
+    case StepKind::kConv2d:
+      return "conv2d";
+    case StepKind::kDense:
+      return "dense";
+    case StepKind::kMaxPool2d:
+      return "max_pool2d";
+    case StepKind::kSoftmax:
+      return "softmax";
+    case StepKind::kBiasAdd:
+      return "bias_add";
+    case StepKind::kQuantize:
+      return "quantize";
+    case StepKind::kAdd:
+      return "add";
+    case StepKind::kAvgPool2d:
+      return "avg_pool2d";
+    case StepKind::kGlobalAvgPool2d:
+      return "global_avg_pool2d";
+    case StepKind::kClip:
+      return "clip";
+    case StepKind::kConvert:
+      return "convert";
+  }
+  return "?";
+}
+
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision,
+                                         const TaskOptions& options) {
+  return Lowerer(graph, precision, options).Run();
+}
+
+absl::StatusOr<GivenScales> MatchGivenScales(const Graph& graph, const StepProgram& program,
+                                             const absl::flat_hash_map<std::string, float>& given) {
+  GivenScales out;
+  out.per_slot.resize(program.scale_sources.size());
+  absl::flat_hash_map<std::string, bool> used;
+  for (const auto& [name, scale] : given) {
+    if (!(scale > 0) || !std::isfinite(scale)) {
+      return absl::InvalidArgumentError(absl::StrCat("executor: activation scale of '", name,
+                                                     "' is ", scale,
+                                                     ": it must be positive and finite"));
+    }
+    used[name] = false;
+  }
+  for (const StepTensor& t : program.tensors) {
+    if (t.scale_slot < 0 || t.graph_tensor < 0) continue;
+    auto it = given.find(graph.tensor(t.graph_tensor).name);
+    if (it == given.end()) continue;
+    used[it->first] = true;
+    std::optional<float>& slot = out.per_slot[t.scale_slot];
+    slot = std::max(slot.value_or(0.0f), it->second);
+  }
+  for (const auto& [name, was_used] : used) {
+    if (!was_used) out.unused.push_back(name);
+  }
+  std::sort(out.unused.begin(), out.unused.end());
+  return out;
+}
+
+std::vector<int> SlotsToCalibrate(const GivenScales& given) {
+  std::vector<int> slots;
+  for (size_t j = 0; j < given.per_slot.size(); ++j) {
+    if (!given.per_slot[j]) slots.push_back(static_cast<int>(j));
+  }
+  return slots;
+}
+
+std::vector<float> ResolveSlotScales(const GivenScales& given,
+                                     absl::Span<const float> calibrated_abs_max) {
+  std::vector<float> scales;
+  size_t next = 0;
+  for (const std::optional<float>& s : given.per_slot) {
+    scales.push_back(s ? *s : ActivationScale(calibrated_abs_max[next++]));
+  }
+  return scales;
+}
+
+absl::StatusOr<StepMemory> PlanStepMemory(const StepProgram& program, int64_t alignment) {
+  const int n = static_cast<int>(program.tensors.size());
+  const int steps = static_cast<int>(program.steps.size());
+  StepMemory m;
+  m.first.assign(n, steps);
+  m.last.assign(n, -1);
+  auto root = [&](int t) {
+    return program.tensors[t].alias_of >= 0 ? program.tensors[t].alias_of : t;
+  };
+  auto use = [&](int t, int step) {
+    const int r = root(t);
+    m.first[r] = std::min(m.first[r], step);
+    m.last[r] = std::max(m.last[r], step);
+  };
+  for (int t = 0; t < n; ++t) {
+    const StepTensor& st = program.tensors[t];
+    if (!st.external) continue;
+    // Inputs are written before the first step; outputs are read after the last one.
+    const bool is_input = st.alias_of < 0 && st.graph_tensor >= 0 &&
+                          program.value_of[st.graph_tensor] == t &&
+                          std::none_of(program.steps.begin(), program.steps.end(),
+                                       [&](const Step& s) { return s.output == t; });
+    if (is_input) use(t, 0);
+    use(t, std::max(steps - 1, 0));
+  }
+  for (int s = 0; s < steps; ++s) {
+    use(program.steps[s].input, s);
+    if (program.steps[s].residual >= 0) use(program.steps[s].residual, s);
+    use(program.steps[s].output, s);
+  }
+  std::vector<BufferLifetime> buffers;
+  std::vector<int> roots;
+  for (int t = 0; t < n; ++t) {
+    if (program.tensors[t].alias_of >= 0) continue;
+    if (m.last[t] < 0) m.first[t] = m.last[t] = 0;  // never used: still gets its bytes
+    buffers.push_back({program.tensors[t].Bytes(), m.first[t], m.last[t]});
+    roots.push_back(t);
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(BufferPlan plan, PlanBuffers(buffers, alignment));
+  m.offsets.assign(n, 0);
+  for (size_t i = 0; i < roots.size(); ++i) m.offsets[roots[i]] = plan.offsets[i];
+  for (int t = 0; t < n; ++t) {
+    const int r = root(t);
+    m.offsets[t] = m.offsets[r];
+    m.first[t] = m.first[r];
+    m.last[t] = m.last[r];
+  }
+  m.arena_bytes = plan.arena_bytes;
+  m.sum_bytes = plan.sum_bytes;
+  return m;
+}
+
+absl::Status CheckWeights(const Graph& graph, const WeightSet& weights) {
+  std::vector<std::string> bad;
+  for (int id : graph.TensorsOfKind(TensorKind::kWeight)) {
+    const int64_t got = static_cast<int64_t>(weights.Get(id).size());
+    if (got != graph.tensor(id).Bytes()) {
+      bad.push_back(absl::StrCat(graph.tensor(id).name, " (", got, " bytes, expected ",
+                                 graph.tensor(id).Bytes(), ")"));
+    }
+  }
+  if (bad.empty()) return absl::OkStatus();
+  return absl::NotFoundError(
+      absl::StrCat("executor: missing or mis-sized weights: ", absl::StrJoin(bad, ", ")));
+}
+
+}  // namespace tunejit

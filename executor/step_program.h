@@ -1,0 +1,157 @@
+// File: executor/step_program.h
+// The executor's lowering (executor/executor.h), on the host: a validated Graph at a precision
+// becomes a flat list of Steps, each one kernel plan at run time:
+//  * conv2d / dense absorb a following bias_add and relu into their epilogue (when the
+//    intermediate tensors have no other consumer and are not graph outputs); a tensor-core conv
+//    also the 2x2 max pool after them (NodeTask::pool: conv2d_nhwc_wgmma_pool.cuda), its step
+//    writing the pool's output;
+//  * max_pool2d, avg_pool2d, global_avg_pool2d, clip, softmax, a standalone bias_add (+relu) and
+//    the residual add (+relu, fused when the add's output has no other consumer) are elementwise
+//    steps; a relu that cannot be fused runs as a clip step to [0, inf);
+//  * flatten is a view: its step tensor aliases its input's bytes (no step);
+//  * at Precision::kInt8 (graph/quantize.h), an int8 conv whose input is float gets a quantize
+//    step before it, and a conv whose output only feeds int8 convs (directly or through max
+//    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
+//    a scale slot: the float32 graph tensor whose calibrated max |x| / 127 is its scale (unless
+//    the caller gives one: MatchGivenScales). The other
+//    elementwise steps run in float32: a residual add reads float operands (the int8 convs feeding
+//    it write float32; the convs reading its output quantize it once, in a shared quantize step).
+//  * at Precision::kFp16, tensor-core convs and dense layers (NodeTask::fp16) read and write
+//    float16, convs in NHWC; max pools after them run NHWC fp16 too. Where a value is needed in
+//    another form (the float32 NCHW first conv's output entering the first fp16 conv, the NHWC
+//    activations entering a flatten, which follows NCHW order, a float32 op, a graph output) a
+//    convert step makes it once (ops/elementwise.h ConvertKernel), shared by every consumer
+//    wanting that form. With TaskOptions::int8_tensor_cores the int8 convs run NHWC too (int8
+//    in, requantized int8 out), and the max pools between them; the dense layers are float16
+//    tensor-core layers as at Precision::kFp16 (a convert step makes their float32 input
+//    float16). A conv too narrow for the tensor-core template (NodeTask::stem, VGG-16's RGB
+//    stem) reads the float32 NCHW input itself and writes NHWC; with int8_tensor_cores it
+//    requantizes its output to int8 NHWC.
+// Step tensors are planned with lifetimes over step indices (executor/memory_plan.h PlanBuffers):
+// graph inputs and outputs stay live for the whole run (inputs are set before, outputs read
+// after).
+//
+//   TUNEJIT_ASSIGN_OR_RETURN(StepProgram p, LowerToSteps(graph, Precision::kInt8));
+//   for (const Step& s : p.steps) ... p.tensors[s.input], s.epilogue, p.tasks[s.task]
+//   TUNEJIT_ASSIGN_OR_RETURN(StepMemory m, PlanStepMemory(p));
+#ifndef TUNEJIT_EXECUTOR_STEP_PROGRAM_H_
+#define TUNEJIT_EXECUTOR_STEP_PROGRAM_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "executor/node_tasks.h"
+#include "graph/graph.h"
+#include "graph/weights.h"
+#include "ops/op_template.h"
+
+namespace tunejit {
+
+struct StepTensor {
+  std::string name;  // the graph tensor's, or "<graph tensor>.int8" for a quantize step's output
+  std::vector<int64_t> shape;
+  DType dtype = DType::kF32;
+  int graph_tensor = -1;  // the graph tensor whose value it holds (quantized: its source)
+  int alias_of = -1;      // flatten: the step tensor whose bytes it views (a root, never an alias)
+  bool external = false;  // a graph input or output: live for the whole run
+  int scale_slot = -1;    // int8 tensors: index into StepProgram::scale_sources
+  // 4-D activations stored as [N, H, W, C] (the tensor-core path); `shape` stays the graph's
+  // logical NCHW shape either way.
+  bool nhwc = false;
+  // The flatten of an NHWC activation, viewed in place: elements in (h, w, c) order, not the
+  // graph's (c, h, w); {C, H, W} of the flattened tensor, empty otherwise. Only dense steps whose
+  // weight is theirs alone read it; their weight's columns are reordered from (c, h, w) to
+  // (h, w, c) at upload, so the product is the graph's.
+  std::vector<int64_t> flattened_hwc = {};
+  int64_t NumElements() const;
+  int64_t Bytes() const { return NumElements() * DTypeSize(dtype); }
+};
+
+enum class StepKind {
+  kConv2d,
+  kDense,
+  kMaxPool2d,
+  kSoftmax,
+  kBiasAdd,
+  kQuantize,
+  kAdd,
+  kAvgPool2d,
+  kGlobalAvgPool2d,
+  kClip,
+  kConvert,  // float32 <-> float16 and / or NCHW <-> NHWC
+};
+std::string_view StepKindName(StepKind kind);  // "conv2d", "dense", "max_pool2d", ...
+
+struct Step {
+  StepKind kind = StepKind::kConv2d;
+  std::string name;              // the main graph node's name ("features.0")
+  int node = -1;                 // the main graph node
+  int task = -1;                 // conv / dense: index into StepProgram::tasks
+  bool int8 = false;             // int8 inputs (conv, max pool, and a quantize step's output)
+  Epilogue epilogue;             // conv / dense; kBiasAdd and kAdd use epilogue.relu
+  std::string fused;             // "bias+relu+requantize", "" when nothing is fused
+  int input = -1, output = -1;   // step tensor ids
+  int residual = -1;             // kAdd: the second operand's step tensor (read with `input`)
+  int weight = -1, bias = -1;    // graph tensor ids (-1: none)
+  std::vector<int> fused_nodes;  // graph nodes absorbed into this step (bias_add, relu)
+};
+
+struct StepProgram {
+  Precision precision = Precision::kFp32;
+  std::vector<StepTensor> tensors;
+  std::vector<Step> steps;
+  std::vector<NodeTask> tasks;  // ExtractTasks(graph, precision)
+  // Per scale slot, the graph tensor (float32 in the calibration network) whose max |x| sets it.
+  std::vector<int> scale_sources;
+  // Per graph tensor id, the step tensor holding its value (-1 for weights and fused-away tensors).
+  std::vector<int> value_of;
+};
+
+// InvalidArgument when the graph does not validate; Unimplemented for ops the executor cannot run
+// (graph-level quantize/dequantize/requantize, non-float graphs), naming the node.
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision,
+                                         const TaskOptions& options = {});
+
+// int8 activation scales given by the caller (ExecutorOptions::activation_scales: graph tensor
+// name -> scale, e.g. a QDQ model's), matched to the scale slots of `program`. A slot is shared
+// by every int8 step tensor that carries it: its source, and the outputs of the max pools and
+// flattens after it (max commutes with a positive scale), so a scale given for a pool's output
+// sets its input's slot. When several of a slot's tensors have one (QDQ on both sides of a max
+// pool), they should agree; the largest is used, so none of them clips.
+struct GivenScales {
+  std::vector<std::optional<float>> per_slot;  // nullopt: calibrate the slot
+  std::vector<std::string> unused;  // given names no int8 tensor carries (float32 layers), sorted
+};
+// InvalidArgument for a scale that is not positive and finite (naming the tensor).
+absl::StatusOr<GivenScales> MatchGivenScales(const Graph& graph, const StepProgram& program,
+                                             const absl::flat_hash_map<std::string, float>& given);
+// The slots without a given scale, in order: what calibration measures.
+std::vector<int> SlotsToCalibrate(const GivenScales& given);
+// Per slot its scale: the given one, else ActivationScale (graph/quantize.h) of the calibrated
+// max |x|, `calibrated_abs_max` holding one per SlotsToCalibrate entry, in that order.
+std::vector<float> ResolveSlotScales(const GivenScales& given,
+                                     absl::Span<const float> calibrated_abs_max);
+
+// Per step tensor the arena offset (aliases share their root's); lifetimes over step indices (a
+// step's inputs, residual included, and its output are live together, so they never share bytes).
+struct StepMemory {
+  std::vector<int64_t> offsets;
+  int64_t arena_bytes = 0;
+  int64_t sum_bytes = 0;         // every root tensor without reuse
+  std::vector<int> first, last;  // per step tensor (its root's lifetime), for tests and reports
+};
+absl::StatusOr<StepMemory> PlanStepMemory(const StepProgram& program, int64_t alignment = 256);
+
+// Every weight tensor of `graph` has exactly its byte size in `weights` (NotFound listing the
+// missing or mis-sized tensors otherwise).
+absl::Status CheckWeights(const Graph& graph, const WeightSet& weights);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_EXECUTOR_STEP_PROGRAM_H_

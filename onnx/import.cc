@@ -1,0 +1,91 @@
+#include "onnx/import.h"
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "onnx/importer.h"
+#include "onnx/onnx_pb.h"
+
+namespace tunejit {
+namespace {
+
+// The opsets whose semantics the mappers follow (attribute defaults and input forms changed
+// along the way, e.g. Clip's bounds became inputs in 11 and Softmax's axis default moved in 13).
+constexpr int64_t kMinOpset = 11;
+constexpr int64_t kMaxOpset = 21;
+
+absl::StatusOr<int64_t> DefaultOpset(const onnx::ModelProto& model, absl::string_view source) {
+  for (const onnx::OperatorSetIdProto& op : model.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") {
+      if (op.version() < kMinOpset || op.version() > kMaxOpset) {
+        return absl::UnimplementedError(absl::StrCat(source, ": opset ", op.version(),
+                                                     " is not supported: tunejit imports opset ",
+                                                     kMinOpset, " to ", kMaxOpset,
+                                                     " (re-export, e.g. torch.onnx.export(..., "
+                                                     "opset_version=17))"));
+      }
+      return op.version();
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(source, ": the model imports no ai.onnx opset (not an ONNX model?)"));
+}
+
+}  // namespace
+
+bool IsOnnxPath(absl::string_view model) {
+  return absl::EndsWith(absl::AsciiStrToLower(model), ".onnx");
+}
+
+absl::StatusOr<OnnxModel> ImportOnnxFromBytes(absl::Span<const uint8_t> bytes,
+                                              const OnnxImportOptions& options,
+                                              absl::string_view source) {
+  // Protobuf messages are limited to 2 GiB; bigger models keep their weights as external data.
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": ", bytes.size(),
+                     " bytes is over protobuf's 2 GiB limit (save the weights as external data)"));
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": not an ONNX model, or truncated (",
+                                                   bytes.size(),
+                                                   " bytes do not parse as an ONNX ModelProto)"));
+  }
+  // Arbitrary bytes sometimes parse as a protobuf message; a model has both of these.
+  if (!model.has_ir_version() || !model.has_graph()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": not an ONNX model (no ", model.has_ir_version() ? "graph" : "ir_version", ")"));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t opset, DefaultOpset(model, source));
+  onnx_import::Importer importer(model, opset, options, std::string(source));
+  return importer.Run();
+}
+
+absl::StatusOr<OnnxModel> ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  std::ifstream in(path, std::ios::binary);
+  if (ec || !in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open ONNX model ", path, ec ? absl::StrCat(": ", ec.message()) : ""));
+  }
+  std::string bytes(size, '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) {
+    return absl::DataLossError(absl::StrCat("cannot read ONNX model ", path));
+  }
+  OnnxImportOptions with_dir = options;
+  if (with_dir.external_data_dir.empty()) {
+    with_dir.external_data_dir = std::filesystem::absolute(path).parent_path().string();
+  }
+  return ImportOnnxFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
+                             with_dir, path);
+}
+
+}  // namespace tunejit

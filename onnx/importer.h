@@ -1,0 +1,168 @@
+// File: onnx/importer.h
+// Internal to the ONNX importer (onnx/import.h): the state of one import and the helpers the
+// per-op mappers (onnx/{ops,conv,dense,qdq}.cc) build the Graph with. Each ONNX value name
+// is bound to a Value: a graph tensor (input or activation), a constant known at import
+// (initializers, Constant nodes, folded and fake-quantized weights), or a QuantizeLinear output.
+// Mappers are looked up by op type in one table (FindOpMapper), not a switch.
+//
+//   absl::Status MapRelu(Importer& im, const onnx::NodeProto& n) {
+//     TUNEJIT_ASSIGN_OR_RETURN(int x, im.FloatInput(n, 0));
+//     TUNEJIT_ASSIGN_OR_RETURN(int y, im.AddNode(n, OpKind::kRelu, {x}, {}, im.OutName(n)));
+//     return im.BindOutput(n, 0, Value::Tensor(y));
+//   }
+#ifndef TUNEJIT_ONNX_IMPORTER_H_
+#define TUNEJIT_ONNX_IMPORTER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "onnx/import.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/tensor.h"
+
+namespace tunejit::onnx_import {
+
+// What an ONNX value name stands for.
+struct Value {
+  int tensor = -1;  // graph tensor id (input / activation); -1 for a constant
+  std::shared_ptr<const ConstTensor> constant;
+  // > 0: a QuantizeLinear output of the float activation `tensor`: the ONNX value is the int8
+  // round(x / qdq_scale). Only DequantizeLinear reads it (onnx/qdq.cc).
+  float qdq_scale = 0;
+
+  static Value Tensor(int id) { return Value{id, nullptr, 0}; }
+  static Value Constant(ConstTensor t) {
+    return Value{-1, std::make_shared<const ConstTensor>(std::move(t)), 0};
+  }
+  bool is_constant() const { return constant != nullptr; }
+};
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, int64_t opset, const OnnxImportOptions& options,
+           std::string source);
+  absl::StatusOr<OnnxModel> Run();
+
+  int64_t opset() const { return opset_; }
+  Graph& graph() { return graph_; }
+  const std::string& source() const { return source_; }
+
+  // Node inputs. `i` may be past the node's inputs or name "" (an omitted optional input).
+  bool HasInput(const onnx::NodeProto& n, int i) const;
+  absl::StatusOr<const Value*> Input(const onnx::NodeProto& n, int i);
+  // A float32 activation; an error for constants and QuantizeLinear outputs.
+  absl::StatusOr<int> FloatInput(const onnx::NodeProto& n, int i);
+  // A constant input (`role` names it in errors, e.g. "weight").
+  absl::StatusOr<std::shared_ptr<const ConstTensor>> ConstInput(const onnx::NodeProto& n, int i,
+                                                                absl::string_view role);
+  absl::Status BindOutput(const onnx::NodeProto& n, int i, Value v);
+  // The graph tensor name for output `i` of `n` (the ONNX value name), plus `suffix` for
+  // intermediate tensors (e.g. ".conv" before a bias_add); unique in the graph. i < 0: the
+  // node's name instead.
+  std::string OutName(const onnx::NodeProto& n, absl::string_view suffix = "", int i = 0);
+
+  // Graph building. AddNode names the node after the ONNX node (plus `suffix`) and prefixes any
+  // shape error with the node's label.
+  absl::StatusOr<int> AddNode(const onnx::NodeProto& n, OpKind op, std::vector<int> inputs,
+                              const NodeAttrs& attrs, std::string out_name,
+                              absl::string_view suffix = "");
+  int AddWeight(std::string name, DType dtype, std::vector<int64_t> shape,
+                std::vector<uint8_t> bytes);
+  std::vector<uint8_t>& WeightBytes(int tensor) { return weights_[tensor]; }
+
+  // Errors, prefixed "<source>: <Op> node '<name>' (inputs: a, b): ".
+  absl::Status Error(const onnx::NodeProto& n, absl::string_view why) const;
+  absl::Status Unsupported(const onnx::NodeProto& n, absl::string_view why) const;
+
+  // Attributes (absent: the default); a wrong attribute type is an error.
+  absl::StatusOr<int64_t> AttrInt(const onnx::NodeProto& n, absl::string_view name,
+                                  int64_t fallback) const;
+  absl::StatusOr<float> AttrFloat(const onnx::NodeProto& n, absl::string_view name,
+                                  float fallback) const;
+  absl::StatusOr<std::string> AttrString(const onnx::NodeProto& n, absl::string_view name,
+                                         std::string fallback) const;
+  // Absent: empty.
+  absl::StatusOr<std::vector<int64_t>> AttrInts(const onnx::NodeProto& n,
+                                                absl::string_view name) const;
+  const onnx::AttributeProto* Attr(const onnx::NodeProto& n, absl::string_view name) const;
+
+  // How many nodes read ONNX value `name`, and whether it is a graph output.
+  int Consumers(const std::string& name) const;
+  bool IsGraphOutput(const std::string& name) const { return graph_outputs_.count(name) > 0; }
+
+  // Convs by their output tensor (the conv2d's, or its bias_add's): what BatchNormalization folds
+  // into.
+  struct ConvRecord {
+    int weight = -1;       // weight tensor id
+    int bias = -1;         // bias tensor id, -1 when none
+    int conv_output = -1;  // the conv2d node's output tensor
+  };
+  std::map<int, ConvRecord>& convs() { return convs_; }
+
+  // QDQ: the per-tensor int8 scale of activation `tensor` (a Q -> DQ pair on it), for
+  // OnnxModel::activation_scales. A second, different scale for the same tensor keeps the larger
+  // (the executor has one scale per tensor; the larger clips neither use), with a warning.
+  void SetActivationScale(int tensor, float scale);
+  void Warn(std::string message) { warnings_.push_back(std::move(message)); }
+  // An Unimplemented error when an output from `first` on is used (e.g. MaxPool's Indices).
+  absl::Status RequireUnusedOutputs(const onnx::NodeProto& n, int first) const;
+
+  TensorSource tensor_source() const { return {options_.external_data_dir, source_}; }
+
+ private:
+  absl::Status BindInitializers();
+  absl::Status AddGraphInputs();
+  absl::StatusOr<std::vector<int64_t>> InputShape(const onnx::ValueInfoProto& input) const;
+  absl::Status ImportNode(const onnx::NodeProto& n);
+  absl::Status MarkOutputs();
+  std::string UniqueTensorName(std::string base);
+  std::string NodeName(const onnx::NodeProto& n) const;
+
+  const onnx::ModelProto& model_;
+  const int64_t opset_;
+  const OnnxImportOptions options_;
+  const std::string source_;
+  Graph graph_;
+  std::map<std::string, Value> values_;
+  std::map<std::string, const onnx::TensorProto*> initializers_;  // decoded on first use
+  std::map<std::string, int> consumers_;
+  std::set<std::string> graph_outputs_;
+  std::set<std::string> tensor_names_, node_names_;
+  std::map<int, std::vector<uint8_t>> weights_;  // by tensor id
+  std::map<int, ConvRecord> convs_;
+  std::map<int, float> activation_scales_;  // by tensor id (names can change in MarkOutputs)
+  int node_index_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+using OpMapper = absl::Status (*)(Importer& im, const onnx::NodeProto& n);
+// The mapper for an ai.onnx op type; nullptr when unsupported.
+OpMapper FindOpMapper(absl::string_view op_type);
+
+// Mappers, by file: onnx_conv.cc (windows, conv, batch norm, pools), onnx_dense.cc (Gemm,
+// MatMul), onnx_ops.cc (the table and the element-wise and shape ops).
+// "[1, 3, 224, 224]": shapes in error messages.
+std::string ShapeText(const std::vector<int64_t>& shape);
+
+absl::Status MapConv(Importer& im, const onnx::NodeProto& n);
+absl::Status MapBatchNormalization(Importer& im, const onnx::NodeProto& n);
+absl::Status MapMaxPool(Importer& im, const onnx::NodeProto& n);
+absl::Status MapAveragePool(Importer& im, const onnx::NodeProto& n);
+absl::Status MapGlobalAveragePool(Importer& im, const onnx::NodeProto& n);
+absl::Status MapGemm(Importer& im, const onnx::NodeProto& n);
+absl::Status MapMatMul(Importer& im, const onnx::NodeProto& n);
+
+// QDQ mappers (onnx/qdq.cc): fake quantization, imported as the float graph.
+absl::Status MapQuantizeLinear(Importer& im, const onnx::NodeProto& n);
+absl::Status MapDequantizeLinear(Importer& im, const onnx::NodeProto& n);
+
+}  // namespace tunejit::onnx_import
+
+#endif  // TUNEJIT_ONNX_IMPORTER_H_

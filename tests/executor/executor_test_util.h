@@ -1,0 +1,135 @@
+// File: tests/executor/executor_test_util.h
+// The small network of the executor tests (CPU lowering tests and GPU runs share it):
+//   input [2, 4, 16, 16] -> conv3x3 8ch (pad 1) + bias + relu -> max pool 2x2
+//   -> conv3x3 8ch (pad 1) + bias + relu -> flatten -> dense 10 + bias -> "logits"
+// Both convs have channel counts divisible by 4, so at int8 both run int8 (the first one behind a
+// quantize step of the float input).
+//
+// ResidualNet, a small ResNet with every op ResNet-50 adds (ops in node order):
+//   input [N, 4, 16, 16] -> stem conv3x3 8ch + bias + relu -> max pool 3x3/2 pad 1 -> "pool.out"
+//   b1: conv1x1 8 + bias + relu -> conv3x3 8 + bias -> add(pool.out) -> relu       [N, 8, 8, 8]
+//   b2: conv3x3/2 16 + bias + relu -> conv1x1 16 + bias; down: conv1x1/2 16 + bias (of b1's
+//       output) -> add -> relu                                                       [N, 16, 4, 4]
+//   avg pool 3x3/1 pad 1 (padding excluded) -> global avg pool -> flatten -> clip [0, clip_max]
+//   -> dense 10 + bias -> "logits"
+// Every conv has channel counts divisible by 4 (all int8 at Precision::kInt8).
+#ifndef TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
+#define TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "executor/step_program.h"
+#include "graph/graph.h"
+#include "gtest/gtest.h"
+
+namespace tunejit::testing {
+
+inline Graph SmallNet(int64_t batch = 2, int64_t ci = 4) {
+  Graph g;
+  int x = g.AddTensor({"input", {batch, ci, 16, 16}, DType::kF32, TensorKind::kInput});
+  NodeAttrs conv{.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+  NodeAttrs pool{.stride_h = 2, .stride_w = 2, .pool_h = 2, .pool_w = 2};
+  int64_t channels = ci;
+  for (int layer = 0; layer < 2; ++layer) {
+    const std::string n = "conv" + std::to_string(layer);
+    int w = g.AddTensor({n + ".weight", {8, channels, 3, 3}, DType::kF32, TensorKind::kWeight});
+    int b = g.AddTensor({n + ".bias", {8}, DType::kF32, TensorKind::kWeight});
+    x = *g.AddNode(n, OpKind::kConv2d, {x, w}, conv, n + ".out");
+    x = *g.AddNode(n + ".bias_add", OpKind::kBiasAdd, {x, b}, {}, n + ".bias_out");
+    x = *g.AddNode(n + ".relu", OpKind::kRelu, {x}, {}, n + ".relu_out");
+    if (layer == 0) x = *g.AddNode("pool0", OpKind::kMaxPool2d, {x}, pool, "pool0.out");
+    channels = 8;
+  }
+  x = *g.AddNode("flatten", OpKind::kFlatten, {x}, {}, "flatten.out");
+  int w = g.AddTensor({"fc.weight", {10, 8 * 8 * 8}, DType::kF32, TensorKind::kWeight});
+  int b = g.AddTensor({"fc.bias", {10}, DType::kF32, TensorKind::kWeight});
+  x = *g.AddNode("fc", OpKind::kDense, {x, w}, {}, "fc.out");
+  x = *g.AddNode("fc.bias_add", OpKind::kBiasAdd, {x, b}, {}, "logits", TensorKind::kOutput);
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
+inline int ConvBias(Graph* g, const std::string& n, int x, int64_t ci, int64_t co, int k,
+                    int stride, bool relu) {
+  const int pad = k / 2;
+  NodeAttrs conv{.stride_h = stride,
+                 .stride_w = stride,
+                 .pad_top = pad,
+                 .pad_left = pad,
+                 .pad_bottom = pad,
+                 .pad_right = pad};
+  int w = g->AddTensor({n + ".weight", {co, ci, k, k}, DType::kF32, TensorKind::kWeight});
+  int b = g->AddTensor({n + ".bias", {co}, DType::kF32, TensorKind::kWeight});
+  x = *g->AddNode(n, OpKind::kConv2d, {x, w}, conv, n + ".out");
+  x = *g->AddNode(n + ".bias_add", OpKind::kBiasAdd, {x, b}, {}, n + ".bias_out");
+  if (relu) x = *g->AddNode(n + ".relu", OpKind::kRelu, {x}, {}, n + ".relu_out");
+  return x;
+}
+
+inline Graph ResidualNet(int64_t batch = 2, float clip_max = 1.0f) {
+  Graph g;
+  int x = g.AddTensor({"input", {batch, 4, 16, 16}, DType::kF32, TensorKind::kInput});
+  x = ConvBias(&g, "stem", x, 4, 8, 3, 1, true);
+  NodeAttrs pool{.stride_h = 2,
+                 .stride_w = 2,
+                 .pad_top = 1,
+                 .pad_left = 1,
+                 .pad_bottom = 1,
+                 .pad_right = 1,
+                 .pool_h = 3,
+                 .pool_w = 3};
+  const int pooled = *g.AddNode("pool", OpKind::kMaxPool2d, {x}, pool, "pool.out");
+  x = ConvBias(&g, "b1.conv1", pooled, 8, 8, 1, 1, true);
+  x = ConvBias(&g, "b1.conv2", x, 8, 8, 3, 1, false);
+  x = *g.AddNode("b1.add", OpKind::kAdd, {x, pooled}, {}, "b1.add_out");
+  const int b1 = *g.AddNode("b1.relu", OpKind::kRelu, {x}, {}, "b1.relu_out");
+  x = ConvBias(&g, "b2.conv1", b1, 8, 16, 3, 2, true);
+  x = ConvBias(&g, "b2.conv2", x, 16, 16, 1, 1, false);
+  const int down = ConvBias(&g, "b2.down", b1, 8, 16, 1, 2, false);
+  x = *g.AddNode("b2.add", OpKind::kAdd, {x, down}, {}, "b2.add_out");
+  x = *g.AddNode("b2.relu", OpKind::kRelu, {x}, {}, "b2.relu_out");
+  NodeAttrs avg = pool;
+  avg.stride_h = avg.stride_w = 1;
+  x = *g.AddNode("avgpool", OpKind::kAvgPool2d, {x}, avg, "avgpool.out");
+  x = *g.AddNode("gap", OpKind::kGlobalAvgPool2d, {x}, {}, "gap.out");
+  x = *g.AddNode("flatten", OpKind::kFlatten, {x}, {}, "flatten.out");
+  x = *g.AddNode("clip", OpKind::kClip, {x}, {.clip_min = 0.0f, .clip_max = clip_max}, "clip.out");
+  int w = g.AddTensor({"fc.weight", {10, 16}, DType::kF32, TensorKind::kWeight});
+  int b = g.AddTensor({"fc.bias", {10}, DType::kF32, TensorKind::kWeight});
+  x = *g.AddNode("fc", OpKind::kDense, {x, w}, {}, "fc.out");
+  x = *g.AddNode("fc.bias_add", OpKind::kBiasAdd, {x, b}, {}, "logits", TensorKind::kOutput);
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
+// N(0, 1) values (std::normal_distribution: tests only need them random, not portable).
+inline std::vector<float> NormalFloats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// The step kinds of a lowered program, in order ("conv2d", "add", ...).
+inline std::vector<std::string> Kinds(const StepProgram& p) {
+  std::vector<std::string> k;
+  for (const Step& s : p.steps) k.push_back(std::string(StepKindName(s.kind)));
+  return k;
+}
+
+// The step called `name` (a test failure, and the first step, when there is none).
+inline const Step& StepNamed(const StepProgram& p, const std::string& name) {
+  for (const Step& s : p.steps) {
+    if (s.name == name) return s;
+  }
+  ADD_FAILURE() << "no step " << name;
+  return p.steps.front();
+}
+
+}  // namespace tunejit::testing
+
+#endif  // TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_

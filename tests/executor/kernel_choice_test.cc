@@ -1,0 +1,283 @@
+// Kernel choice per conv/dense node (executor/kernel_choice.h) and the executor's per-step plans
+// and warnings (executor/executor_plans.cc), with a small synthetic HistoryBest. CPU only: nothing
+// here compiles or launches.
+#include "executor/kernel_choice.h"
+
+#include "autotvm/record.h"
+#include "executor/executor_internal.h"
+#include "gmock/gmock.h"
+#include "graph/vgg16.h"
+#include "gtest/gtest.h"
+#include "ops/split.h"
+#include "tests/executor/executor_test_util.h"
+
+namespace tunejit {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+autotvm::Target Cuda() { return *autotvm::ParseTarget("cuda"); }
+DeviceLimits Limits() { return DeviceLimits::ForArch(GpuArch{9, 0, false}); }
+
+const autotvm::Workload& WorkloadOf(const NodeTask& task, const std::string& name) {
+  for (const autotvm::Implementation& impl : task.implementations) {
+    if (impl.workload.task_name == name) return impl.workload;
+  }
+  ADD_FAILURE() << "no implementation " << name;
+  return task.implementations.front().workload;
+}
+
+void AddRecord(autotvm::HistoryBest& h, const autotvm::Workload& w,
+               const autotvm::ConfigEntity& config, double cost, int line) {
+  autotvm::MeasureResult result;
+  result.costs = {cost};
+  h.Add(autotvm::LoadedRecord{autotvm::MakeRecord(Cuda(), w, 0, config, result), "/logs/test.log",
+                              line, ""});
+}
+
+autotvm::ConfigEntity Fallback(const autotvm::Workload& w) {
+  return *FindOpTemplate(w.task_name)->FallbackConfig(w);
+}
+
+std::vector<NodeTask> Tasks(const Graph& g, Precision precision) {
+  absl::StatusOr<std::vector<NodeTask>> t = ExtractTasks(g, precision);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *t;
+}
+
+TEST(KernelChoiceTest, NoHistoryTakesHighestPriorityFallback) {
+  const NodeTask conv0 = Tasks(testing::SmallNet(), Precision::kFp32)[0];
+  ASSERT_EQ(conv0.implementations.size(), 2u);  // direct (10) and winograd (5)
+  absl::StatusOr<KernelChoice> c = ChooseKernel(conv0, nullptr, Cuda(), Limits(), Epilogue{});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->candidates.size(), 1u);
+  EXPECT_TRUE(c->candidates[0].fallback);
+  EXPECT_EQ(c->candidates[0].task_name, "conv2d_nchw.cuda");
+  EXPECT_FALSE(c->candidates[0].plan.kernels.empty());
+}
+
+TEST(KernelChoiceTest, FastestValidRecordWinsInvalidOneSkippedWithReason) {
+  const NodeTask conv0 = Tasks(testing::SmallNet(), Precision::kFp32)[0];
+  const autotvm::Workload& direct = WorkloadOf(conv0, "conv2d_nchw.cuda");
+  const autotvm::Workload& winograd = WorkloadOf(conv0, "conv2d_nchw_winograd.cuda");
+  autotvm::HistoryBest h;
+  AddRecord(h, winograd, autotvm::ConfigEntity{}, 0.5e-3, 1);  // fastest, but no knobs at all
+  AddRecord(h, direct, Fallback(direct), 1e-3, 2);
+  const Epilogue e{true, true};
+  absl::StatusOr<KernelChoice> c = ChooseKernel(conv0, &h, Cuda(), Limits(), e);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->candidates.size(), 2u);
+  EXPECT_FALSE(c->candidates[0].fallback);
+  EXPECT_EQ(c->candidates[0].task_name, "conv2d_nchw.cuda");
+  EXPECT_EQ(c->candidates[0].record_label, "test.log:2");
+  EXPECT_DOUBLE_EQ(c->candidates[0].record_cost, 1e-3);
+  EXPECT_TRUE(c->candidates[1].fallback);  // what a failed verification falls back to
+  EXPECT_THAT(c->reasons, Contains(HasSubstr("test.log:1 (conv2d_nchw_winograd.cuda): skipped:")));
+}
+
+TEST(KernelChoiceTest, Int8ConvUsesTheInt8Template) {
+  const NodeTask conv1 = Tasks(testing::SmallNet(), Precision::kInt8)[1];
+  ASSERT_TRUE(conv1.int8);
+  absl::StatusOr<KernelChoice> c = ChooseKernel(
+      conv1, nullptr, Cuda(), Limits(), Epilogue{true, true, Epilogue::Output::kInt8Requantize});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->candidates[0].task_name, "conv2d_NCHWc_int8.cuda");
+}
+
+// PlanSteps on a hand-made State (no device): LayerInfo and the fallback warnings.
+absl::StatusOr<std::unique_ptr<Executor::State>> PlannedState(const autotvm::HistoryBest* h,
+                                                              Precision precision) {
+  auto s = std::make_unique<Executor::State>();
+  s->graph = testing::SmallNet();
+  s->options.history = h;
+  s->options.target = Cuda();
+  s->limits = Limits();
+  absl::StatusOr<StepProgram> p = LowerToSteps(s->graph, precision);
+  if (!p.ok()) return p.status();
+  s->program = *std::move(p);
+  s->scales.assign(s->program.scale_sources.size(), 0.05f);
+  absl::Status planned = PlanSteps(*s);
+  if (!planned.ok()) return planned;
+  return s;
+}
+
+TEST(KernelChoiceTest, WarnsLoudlyWhenEveryLayerFallsBack) {
+  autotvm::HistoryBest h;  // a record for a conv this network does not have
+  Graph other = testing::SmallNet(/*batch=*/7);
+  const NodeTask foreign = Tasks(other, Precision::kFp32)[0];
+  AddRecord(h, foreign.implementations[0].workload, Fallback(foreign.implementations[0].workload),
+            1e-3, 5);
+  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(&h, Precision::kFp32);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const ExecutorStats& stats = (*s)->stats;
+  EXPECT_EQ(stats.fallback_layers, 3);  // two convs and the dense
+  EXPECT_THAT(stats.warnings,
+              Contains("conv0: no usable record, fallback config of conv2d_nchw.cuda"));
+  EXPECT_THAT(stats.warnings, Contains(HasSubstr("the log has no record for any layer")));
+  ASSERT_EQ((*s)->layers.size(), 4u);
+  EXPECT_EQ((*s)->layers[0].config, "fallback");
+  EXPECT_EQ((*s)->layers[0].fused, "bias+relu");
+  EXPECT_EQ((*s)->layers[1].op, "max_pool2d");
+  EXPECT_EQ((*s)->layers[1].kernels, 1);
+  EXPECT_DOUBLE_EQ((*s)->layers[0].flops, 2.0 * 2 * 8 * 16 * 16 * 4 * 9);
+}
+
+TEST(KernelChoiceTest, RecordForOneLayerIsUsedAndNoGlobalWarning) {
+  const NodeTask conv0 = Tasks(testing::SmallNet(), Precision::kFp32)[0];
+  const autotvm::Workload& direct = WorkloadOf(conv0, "conv2d_nchw.cuda");
+  autotvm::HistoryBest h;
+  AddRecord(h, direct, Fallback(direct), 2e-5, 9);
+  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(&h, Precision::kFp32);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)->stats.fallback_layers, 2);
+  EXPECT_THAT((*s)->stats.warnings,
+              Not(Contains(HasSubstr("the log has no record for any layer"))));
+  const LayerInfo& l = (*s)->layers[0];
+  EXPECT_FALSE(l.fallback);
+  EXPECT_EQ(l.record, "test.log:9");
+  EXPECT_EQ(l.task_name, "conv2d_nchw.cuda");
+  EXPECT_NE(l.config, "fallback");
+  EXPECT_DOUBLE_EQ(l.record_cost, 2e-5);
+}
+
+TEST(KernelChoiceTest, Int8StepsPlanQuantizeAndInt8Pool) {
+  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(nullptr, Precision::kInt8);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const std::vector<LayerInfo>& l = (*s)->layers;
+  ASSERT_EQ(l.size(), 5u);
+  EXPECT_EQ(l[0].op, "quantize");
+  EXPECT_EQ(l[1].dtype, "int8");
+  EXPECT_EQ(l[1].task_name, "conv2d_NCHWc_int8.cuda");
+  EXPECT_EQ(l[1].fused, "bias+relu+requantize");
+  EXPECT_EQ(l[2].dtype, "int8");  // the pool runs on int8
+  EXPECT_EQ((*s)->steps[2].plan.kernels[0].spec.name_expression,
+            "tunejit::max_pool2d<signed char>");
+  EXPECT_EQ(l[4].dtype, "float32");
+  // The conv's int8 plan packs its weights once (kPrepare) and runs the rest every time.
+  EXPECT_GE(l[1].kernels, 1);
+}
+
+// --precision fp16: VGG-16's convs after the first and its dense layers are the Hopper
+// tensor-core tasks (fp16 in and out, but float32 logits), each one the template can implement
+// and plan with its fallback config; the 3-channel first conv runs on the stem template, which
+// reads the float32 NCHW input and weight as the graph has them.
+TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
+  Vgg16Options options;
+  options.batch = 128;
+  absl::StatusOr<Graph> g = BuildVgg16(options);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::vector<NodeTask> tasks = Tasks(*g, Precision::kFp16);
+  ASSERT_EQ(tasks.size(), 16u);
+  const autotvm::Workload& stem = tasks[0].implementations[0].workload;
+  absl::StatusOr<autotvm::Conv2dParams> stem_p = autotvm::ParseConv2dWorkload(stem);
+  ASSERT_TRUE(stem_p.ok()) << stem_p.status();
+  EXPECT_EQ(stem_p->ci, 3);
+  EXPECT_EQ(stem_p->h, 224);
+  EXPECT_EQ(stem_p->kh * stem_p->kw, 9);
+  EXPECT_EQ(stem_p->pad_top, 1);
+  EXPECT_TRUE(stem_p->nhwc_out);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    EXPECT_EQ(tasks[i].stem, i == 0) << tasks[i].name;
+    ASSERT_EQ(tasks[i].implementations.size(), 1u) << tasks[i].name;
+    const autotvm::Workload& w = tasks[i].implementations[0].workload;
+    // The last conv of each block (features.2, 7, 14, 21, 28) absorbs its 2x2 max pool.
+    const bool pooled = i == 1 || i == 3 || i == 6 || i == 9 || i == 12;
+    EXPECT_EQ(tasks[i].pool >= 0, pooled) << tasks[i].name;
+    EXPECT_EQ(w.task_name, i == 0   ? "conv2d_nchw_stem_mma.cuda"
+                           : pooled ? "conv2d_nhwc_wgmma_pool.cuda"
+                           : i < 13 ? "conv2d_nhwc_wgmma.cuda"
+                                    : "dense_wgmma.cuda")
+        << tasks[i].name;
+    EXPECT_EQ(w.args[0][2], i == 0 ? "float32" : "float16") << tasks[i].name;
+    // fp16 activations inside the network; the logits (classifier.6) leave in float32.
+    EXPECT_EQ(w.args.back(), i + 1 < tasks.size() ? "float16" : "float32") << tasks[i].name;
+    const OpTemplate* op = FindOpTemplate(w.task_name);
+    ASSERT_NE(op, nullptr);
+    EXPECT_TRUE(op->CanImplement(w).ok()) << tasks[i].name << ": " << op->CanImplement(w);
+    EXPECT_TRUE(op->Specialize(w, Fallback(w), Limits(), Epilogue{}).ok()) << tasks[i].name;
+    EXPECT_TRUE(tasks[i].fp16) << tasks[i].name;
+    EXPECT_EQ(tasks[i].fp16_output, i + 1 < tasks.size()) << tasks[i].name;
+  }
+
+  EXPECT_EQ(ParsePrecision("fp16").value(), Precision::kFp16);
+  EXPECT_EQ(PrecisionName(Precision::kFp16), "fp16");
+}
+
+// --precision int8 --tensor-cores: every conv of VGG-16 plans its fallback config on the
+// tensor-core template with the epilogues the executor gives it: requantize to int8 between int8
+// convs (and after the float16 stem), dequantize to float32 before the classifier.
+TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 128});
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<std::vector<NodeTask>> tasks =
+      ExtractTasks(*g, Precision::kInt8, {.int8_tensor_cores = true});
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  // The RGB stem, which the int8 rule keeps float, runs on the stem template (float16 products)
+  // and requantizes its float32 accumulators.
+  const NodeTask& stem = tasks->front();
+  EXPECT_TRUE(stem.fp16 && stem.stem && stem.nhwc && !stem.int8);
+  // The same workload as at --precision fp16 (float16 output), so fp16 logs' records apply.
+  absl::StatusOr<std::vector<NodeTask>> fp16 = ExtractTasks(*g, Precision::kFp16);
+  ASSERT_TRUE(fp16.ok()) << fp16.status();
+  EXPECT_EQ(stem.implementations[0].workload.Key(),
+            fp16->front().implementations[0].workload.Key());
+  absl::StatusOr<KernelChoice> stem_choice = ChooseKernel(
+      stem, nullptr, Cuda(), Limits(), Epilogue{true, true, Epilogue::Output::kInt8Requantize});
+  ASSERT_TRUE(stem_choice.ok()) << stem_choice.status();
+  EXPECT_EQ(stem_choice->candidates[0].task_name, "conv2d_nchw_stem_mma.cuda");
+  int planned = 0;
+  for (const NodeTask& t : *tasks) {
+    if (!t.nhwc || t.fp16) continue;
+    EXPECT_TRUE(t.int8) << t.name;
+    for (Epilogue::Output out : {Epilogue::Output::kInt8Requantize, Epilogue::Output::kFloat32}) {
+      absl::StatusOr<KernelChoice> c =
+          ChooseKernel(t, nullptr, Cuda(), Limits(), Epilogue{true, true, out});
+      ASSERT_TRUE(c.ok()) << t.name << ": " << c.status();
+      EXPECT_EQ(c->candidates[0].task_name,
+                t.pool >= 0 ? "conv2d_nhwc_wgmma_pool.cuda" : "conv2d_nhwc_wgmma.cuda");
+    }
+    ++planned;
+  }
+  EXPECT_EQ(planned, 12);
+}
+
+// A pooled conv without records of its own runs the convolution's best record (a log tuned before
+// the pooled task existed), its pool after the kernel when the tile cannot take it; once the log
+// has the pooled task's records, those are chosen.
+TEST(KernelChoiceTest, PooledConvTakesTheConvsRecordsUntilItHasItsOwn) {
+  absl::StatusOr<Graph> g = BuildVgg16({.batch = 128});
+  ASSERT_TRUE(g.ok()) << g.status();
+  const NodeTask conv = Tasks(*g, Precision::kFp16)[1];  // features.2, then features.4's pool
+  ASSERT_GE(conv.pool, 0);
+  const autotvm::Workload& pooled = WorkloadOf(conv, "conv2d_nhwc_wgmma_pool.cuda");
+  autotvm::Workload unpooled = pooled;
+  unpooled.task_name = "conv2d_nhwc_wgmma.cuda";
+  auto config = [](int64_t th, int64_t tw, int64_t im2col) {
+    return autotvm::ConfigEntity{{OtherKnob("tile_h", th), OtherKnob("tile_w", tw),
+                                  OtherKnob("tile_n", 64), OtherKnob("stages", 4),
+                                  OtherKnob("consumer_wg", 2), OtherKnob("pingpong", 0),
+                                  OtherKnob("im2col", im2col), OtherKnob("cluster", 1)}};
+  };
+  const DeviceLimits hopper = DeviceLimits::ForArch(GpuArch{9, 0, true});
+  const Epilogue e{true, true};
+  autotvm::HistoryBest h;
+  AddRecord(h, unpooled, config(4, 64, 1), 1e-3, 1);
+  absl::StatusOr<KernelChoice> borrowed = ChooseKernel(conv, &h, Cuda(), hopper, e);
+  ASSERT_TRUE(borrowed.ok()) << borrowed.status();
+  const KernelCandidate& first = borrowed->candidates[0];
+  EXPECT_FALSE(first.fallback);
+  EXPECT_EQ(first.task_name, "conv2d_nhwc_wgmma_pool.cuda");
+  EXPECT_EQ(first.record_label, "test.log:1 (conv2d_nhwc_wgmma.cuda's)");
+  EXPECT_EQ(first.plan.kernels.size(), 2u);  // im2col tiles: the pool after the kernel
+  AddRecord(h, pooled, config(8, 16, 0), 1.2e-3, 2);
+  absl::StatusOr<KernelChoice> own = ChooseKernel(conv, &h, Cuda(), hopper, e);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(own->candidates[0].record_label, "test.log:2");
+  EXPECT_EQ(own->candidates[0].plan.kernels.size(), 1u);  // pooled in the kernel
+  EXPECT_EQ(own->candidates.size(), 2u);                  // and the fallback; no borrowing
+}
+
+}  // namespace
+}  // namespace tunejit

@@ -1,0 +1,271 @@
+// A small residual network (tests/executor/executor_test_util.h ResidualNet) on the CPU: the
+// reference forward of every ResNet op on hand-checkable graphs, the executor's lowering (add+relu
+// fusion, the residual operand, float adds between int8 convs), the step memory plan keeping both
+// add operands alive, and the conv task extraction and fallback kernel choice for ResNet's conv
+// shapes (1x1, 3x3 stride 1 and 2, 7x7 stride 2 pad 3).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "executor/kernel_choice.h"
+#include "executor/reference_forward.h"
+#include "executor/step_program.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ops/cpu_reference.h"
+#include "tests/executor/executor_test_util.h"
+
+namespace tunejit {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Out = Epilogue::Output;
+using testing::Kinds;
+using testing::StepNamed;
+
+int ValueOf(const Graph& g, const StepProgram& p, const std::string& tensor) {
+  return p.value_of[*g.FindTensor(tensor)];
+}
+
+// The values of `tensor` when `input` runs through `g` on the CPU.
+std::vector<float> Reference(const Graph& g, const WeightSet& w, const std::vector<float>& input,
+                             const std::string& tensor) {
+  absl::StatusOr<std::vector<std::vector<float>>> v = ReferenceForward(g, w, {{"input", input}});
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? (*v)[*g.FindTensor(tensor)] : std::vector<float>{};
+}
+
+TEST(ResidualNetTest, ReferenceForwardOfEachNewOp) {
+  // input [1, 1, 2, 2] = {1, -2, 3, -4}; every op reads it, so each result is checked by hand.
+  Graph g;
+  int x = g.AddTensor({"input", {1, 1, 2, 2}, DType::kF32, TensorKind::kInput});
+  NodeAttrs pad1{.stride_h = 1,
+                 .stride_w = 1,
+                 .pad_top = 1,
+                 .pad_left = 1,
+                 .pad_bottom = 1,
+                 .pad_right = 1,
+                 .pool_h = 2,
+                 .pool_w = 2};
+  *g.AddNode("max", OpKind::kMaxPool2d, {x}, pad1, "max", TensorKind::kOutput);
+  *g.AddNode("avg", OpKind::kAvgPool2d, {x}, pad1, "avg", TensorKind::kOutput);
+  NodeAttrs with_pad = pad1;
+  with_pad.count_include_pad = true;
+  *g.AddNode("avg_pad", OpKind::kAvgPool2d, {x}, with_pad, "avg_pad", TensorKind::kOutput);
+  *g.AddNode("gap", OpKind::kGlobalAvgPool2d, {x}, {}, "gap", TensorKind::kOutput);
+  *g.AddNode("add", OpKind::kAdd, {x, x}, {}, "add", TensorKind::kOutput);
+  *g.AddNode("clip", OpKind::kClip, {x}, {.clip_min = -1.f, .clip_max = 2.f}, "clip",
+             TensorKind::kOutput);
+  ASSERT_TRUE(g.Validate().ok()) << g.Validate();
+  const WeightSet w = RandomWeights(g, 1);
+  const std::vector<float> in = {1, -2, 3, -4};
+  // 2x2 windows at stride 1 over the 4x4 padded map: 3x3 outputs, padding never wins a max.
+  EXPECT_THAT(Reference(g, w, in, "max"), ElementsAre(1, 1, -2, 3, 3, -2, 3, 3, -4));
+  EXPECT_THAT(Reference(g, w, in, "avg"), ElementsAre(1, -0.5, -2, 2, -0.5, -3, 3, -0.5, -4));
+  EXPECT_THAT(Reference(g, w, in, "avg_pad"),
+              ElementsAre(0.25, -0.25, -0.5, 1, -0.5, -1.5, 0.75, -0.25, -1));
+  EXPECT_THAT(Reference(g, w, in, "gap"), ElementsAre(-0.5));
+  EXPECT_THAT(Reference(g, w, in, "add"), ElementsAre(2, -4, 6, -8));
+  EXPECT_THAT(Reference(g, w, in, "clip"), ElementsAre(1, -1, 2, -1));
+}
+
+TEST(ResidualNetTest, ReferenceForwardOfResidualNetComposesTheOps) {
+  const Graph g = testing::ResidualNet();
+  const WeightSet w = RandomWeights(g, 11);
+  const std::vector<float> input = testing::NormalFloats(2 * 4 * 16 * 16, 21);
+  absl::StatusOr<std::vector<std::vector<float>>> v = ReferenceForward(g, w, {{"input", input}});
+  ASSERT_TRUE(v.ok()) << v.status();
+  auto at = [&](const std::string& name) { return (*v)[*g.FindTensor(name)]; };
+  // The residual adds and the relu after them.
+  const std::vector<float> sum = cpuref::AddRelu(at("b1.conv2.bias_out"), at("pool.out"), false);
+  EXPECT_EQ(at("b1.add_out"), sum);
+  EXPECT_EQ(at("b1.relu_out"), cpuref::AddRelu(sum, std::vector<float>(sum.size()), true));
+  EXPECT_EQ(at("b2.add_out"),
+            cpuref::AddRelu(at("b2.conv2.bias_out"), at("b2.down.bias_out"), false));
+  EXPECT_THAT(g.tensor(*g.FindTensor("b2.relu_out")).shape, ElementsAre(2, 16, 4, 4));
+  // Global average pooling of the [2, 16, 4, 4] avg-pooled map, then a view.
+  EXPECT_EQ(at("gap.out"), cpuref::GlobalAvgPool(32, 16, at("avgpool.out")));
+  EXPECT_EQ(at("flatten.out"), at("gap.out"));
+  // The clip is exercised on both sides (some values above clip_max = 1, some in range), so the
+  // GPU test's comparison covers it.
+  const std::vector<float>& pooled = at("gap.out");
+  const auto clipped = std::count_if(pooled.begin(), pooled.end(), [](float e) { return e > 1; });
+  EXPECT_GT(clipped, 0);
+  EXPECT_LT(clipped, static_cast<long>(pooled.size()));
+  EXPECT_EQ(at("clip.out"), cpuref::Clip(pooled, 0, 1));
+  EXPECT_EQ(at("logits").size(), 20u);
+}
+
+TEST(ResidualNetTest, Fp32LoweringFusesAddReluAndKeepsTheResidual) {
+  const Graph g = testing::ResidualNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(Kinds(*p),
+              ElementsAre("conv2d", "max_pool2d", "conv2d", "conv2d", "add", "conv2d", "conv2d",
+                          "conv2d", "add", "avg_pool2d", "global_avg_pool2d", "clip", "dense"));
+  const Step& add1 = StepNamed(*p, "b1.add");
+  EXPECT_EQ(add1.fused, "relu");
+  EXPECT_TRUE(add1.epilogue.relu);
+  EXPECT_EQ(add1.input, ValueOf(g, *p, "b1.conv2.bias_out"));
+  EXPECT_EQ(add1.residual, ValueOf(g, *p, "pool.out"));
+  EXPECT_EQ(add1.output, ValueOf(g, *p, "b1.relu_out"));
+  EXPECT_EQ(ValueOf(g, *p, "b1.add_out"), -1);  // fused away
+  EXPECT_EQ(StepNamed(*p, "b1.conv2").fused, "bias");
+  const Step& add2 = StepNamed(*p, "b2.add");
+  EXPECT_EQ(add2.residual, ValueOf(g, *p, "b2.down.bias_out"));
+  // flatten views the global pool's [2, 16, 1, 1] output.
+  const int flat = ValueOf(g, *p, "flatten.out");
+  EXPECT_EQ(p->tensors[flat].alias_of, StepNamed(*p, "gap").output);
+  EXPECT_EQ(StepNamed(*p, "clip").input, flat);
+  for (const Step& s : p->steps) {
+    EXPECT_FALSE(s.int8) << s.name;
+    if (s.kind != StepKind::kAdd) {
+      EXPECT_EQ(s.residual, -1) << s.name;
+    }
+  }
+}
+
+// Any two step tensors live at the same step occupy disjoint bytes.
+void ExpectNoLiveOverlap(const StepProgram& p, const StepMemory& m) {
+  for (size_t a = 0; a < p.tensors.size(); ++a) {
+    for (size_t b = a + 1; b < p.tensors.size(); ++b) {
+      if (p.tensors[a].alias_of >= 0 || p.tensors[b].alias_of >= 0) continue;
+      const bool live_together = m.first[a] <= m.last[b] && m.first[b] <= m.last[a];
+      const bool bytes_overlap = m.offsets[a] < m.offsets[b] + p.tensors[b].Bytes() &&
+                                 m.offsets[b] < m.offsets[a] + p.tensors[a].Bytes();
+      EXPECT_FALSE(live_together && bytes_overlap)
+          << p.tensors[a].name << " and " << p.tensors[b].name;
+    }
+  }
+}
+
+TEST(ResidualNetTest, MemoryPlanKeepsBothAddOperandsAlive) {
+  const Graph g = testing::ResidualNet();
+  for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+    absl::StatusOr<StepProgram> p = LowerToSteps(g, precision);
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<StepMemory> m = PlanStepMemory(*p);
+    ASSERT_TRUE(m.ok()) << m.status();
+    for (int s = 0; s < static_cast<int>(p->steps.size()); ++s) {
+      const Step& step = p->steps[s];
+      if (step.kind != StepKind::kAdd) continue;
+      // The residual was produced long before, and is still live when the add reads it.
+      EXPECT_LT(m->first[step.residual], s) << step.name;
+      EXPECT_GE(m->last[step.residual], s) << step.name;
+      EXPECT_GE(m->last[step.input], s) << step.name;
+      EXPECT_LE(m->first[step.output], s) << step.name;
+    }
+    ExpectNoLiveOverlap(*p, *m);
+    EXPECT_LT(m->arena_bytes, m->sum_bytes);  // still reuses memory
+  }
+}
+
+TEST(ResidualNetTest, Int8KeepsAddsInFloatAndQuantizesTheirOutputsOnce) {
+  const Graph g = testing::ResidualNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kInt8);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(Kinds(*p), ElementsAre("quantize", "conv2d", "max_pool2d", "quantize", "conv2d",
+                                     "conv2d", "add", "quantize", "conv2d", "conv2d", "conv2d",
+                                     "add", "avg_pool2d", "global_avg_pool2d", "clip", "dense"));
+  // The stem's output feeds a max pool whose output an add reads: float all the way.
+  EXPECT_EQ(StepNamed(*p, "stem").fused, "bias+relu+dequantize");
+  EXPECT_EQ(p->tensors[StepNamed(*p, "pool").output].dtype, DType::kF32);
+  // Convs feeding only int8 convs requantize; those feeding an add write float32.
+  EXPECT_EQ(StepNamed(*p, "b1.conv1").epilogue.output, Out::kInt8Requantize);
+  EXPECT_EQ(StepNamed(*p, "b1.conv2").fused, "bias+dequantize");
+  EXPECT_EQ(StepNamed(*p, "b2.down").epilogue.output, Out::kFloat32);
+  const Step& add1 = StepNamed(*p, "b1.add");
+  EXPECT_FALSE(add1.int8);
+  EXPECT_EQ(p->tensors[add1.input].dtype, DType::kF32);
+  EXPECT_EQ(p->tensors[add1.residual].dtype, DType::kF32);
+  EXPECT_EQ(p->tensors[add1.output].dtype, DType::kF32);
+  // b1's output is quantized once and shared by b2.conv1 and b2.down.
+  const Step& conv1 = StepNamed(*p, "b2.conv1");
+  EXPECT_EQ(conv1.input, StepNamed(*p, "b2.down").input);
+  EXPECT_EQ(p->tensors[conv1.input].dtype, DType::kI8);
+  EXPECT_EQ(p->scale_sources[p->tensors[conv1.input].scale_slot], *g.FindTensor("b1.relu_out"));
+}
+
+TEST(ResidualNetTest, StandaloneReluAndClipRunAsClipSteps) {
+  Graph g;
+  int x = g.AddTensor({"input", {2, 3}, DType::kF32, TensorKind::kInput});
+  x = *g.AddNode("relu", OpKind::kRelu, {x}, {}, "r");
+  *g.AddNode("clip", OpKind::kClip, {x}, {.clip_min = 0.f, .clip_max = 6.f}, "y",
+             TensorKind::kOutput);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(Kinds(*p), ElementsAre("clip", "clip"));
+
+  Graph ints;
+  int i = ints.AddTensor({"input", {2, 3}, DType::kI32, TensorKind::kInput});
+  *ints.AddNode("relu", OpKind::kRelu, {i}, {}, "y", TensorKind::kOutput);
+  absl::StatusOr<StepProgram> bad = LowerToSteps(ints, Precision::kFp32);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(bad.status().message(), HasSubstr("'relu' (relu): input 'input' is I32"));
+}
+
+// ResNet-50's conv shapes at batch 1 (N, CI, H, CO, K, stride, pad): the stem, 1x1 reduce and
+// expand, 3x3 stride 1, 3x3 stride 2 (torchvision v1.5 strides the 3x3) and the 1x1 stride-2
+// downsample.
+struct ConvShape {
+  int64_t ci, h, co;
+  int k, stride, pad;
+};
+constexpr ConvShape kResnetConvs[] = {
+    {3, 224, 64, 7, 2, 3},  {64, 56, 64, 1, 1, 0},     {64, 56, 64, 3, 1, 1},
+    {64, 56, 256, 1, 1, 0}, {128, 56, 128, 3, 2, 1},   {256, 56, 512, 1, 2, 0},
+    {512, 7, 512, 3, 1, 1}, {1024, 14, 2048, 1, 2, 0}, {512, 7, 2048, 1, 1, 0}};
+
+Graph OneConv(const ConvShape& c) {
+  Graph g;
+  int x = g.AddTensor({"input", {1, c.ci, c.h, c.h}, DType::kF32, TensorKind::kInput});
+  int w = g.AddTensor({"w", {c.co, c.ci, c.k, c.k}, DType::kF32, TensorKind::kWeight});
+  NodeAttrs a{.stride_h = c.stride,
+              .stride_w = c.stride,
+              .pad_top = c.pad,
+              .pad_left = c.pad,
+              .pad_bottom = c.pad,
+              .pad_right = c.pad};
+  EXPECT_TRUE(g.AddNode("conv", OpKind::kConv2d, {x, w}, a, "y", TensorKind::kOutput).ok());
+  return g;
+}
+
+TEST(ResidualNetTest, ResnetConvShapesGetTasksAndFallbackKernels) {
+  const DeviceLimits limits = DeviceLimits::ForArch(GpuArch{9, 0, false});
+  for (const ConvShape& c : kResnetConvs) {
+    const std::string label = absl::StrCat(c.k, "x", c.k, "/", c.stride, " ", c.ci, "->", c.co);
+    const Graph g = OneConv(c);
+    for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+      absl::StatusOr<std::vector<NodeTask>> tasks = ExtractTasks(g, precision);
+      ASSERT_TRUE(tasks.ok()) << label << ": " << tasks.status();
+      ASSERT_EQ(tasks->size(), 1u);
+      const NodeTask& t = tasks->front();
+      std::vector<std::string> names;
+      for (const autotvm::Implementation& impl : t.implementations) {
+        names.push_back(impl.workload.task_name);
+      }
+      const bool int8 = precision == Precision::kInt8 && c.ci % 4 == 0;
+      EXPECT_EQ(t.int8, int8) << label;
+      EXPECT_EQ(names.front(), int8 ? "conv2d_NCHWc_int8.cuda" : "conv2d_nchw.cuda") << label;
+      // Winograd only for 3x3 stride 1 (Relay's CUDA strategy).
+      const bool winograd = c.k == 3 && c.stride == 1;
+      EXPECT_EQ(names.size(), winograd ? 2u : 1u) << label;
+      // No log: the highest-priority template's fallback config, specialized for an H200.
+      Epilogue e{.bias = true, .relu = true};
+      if (int8) e.output = Out::kFloat32;
+      absl::StatusOr<KernelChoice> choice =
+          ChooseKernel(t, /*history=*/nullptr, autotvm::Target{}, limits, e);
+      ASSERT_TRUE(choice.ok()) << label << ": " << choice.status();
+      const KernelCandidate& chosen = choice->candidates.front();
+      EXPECT_TRUE(chosen.fallback) << label;
+      EXPECT_EQ(chosen.task_name, names.front()) << label;
+      EXPECT_FALSE(chosen.plan.kernels.empty()) << label;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tunejit
