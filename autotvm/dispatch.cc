@@ -23,11 +23,6 @@ bool HasKey(const Target& t, const std::string& key) {
   return std::find(t.keys.begin(), t.keys.end(), key) != t.keys.end();
 }
 
-// Elements in 16 bytes of the tensor-core templates' data: 8 halves, 16 int8; 0 for other types.
-int64_t WgmmaAlignment(const std::string& dtype) {
-  return dtype == "float16" ? 8 : (dtype == "int8" ? 16 : 0);
-}
-
 }  // namespace
 
 void HistoryBest::Offer(std::unordered_map<std::string, size_t>* map, const std::string& key,
@@ -129,63 +124,6 @@ Decision HistoryBest::Query(const Target& target, const Workload& workload) cons
   }
   if (d.reasons.empty()) d.reasons.push_back("no record for this workload");
   return d;
-}
-
-std::vector<Implementation> Conv2dImplementations(const Conv2dParams& p) {
-  std::vector<Implementation> out;
-  if (p.groups > 1 && p.groups == p.ci) {
-    out.push_back({MakeConv2dWorkload("depthwise_conv2d_nchw.cuda", p), 10});
-    return out;
-  }
-  bool int8 = (p.data_dtype == "int8" || p.data_dtype == "uint8") &&
-              (p.kernel_dtype == "int8" || p.kernel_dtype == "uint8");
-  if (int8) {
-    Conv2dParams q = p;
-    q.layout = "NCHW";
-    out.push_back({MakeConv2dWorkload("conv2d_NCHWc_int8.cuda", q), 10});
-  } else {
-    out.push_back({MakeConv2dWorkload("conv2d_nchw.cuda", p), 10});
-  }
-  if (p.kh > 2 && p.kh < 8 && p.kh == p.kw && p.stride_h == 1 && p.stride_w == 1 &&
-      p.dilation_h == 1 && p.dilation_w == 1) {
-    out.push_back({MakeConv2dWorkload("conv2d_nchw_winograd.cuda", p), 5});
-  }
-  return out;
-}
-
-std::vector<Implementation> DenseImplementations(const DenseParams& p) {
-  std::vector<Implementation> out = {{MakeDenseWorkload("dense_small_batch.cuda", p), 10}};
-  if (p.m >= 32) out.push_back({MakeDenseWorkload("dense_large_batch.cuda", p), 15});
-  return out;
-}
-
-std::vector<Implementation> Conv2dWgmmaImplementations(const Conv2dParams& p) {
-  const int64_t align = WgmmaAlignment(p.data_dtype);
-  if (align == 0 || p.kernel_dtype != p.data_dtype || p.groups != 1 || p.stride_h != 1 ||
-      p.stride_w != 1 || p.ci % align != 0) {
-    return {};
-  }
-  return {{MakeConv2dWorkload(kConv2dNhwcWgmma, p), 10}};
-}
-
-std::vector<Implementation> Conv2dWgmmaPoolImplementations(const Conv2dParams& p) {
-  if (Conv2dWgmmaImplementations(p).empty() || p.OutH() < 2 || p.OutW() < 2) return {};
-  return {{MakeConv2dWorkload(kConv2dNhwcWgmmaPool, p), 10}};
-}
-
-std::vector<Implementation> Conv2dStemImplementations(const Conv2dParams& p) {
-  const int64_t patch = p.ci * p.kh * p.kw;
-  if (p.data_dtype != "float32" || p.kernel_dtype != "float32" || p.groups != 1 ||
-      patch > kMaxStemPatch || p.co % 16 != 0 || p.co > kMaxStemChannels) {
-    return {};
-  }
-  return {{MakeConv2dWorkload(kConv2dNchwStemMma, p), 10}};
-}
-
-std::vector<Implementation> DenseWgmmaImplementations(const DenseParams& p) {
-  const int64_t align = WgmmaAlignment(p.data_dtype);
-  if (align == 0 || p.k % align != 0) return {};
-  return {{MakeDenseWorkload("dense_wgmma.cuda", p), 10}};
 }
 
 OpChoice ChooseImplementation(const HistoryBest& best, const Target& target,

@@ -16,7 +16,7 @@
 //   HistoryBest best;  best.AddAll(log);
 //   Decision d = best.Query(target, workload);
 //   if (d.best) Use(d.best->record.config);  for (auto& r : d.reasons) LOG(r);
-//   OpChoice c = ChooseImplementation(best, target, Conv2dImplementations(params));
+//   OpChoice c = ChooseImplementation(best, target, node_task.implementations);
 #ifndef TUNEJIT_AUTOTVM_DISPATCH_H_
 #define TUNEJIT_AUTOTVM_DISPATCH_H_
 
@@ -77,35 +77,13 @@ class HistoryBest {
   std::unordered_map<std::string, std::vector<size_t>> by_workload_;  // for the reasons
 };
 
+// One task name that can implement a graph node, with its workload: the op templates offer them
+// (ops/op_template.h OpTemplate::Implement, which follows Relay's CUDA strategy for TVM's task
+// names).
 struct Implementation {
   Workload workload;
-  int priority = 10;  // Relay plevel
+  int priority = 10;  // Relay plevel: with no record for any implementation, the highest wins
 };
-
-// The implementations Relay's CUDA strategy offers for an NCHW conv2d (section 7.2): int8 data ->
-// conv2d_NCHWc_int8.cuda, otherwise conv2d_nchw.cuda (10); plus conv2d_nchw_winograd.cuda (5) when
-// 2 < KH < 8, KH == KW, stride 1 and dilation 1; depthwise (groups == CI > 1) ->
-// depthwise_conv2d_nchw.cuda only.
-std::vector<Implementation> Conv2dImplementations(const Conv2dParams& params);
-// dense_small_batch.cuda (10), and dense_large_batch.cuda (15) when M >= 32.
-std::vector<Implementation> DenseImplementations(const DenseParams& params);
-
-// tunejit's Hopper tensor-core templates (not Relay's), for float16 or int8 params:
-// conv2d_nhwc_wgmma.cuda when groups == 1, stride 1 and C is a whole 16 bytes (8 halves, 16 int8:
-// TMA's pixel stride); the workload NHWC / OHWI. Empty when the template cannot express it.
-std::vector<Implementation> Conv2dWgmmaImplementations(const Conv2dParams& params);
-// The same conv followed by a 2x2 max pool of stride 2 (the graph's, absorbed into the conv's
-// step): conv2d_nhwc_wgmma_pool.cuda where conv2d_nhwc_wgmma.cuda applies and the output has a
-// window; empty otherwise.
-std::vector<Implementation> Conv2dWgmmaPoolImplementations(const Conv2dParams& params);
-// conv2d_nchw_stem_mma.cuda for a float32 conv with a short patch (CI * KH * KW <= 64: VGG-16's
-// RGB stem, 27) and 16 to 64 output channels in 16s (its accumulators and weights stay in
-// registers); params' out_dtype is the output's (float16 or float32). Empty otherwise.
-inline constexpr int64_t kMaxStemPatch = 64;
-inline constexpr int64_t kMaxStemChannels = 64;
-std::vector<Implementation> Conv2dStemImplementations(const Conv2dParams& params);
-// dense_wgmma.cuda when K is a whole 16 bytes (TMA's row stride); empty otherwise.
-std::vector<Implementation> DenseWgmmaImplementations(const DenseParams& params);
 
 struct OpChoice {
   int chosen = -1;        // index into the implementations; -1 only if none were given

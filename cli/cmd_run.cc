@@ -55,8 +55,8 @@ struct RunFlags {
   std::string log;
   std::string weights;
   std::string precision_text = "int8";
-  Precision precision = Precision::kInt8;
-  int64_t batch = kBatchUnset;  // the model's (vgg16: 128; ONNX: the file's)
+  NumericMode mode = NumericMode::kInt8Dp4a;  // from precision_text and tensor_cores
+  int64_t batch = kBatchUnset;                // the model's (vgg16: 128; ONNX: the file's)
   int64_t repeats = 50;
   int64_t device = 0;
   std::string cache_dir;
@@ -156,15 +156,13 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   if (IsOnnxPath(f->model) && !f->weights.empty()) {
     return Usage("--weights applies to vgg16 only: an ONNX model's weights are its initializers");
   }
-  absl::StatusOr<Precision> precision = ParsePrecision(f->precision_text);
-  if (!precision.ok()) return Usage(std::string(precision.status().message()));
-  f->precision = *precision;
+  absl::StatusOr<NumericMode> mode = ResolveNumericMode(f->precision_text, f->tensor_cores);
+  if (!mode.ok()) return Usage(std::string(mode.status().message()));
+  f->mode = *mode;
   if (f->batch != kBatchUnset && (f->batch < 1 || f->batch > kMaxBatch))
     return Usage(absl::StrFormat("--batch must be in 1..%d, got %d", kMaxBatch, f->batch));
   if (f->repeats < 1) return Usage(absl::StrFormat("--repeats must be >= 1, got %d", f->repeats));
-  const bool tensor_cores =
-      f->precision == Precision::kFp16 || (f->precision == Precision::kInt8 && f->tensor_cores);
-  if (f->baseline_text.empty()) f->baseline_text = tensor_cores ? "fp16" : "fp32";
+  if (f->baseline_text.empty()) f->baseline_text = UsesTensorCores(f->mode) ? "fp16" : "fp32";
   if (f->baseline_text != "fp32" && f->baseline_text != "fp16") {
     return Usage("--baseline must be fp32 or fp16, got '" + f->baseline_text + "'");
   }
@@ -292,7 +290,7 @@ std::string ScalesLine(const RunFlags& f, const ExecutorStats& st) {
 // A QDQ model at --precision fp32 runs its float graph: say so, as its numbers are not the int8
 // model's.
 void NoteQdqAtFp32(const RunFlags& f, const RunState& s) {
-  if (s.activation_scales.empty() || f.precision != Precision::kFp32) return;
+  if (s.activation_scales.empty() || f.mode != NumericMode::kFp32) return;
   std::cerr << "run: note: " << f.model << " is a QDQ (fake-quantized) model: fp32 runs its float "
             << "graph with the fake-quantized weights, the activation quantization dropped; "
                "--precision int8 runs it on the int8 kernels with the file's scales\n";
@@ -301,24 +299,23 @@ void NoteQdqAtFp32(const RunFlags& f, const RunState& s) {
 absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
                                        const KernelCompiler& compiler, RunState* s) {
   ExecutorOptions options;
-  options.precision = f.precision;
+  options.mode = f.mode;
   // Off by default: a short tuning on this GPU may rank configs worse than a longer one on a
   // sibling GPU (docs/history/2026-12-05-twentieth-session.md: 6.38 against 6.27 ms on the H100).
   if (f.prefer_own_gpu) s->history.PreferDevice(device.properties().name);
   options.history = &s->history;
   TUNEJIT_ASSIGN_OR_RETURN(options.target, autotvm::ParseTarget("cuda"));
   options.verify_records = !f.no_verify;
-  options.tasks.int8_tensor_cores = f.tensor_cores;
   options.progress = stderr;
-  if (f.precision == Precision::kInt8) options.activation_scales = s->activation_scales;
+  if (IsInt8(f.mode)) options.activation_scales = s->activation_scales;
   NoteQdqAtFp32(f, *s);
-  std::cerr << "run: building " << f.model << " (" << PrecisionName(f.precision) << ", batch "
+  std::cerr << "run: building " << f.model << " (" << NumericModeName(f.mode) << ", batch "
             << s->batch << ") on " << device.properties().name << "\n";
   auto start = std::chrono::steady_clock::now();
   TUNEJIT_ASSIGN_OR_RETURN(Executor ex,
                            Executor::Build(device, compiler, *s->graph, *s->weights, options));
   s->report.startup.push_back({"build", Since(start), BuildDetail(ex.stats())});
-  if (f.precision == Precision::kInt8 && IsOnnxPath(f.model)) {
+  if (IsInt8(f.mode) && IsOnnxPath(f.model)) {
     std::cerr << ScalesLine(f, ex.stats()) << "\n";
   }
   for (const std::string& w : ex.stats().warnings) std::cerr << "  warning: " << w << "\n";
@@ -407,7 +404,7 @@ absl::Status RunOnGpu(const RunFlags& f, RunState* s) {
   }
   TUNEJIT_ASSIGN_OR_RETURN(
       s->report.accuracy,
-      CompareLogits(logits, *ref, static_cast<int>(s->batch), BoundsFor(f.precision)));
+      CompareLogits(logits, *ref, static_cast<int>(s->batch), BoundsFor(f.mode)));
   return absl::OkStatus();
 }
 
@@ -449,7 +446,8 @@ int RunRunCommand(const std::vector<std::string>& args) {
   RunState s;
   s.report.version = VersionText();
   s.report.model = f.model;
-  s.report.precision = std::string(PrecisionName(f.precision));
+  s.report.precision = std::string(PrecisionName(f.mode));
+  s.report.numeric_mode = std::string(NumericModeName(f.mode));
   s.report.repeats = f.repeats;
   if (absl::Status st = LoadInputs(f, &s); !st.ok()) return Fail(st);
   if (absl::Status gpu = GpuAvailable(); !gpu.ok()) {

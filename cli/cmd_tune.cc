@@ -76,11 +76,9 @@ int64_t EnvInt(const char* name, int64_t fallback) {
 
 // Every distinct workload of the model, labelled with the nodes that use it.
 absl::StatusOr<Selected> AllTasks(const TuneFlags& f) {
-  TUNEJIT_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(f.precision));
+  TUNEJIT_ASSIGN_OR_RETURN(NumericMode mode, ResolveNumericMode(f.precision, f.tensor_cores));
   TUNEJIT_ASSIGN_OR_RETURN(ModelSource model, LoadModel(f.model, f.batch, 1));
-  TUNEJIT_ASSIGN_OR_RETURN(
-      std::vector<NodeTask> nodes,
-      ExtractTasks(model.graph, precision, {.int8_tensor_cores = f.tensor_cores}));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<NodeTask> nodes, ExtractTasks(model.graph, mode));
   TUNEJIT_ASSIGN_OR_RETURN(autotvm::Target target, autotvm::ParseTarget(f.target));
   std::map<std::string, std::vector<std::string>> users;  // workload key -> node names
   for (const NodeTask& n : nodes) {

@@ -95,16 +95,13 @@ WarmPlan PlanKernels(const autotvm::LogContents& log, const DeviceLimits& limits
 absl::StatusOr<WarmPlan> PlanModelKernels(const WarmFlags& f, const autotvm::LogContents& log,
                                           const DeviceLimits& limits) {
   TUNEJIT_ASSIGN_OR_RETURN(ModelSource model, LoadModel(f.model, f.batch, 128));
-  TUNEJIT_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(f.precision));
-  TUNEJIT_ASSIGN_OR_RETURN(
-      StepProgram program,
-      LowerToSteps(model.graph, precision, {.int8_tensor_cores = f.tensor_cores}));
+  TUNEJIT_ASSIGN_OR_RETURN(NumericMode mode, ResolveNumericMode(f.precision, f.tensor_cores));
+  TUNEJIT_ASSIGN_OR_RETURN(StepProgram program, LowerToSteps(model.graph, mode));
   TUNEJIT_ASSIGN_OR_RETURN(autotvm::Target target, autotvm::ParseTarget("cuda"));
   autotvm::HistoryBest history;
   history.AddAll(log);
-  std::cout << absl::StrFormat("warm: %s, batch %d, %s%s: %d tuned layers\n", f.model, model.batch,
-                               f.precision, f.tensor_cores ? " (tensor cores)" : "",
-                               program.tasks.size());
+  std::cout << absl::StrFormat("warm: %s, batch %d, %s: %d tuned layers\n", f.model, model.batch,
+                               NumericModeName(mode), program.tasks.size());
   WarmPlan plan;
   std::map<std::string, bool> seen;
   for (const Step& step : program.steps) {

@@ -163,13 +163,13 @@ double RooflineSeconds(const ReportLayer& layer, const DevicePeaks& peaks) {
   return std::max(compute, memory);
 }
 
-AccuracyBounds BoundsFor(Precision precision) {
-  if (precision == Precision::kFp16) {
+AccuracyBounds BoundsFor(NumericMode mode) {
+  if (mode == NumericMode::kFp16TensorCores) {
     return {kFp16MaxRelL2, kMinDecisiveTop1,
             "fp16: float16 weights and activations, fp32 accumulation (rel < 1e-2; top-1 >= 90% "
             "where the winner is clear)"};
   }
-  if (precision == Precision::kFp32) {
+  if (mode == NumericMode::kFp32) {
     return {kFp32MaxRelL2, kMinDecisiveTop1,
             "fp32: same math as cuDNN, summed in another order (rel < 1e-3; top-1 >= 90% where "
             "the winner is clear)"};
@@ -343,8 +343,13 @@ nlohmann::ordered_json LayerJson(const ReportLayer& l, const DevicePeaks& peaks)
 nlohmann::ordered_json ReportJson(const RunReport& r) {
   using J = nlohmann::ordered_json;
   const DevicePeaks& p = r.peaks;
-  J j = {{"tunejit_version", r.version}, {"model", r.model},           {"batch", r.batch},
-         {"precision", r.precision},     {"weights", r.weights_label}, {"log", r.log_path},
+  J j = {{"tunejit_version", r.version},
+         {"model", r.model},
+         {"batch", r.batch},
+         {"precision", r.precision},
+         {"numeric_mode", r.numeric_mode},
+         {"weights", r.weights_label},
+         {"log", r.log_path},
          {"repeats", r.repeats}};
   j["device"] = {{"name", p.name},
                  {"sm_count", p.sm_count},

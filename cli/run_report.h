@@ -78,7 +78,7 @@ struct AccuracyBounds {
   double min_top1 = 0;    // and decisive_top1 >= this
   std::string why;        // one line: where the bounds come from
 };
-AccuracyBounds BoundsFor(Precision precision);
+AccuracyBounds BoundsFor(NumericMode mode);
 
 struct AccuracyResult {
   bool checked = false;
@@ -108,9 +108,10 @@ struct StartupPhase {
 };
 
 struct RunReport {
-  std::string version;  // "0.1.0 (abc1234)"
-  std::string model;    // "vgg16"
-  std::string precision;
+  std::string version;       // "0.1.0 (abc1234)"
+  std::string model;         // "vgg16"
+  std::string precision;     // "fp32", "int8" or "fp16"
+  std::string numeric_mode;  // ops/numeric_mode.h NumericModeName: "int8-tensor-cores", ...
   int64_t batch = 0;
   int64_t repeats = 0;
   std::string log_path;

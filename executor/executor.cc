@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<Executor::State>> NewState(const Device& device, 
   }
   s->graph = graph;
   s->limits = DeviceLimits::FromProperties(device.properties());
-  TUNEJIT_ASSIGN_OR_RETURN(s->program, LowerToSteps(graph, options.precision, options.tasks));
+  TUNEJIT_ASSIGN_OR_RETURN(s->program, LowerToSteps(graph, options.mode));
   TUNEJIT_ASSIGN_OR_RETURN(Stream stream, Stream::Create(device));
   s->stream.emplace(std::move(stream));
   return s;
@@ -56,7 +56,7 @@ absl::StatusOr<std::vector<float>> CalibrateSlots(Executor::State& s,
                                                   const WeightSet& weights,
                                                   const std::vector<int>& slots) {
   ExecutorOptions fp32_options = s.options;
-  fp32_options.precision = Precision::kFp32;
+  fp32_options.mode = NumericMode::kFp32;
   // The templates' fallback configs only: they need no record and no verification (each is
   // tested against the CPU reference), so calibration costs one slow-ish fp32 run, not a second
   // verified build (that took 7 s of a 13 s warm start on VGG-16). Quiet: its fallback warnings
@@ -128,7 +128,7 @@ absl::StatusOr<Executor> Executor::Build(const Device& device, const KernelCompi
   TUNEJIT_RETURN_IF_ERROR(CheckWeights(graph, weights));
   TUNEJIT_ASSIGN_OR_RETURN(std::unique_ptr<State> s, NewState(device, graph, options));
   for (const std::string& w : weights.warnings()) s->Warn(w);
-  if (options.precision == Precision::kInt8) {
+  if (IsInt8(options.mode)) {
     TUNEJIT_RETURN_IF_ERROR(ResolveScales(*s, compiler, weights));
   }
   absl::Status built = BuildSteps(*s, compiler, weights);

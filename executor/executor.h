@@ -1,21 +1,20 @@
 // File: executor/executor.h
 // The graph executor, in TVM's two phases.
-//  Build: validate the graph, lower it at a precision (executor/node_tasks.h), fuse bias_add / relu
-//  /
-//    requantize into the conv and dense epilogues, choose a kernel per node (the best record
+//  Build: validate the graph, lower it at a numeric mode (executor/node_tasks.h), fuse bias_add /
+//    relu / requantize into the conv and dense epilogues, choose a kernel per node (the best record
 //    across the task names that implement it, autotvm/dispatch.h; else the template's fallback
 //    config, with a warning), specialize and compile every kernel on all cores through the kernel
 //    cache (progress on `progress`), plan activation memory with reuse (executor/memory_plan.h),
 //    upload (and for int8, quantize) the weights, run the kPrepare kernels, pre-pack every launch.
 //  Run: a flat list of launches with no allocation or lookup, captured into one CUDA graph.
 //
-// int8 (Precision::kInt8; method in graph/quantize.h): weights get per-output-channel scales
-// (max |w| / 127); activations entering an int8 conv a per-tensor scale from a calibration run
-// of the float32 network (max |x| / 127 over a calibration batch, drawn with another seed than the
-// inputs), or given (ExecutorOptions::activation_scales, e.g. a QDQ model's). Each int8 conv's
-// epilogue requantizes straight to the next int8 conv's input scale
-// (acc * s_in * s_w[c] / s_out + b[c] / s_out, relu, round, saturate); the last one before a
-// float layer writes float32 instead.
+// int8 (NumericMode::kInt8Dp4a or kInt8TensorCores; method in graph/quantize.h): weights get
+// per-output-channel scales (max |w| / 127); activations entering an int8 conv a per-tensor scale
+// from a calibration run of the float32 network (max |x| / 127 over a calibration batch, drawn with
+// another seed than the inputs), or given (ExecutorOptions::activation_scales, e.g. a QDQ model's).
+// Each int8 conv's epilogue requantizes straight to the next int8 conv's input scale (acc * s_in *
+// s_w[c] / s_out + b[c] / s_out, relu, round, saturate); the last one before a float layer writes
+// float32 instead.
 //
 // With `verify_records`, each chosen record's kernel is checked once against the naive reference
 // kernels on the node's real shapes (ops/reference_kernels.h); a record whose kernel is wrong is
@@ -50,14 +49,12 @@
 namespace tunejit {
 
 struct ExecutorOptions {
-  Precision precision = Precision::kInt8;
+  NumericMode mode = NumericMode::kInt8Dp4a;  // ResolveNumericMode (ops/numeric_mode.h)
   // Records to choose from (may be null or empty: every node takes the fallback config).
   const autotvm::HistoryBest* history = nullptr;
   // Target the records are queried with (autotvm/dispatch.h: model first, then keys). Left
   // default (empty name), the executor queries as "cuda" (keys cuda, gpu).
   autotvm::Target target;
-  // Which templates the convs may use (executor/node_tasks.h), e.g. int8 on Hopper tensor cores.
-  TaskOptions tasks;
   int compile_threads = 0;        // 0: one per core
   bool verify_records = true;     // check each chosen record's kernel once (see above)
   std::FILE* progress = nullptr;  // compile progress and warnings (e.g. stderr); null: quiet

@@ -105,7 +105,7 @@ LayerInfo BaseInfo(const Executor::State& state, const Step& step) {
   if (step.residual >= 0) info.bytes_moved += p.tensors[step.residual].Bytes();
   if (step.weight >= 0) {
     const int64_t elements = state.graph.tensor(step.weight).NumElements();
-    const bool fp16 = step.task >= 0 && p.tasks[step.task].fp16;
+    const bool fp16 = step.task >= 0 && p.tasks[step.task].half();
     info.bytes_moved += elements * (step.int8 ? 1 : fp16 ? 2 : 4);
   }
   if (step.task >= 0) info.flops = p.tasks[step.task].flops;

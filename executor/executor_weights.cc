@@ -89,14 +89,15 @@ absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int 
   const bool requantize = step.epilogue.output == Epilogue::Output::kInt8Requantize;
   EpilogueScales e;
   // The stem template converts its float32 weight itself.
-  if (const NodeTask& task = state.program.tasks[step.task]; task.fp16 && !task.stem) {
+  if (const NodeTask& task = state.program.tasks[step.task];
+      task.half() && !task.forms.float_nchw_data) {
     TUNEJIT_ASSIGN_OR_RETURN(rt.weight,
                              Upload(state, Fp16Weights(w, state.graph.tensor(step.weight).shape)));
     e = requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
                    : EpilogueScales{{}, bias};
   } else if (step.int8) {
     QuantizedWeights q = QuantizeWeights(w, channels);
-    if (task.nhwc) q.values = ToOhwi(q.values, state.graph.tensor(step.weight).shape);
+    if (task.forms.nhwc) q.values = ToOhwi(q.values, state.graph.tensor(step.weight).shape);
     TUNEJIT_ASSIGN_OR_RETURN(rt.weight, Upload(state, q.values));
     const float s_in = ScaleOf(state, step.input);
     e = requantize ? RequantizeEpilogue(s_in, q.scales, bias, ScaleOf(state, step.output))

@@ -6,22 +6,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace tunejit {
 namespace {
-
-// The conv's AutoTVM parameters at `precision` (NCHW, the dtypes the int8 rule picks).
-autotvm::Conv2dParams ConvParams(const Graph& graph, const Node& node, Precision precision) {
-  autotvm::Conv2dParams p = ConvGeometry(graph, node);
-  // Depthwise convs stay float: the int8 templates need whole 4-channel groups (groups == 1).
-  const bool int8 =
-      precision == Precision::kInt8 && p.groups == 1 && p.ci % 4 == 0 && p.co % 4 == 0;
-  if (int8) {
-    p.data_dtype = p.kernel_dtype = "int8";
-    p.out_dtype = "int32";
-  }
-  return p;
-}
 
 // The 2x2 max pool of stride 2 without padding that conv `node`'s value reaches through an
 // optional bias_add and relu (each the only reader of the value before it), or -1.
@@ -56,24 +44,27 @@ bool FeedsConvOrDense(const Graph& graph, int node) {
   return false;
 }
 
-// Precision::kFp16: the tensor-core implementations of the node with float16 data (and a
-// float16 output when a later conv or dense reads it), or none (the node stays float32).
-std::vector<autotvm::Implementation> Fp16Conv(autotvm::Conv2dParams p, bool fp16_out) {
-  p.data_dtype = p.kernel_dtype = "float16";
-  p.out_dtype = fp16_out ? "float16" : "float32";
-  return autotvm::Conv2dWgmmaImplementations(p);
-}
-std::vector<autotvm::Implementation> Fp16Dense(autotvm::DenseParams p, bool fp16_out) {
-  p.data_dtype = "float16";
-  p.out_dtype = fp16_out ? "float16" : "float32";
-  return autotvm::DenseWgmmaImplementations(p);
+// Relay.quantize's rule for which convs run int8: whole 4-channel groups, groups 1.
+bool QuantizesToInt8(const autotvm::Conv2dParams& p) {
+  return p.groups == 1 && p.ci % 4 == 0 && p.co % 4 == 0;
 }
 
-// An fp16 conv too narrow for the tensor-core template (VGG-16's RGB stem) on the stem template,
-// which reads the float32 NCHW input and weight as they are; none when it cannot take it.
-std::vector<autotvm::Implementation> Fp16StemConv(autotvm::Conv2dParams p, bool fp16_out) {
-  p.out_dtype = fp16_out ? "float16" : "float32";
-  return autotvm::Conv2dStemImplementations(p);
+// The modes a node tries, best first (node_tasks.h).
+std::vector<NumericMode> ModeLadder(NumericMode network, bool conv, bool quantizes) {
+  using M = NumericMode;
+  switch (network) {
+    case M::kInt8Dp4a:
+      if (conv && quantizes) return {M::kInt8Dp4a, M::kFp32};
+      return {M::kFp32};
+    case M::kInt8TensorCores:
+      if (conv && quantizes) return {M::kInt8TensorCores, M::kInt8Dp4a};
+      return {M::kFp16TensorCores, M::kFp32};
+    case M::kFp16TensorCores:
+      return {M::kFp16TensorCores, M::kFp32};
+    case M::kFp32:
+      break;
+  }
+  return {M::kFp32};
 }
 
 absl::Status RequireFloat(const Graph& graph, int index, const Node& node) {
@@ -89,94 +80,82 @@ absl::Status RequireFloat(const Graph& graph, int index, const Node& node) {
   return absl::OkStatus();
 }
 
-// A tensor-core conv with a 2x2 max pool after it becomes the pooled task (NodeTask::pool).
-void PoolInto(const Graph& graph, NodeTask* task) {
-  const int pool = PoolAfterConv(graph, task->node);
-  if (pool < 0) return;
-  absl::StatusOr<autotvm::Conv2dParams> parsed =
-      autotvm::ParseConv2dWorkload(task->implementations.front().workload);
-  if (!parsed.ok()) return;
-  std::vector<autotvm::Implementation> pooled = autotvm::Conv2dWgmmaPoolImplementations(*parsed);
-  if (pooled.empty()) return;
-  task->implementations = std::move(pooled);
-  task->pool = pool;
+// The node's request at the first mode: its geometry, and for a conv the 2x2 pool its value
+// reaches (-1 for none).
+OpRequest RequestFor(const Graph& graph, int i, int* pool) {
+  const Node& node = graph.nodes()[i];
+  OpRequest r;
+  *pool = -1;
+  if (node.op == OpKind::kConv2d) {
+    r.op = OpRequest::Op::kConv2d;
+    r.conv = ConvGeometry(graph, node);
+    *pool = PoolAfterConv(graph, i);
+  } else {
+    r.op = OpRequest::Op::kDense;
+    r.dense.m = graph.tensor(node.inputs[0]).shape[0];
+    r.dense.k = graph.tensor(node.inputs[0]).shape[1];
+    r.dense.n = graph.tensor(node.inputs[1]).shape[0];
+  }
+  r.half_output = FeedsConvOrDense(graph, i);
+  return r;
+}
+
+// The offers for the node at `mode`: the pooled conv's where a pool follows and a template fuses
+// it, else the plain op's.
+std::vector<OpOffer> OffersAt(OpRequest request, NumericMode mode, int pool, bool* pooled) {
+  request.mode = mode;
+  *pooled = false;
+  if (pool >= 0) {
+    OpRequest fused = request;
+    fused.op = OpRequest::Op::kConv2dMaxPool;
+    std::vector<OpOffer> offers = OffersFor(fused);
+    if (!offers.empty()) {
+      *pooled = true;
+      return offers;
+    }
+  }
+  return OffersFor(request);
+}
+
+std::string LadderText(const std::vector<NumericMode>& ladder) {
+  std::string out;
+  for (NumericMode m : ladder) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", std::string(NumericModeName(m)));
+  }
+  return out;
 }
 
 }  // namespace
 
-std::string_view PrecisionName(Precision precision) {
-  switch (precision) {
-    case Precision::kInt8:
-      return "int8";
-    case Precision::kFp16:
-      return "fp16";
-    case Precision::kFp32:
-      break;
-  }
-  return "fp32";
-}
-
-absl::StatusOr<Precision> ParsePrecision(std::string_view text) {
-  if (text == "fp32") return Precision::kFp32;
-  if (text == "int8") return Precision::kInt8;
-  if (text == "fp16") return Precision::kFp16;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown precision '", std::string(text), "' (expected fp32, int8 or fp16)"));
-}
-
-absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, Precision precision,
-                                                   const TaskOptions& options) {
+absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, NumericMode mode) {
   std::vector<NodeTask> tasks;
   for (int i = 0; i < static_cast<int>(graph.nodes().size()); ++i) {
     const Node& node = graph.nodes()[i];
     if (node.op != OpKind::kConv2d && node.op != OpKind::kDense) continue;
-    absl::Status float_inputs = RequireFloat(graph, i, node);
-    if (!float_inputs.ok()) return float_inputs;
+    TUNEJIT_RETURN_IF_ERROR(RequireFloat(graph, i, node));
     NodeTask task;
     task.node = i;
     task.name = node.name;
     task.flops = 2.0 * static_cast<double>(NodeMacs(graph, node));
-    if (node.op == OpKind::kConv2d) {
-      autotvm::Conv2dParams p = ConvParams(graph, node, precision);
-      task.int8 = p.data_dtype == "int8";
-      const bool int8_tensor_cores = precision == Precision::kInt8 && options.int8_tensor_cores;
-      if (task.int8 && int8_tensor_cores) {
-        task.implementations = autotvm::Conv2dWgmmaImplementations(p);
-        task.nhwc = !task.implementations.empty();
-      } else if (precision == Precision::kFp16 || int8_tensor_cores) {
-        // fp16, or a conv the int8 rule keeps float (the RGB stem) with int8 on the tensor
-        // cores: the same float16 workload either way (so fp16 logs' records apply), its float32
-        // accumulators requantized to int8 NHWC when int8 convs read it (a float32 NCHW stem took
-        // 1.4 ms and its transpose to NHWC 0.8 ms of 10.7). The RGB stem itself has too few
-        // channels for the tensor-core template: the stem template takes it.
-        task.fp16_output = FeedsConvOrDense(graph, i);
-        task.implementations = Fp16Conv(p, task.fp16_output);
-        if (task.implementations.empty()) {
-          task.implementations = Fp16StemConv(p, task.fp16_output);
-          task.stem = !task.implementations.empty();
-        }
-        task.fp16 = task.nhwc = !task.implementations.empty();
-      }
-      if (task.nhwc && !task.stem) PoolInto(graph, &task);
-      if (task.implementations.empty()) task.implementations = autotvm::Conv2dImplementations(p);
-    } else {
-      autotvm::DenseParams p;
-      p.m = graph.tensor(node.inputs[0]).shape[0];
-      p.k = graph.tensor(node.inputs[0]).shape[1];
-      p.n = graph.tensor(node.inputs[1]).shape[0];
-      // int8 on the tensor cores leaves no dense on the CUDA cores either: float16 on wgmma.
-      if (precision == Precision::kFp16 ||
-          (precision == Precision::kInt8 && options.int8_tensor_cores)) {
-        task.fp16_output = FeedsConvOrDense(graph, i);
-        task.implementations = Fp16Dense(p, task.fp16_output);
-        task.fp16 = !task.implementations.empty();
-      }
-      if (task.implementations.empty()) task.implementations = autotvm::DenseImplementations(p);
+    int pool = -1;
+    const OpRequest request = RequestFor(graph, i, &pool);
+    const bool conv = node.op == OpKind::kConv2d;
+    const std::vector<NumericMode> ladder =
+        ModeLadder(mode, conv, conv && QuantizesToInt8(request.conv));
+    for (NumericMode m : ladder) {
+      bool pooled = false;
+      std::vector<OpOffer> offers = OffersAt(request, m, pool, &pooled);
+      if (offers.empty()) continue;
+      task.mode = m;
+      task.forms = offers.front().forms;
+      task.half_output = task.half() && request.half_output;
+      task.pool = pooled ? pool : -1;
+      for (OpOffer& offer : offers) task.implementations.push_back(std::move(offer.implementation));
+      break;
     }
-    if (!task.fp16) task.fp16_output = false;
     if (task.implementations.empty()) {
-      return absl::UnimplementedError(
-          absl::StrCat(NodeLabel(i, node), ": no kernel template implements it"));
+      return absl::UnimplementedError(absl::StrCat(
+          NodeLabel(i, node), ": no kernel template implements it at ", LadderText(ladder)));
     }
     tasks.push_back(std::move(task));
   }

@@ -28,14 +28,11 @@ Form FormOf(const StepTensor& t) { return {t.dtype, t.nhwc}; }
 
 class Lowerer {
  public:
-  Lowerer(const Graph& graph, Precision precision, const TaskOptions& options)
-      : g_(graph), options_(options) {
-    p_.precision = precision;
-  }
+  Lowerer(const Graph& graph, NumericMode mode) : g_(graph) { p_.mode = mode; }
 
   absl::StatusOr<StepProgram> Run() {
     TUNEJIT_RETURN_IF_ERROR(g_.Validate());
-    TUNEJIT_ASSIGN_OR_RETURN(p_.tasks, ExtractTasks(g_, p_.precision, options_));
+    TUNEJIT_ASSIGN_OR_RETURN(p_.tasks, ExtractTasks(g_, p_.mode));
     const size_t n = g_.tensors().size();
     consumers_.assign(n, {});
     p_.value_of.assign(n, -1);
@@ -74,14 +71,14 @@ class Lowerer {
 
   bool IsInt8Conv(int node) const {
     const int task = task_of_node_[node];
-    return task >= 0 && p_.tasks[task].int8;
+    return task >= 0 && p_.tasks[task].int8();
   }
 
   // want_int8_[t]: every consumer of activation t takes int8 (an int8 conv's data, or a max pool
   // whose own output is wanted in int8), so t's producer may write int8 directly.
   void ComputeInt8Tensors() {
     want_int8_.assign(g_.tensors().size(), false);
-    if (p_.precision != Precision::kInt8) return;
+    if (!IsInt8(p_.mode)) return;
     for (int i = static_cast<int>(g_.nodes().size()) - 1; i >= 0; --i) {
       const int t = g_.nodes()[i].output;
       if (g_.tensor(t).kind != TensorKind::kActivation || consumers_[t].empty()) continue;
@@ -223,7 +220,7 @@ class Lowerer {
     s.name = node.name;
     s.node = i;
     s.task = task_of_node_[i];
-    s.int8 = p_.tasks[s.task].int8;
+    s.int8 = p_.tasks[s.task].int8();
     s.weight = node.inputs[1];
     std::vector<std::string> fused;
     int end = node.output;
@@ -252,13 +249,13 @@ class Lowerer {
       s.fused_nodes.push_back(task.pool);
     }
     for (int f : s.fused_nodes) consumed_[f] = true;
-    if (task.fp16) {
+    if (task.half()) {
       // Tensor cores: float16 in (NHWC for a conv); the workload's out_dtype picks the output.
-      const bool nhwc = task.nhwc;
+      const bool nhwc = task.forms.nhwc;
       // The stem template reads the float32 NCHW input itself.
-      const Form in_form = task.stem ? kFloatNchw : Form{DType::kF16, nhwc};
+      const Form in_form = task.forms.float_nchw_data ? kFloatNchw : Form{DType::kF16, nhwc};
       TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], in_form, i));
-      DType out_dtype = task.fp16_output ? DType::kF16 : DType::kF32;
+      DType out_dtype = task.half_output ? DType::kF16 : DType::kF32;
       int slot = -1;
       RequantizeIfWanted(s, end, fused, out_dtype, slot);  // int8 on the tensor cores' stem
       s.fused = absl::StrJoin(fused, "+");
@@ -267,8 +264,8 @@ class Lowerer {
       p_.steps.push_back(std::move(s));
       return absl::OkStatus();
     }
-    // int8 on the tensor-core template (TaskOptions::int8_tensor_cores) reads and writes NHWC.
-    const Form in_form = s.int8 ? Form{DType::kI8, task.nhwc} : kFloatNchw;
+    // int8 on the tensor-core template reads and writes NHWC.
+    const Form in_form = s.int8 ? Form{DType::kI8, task.forms.nhwc} : kFloatNchw;
     TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], in_form, i));
     DType out_dtype = DType::kF32;
     int slot = -1;
@@ -278,7 +275,7 @@ class Lowerer {
     }
     s.fused = absl::StrJoin(fused, "+");
     s.output = AddOutput(end, out_dtype, slot);
-    p_.tensors[s.output].nhwc = task.nhwc;
+    p_.tensors[s.output].nhwc = task.forms.nhwc;
     p_.steps.push_back(std::move(s));
     return absl::OkStatus();
   }
@@ -408,7 +405,6 @@ class Lowerer {
   }
 
   const Graph& g_;
-  const TaskOptions options_;
   StepProgram p_;
   std::vector<std::vector<int>> consumers_;
   std::vector<int> task_of_node_;
@@ -454,9 +450,8 @@ std::string_view StepKindName(StepKind kind) {
   return "?";
 }
 
-absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision,
-                                         const TaskOptions& options) {
-  return Lowerer(graph, precision, options).Run();
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, NumericMode mode) {
+  return Lowerer(graph, mode).Run();
 }
 
 absl::StatusOr<GivenScales> MatchGivenScales(const Graph& graph, const StepProgram& program,

@@ -1,5 +1,5 @@
 // File: executor/step_program.h
-// The executor's lowering (executor/executor.h), on the host: a validated Graph at a precision
+// The executor's lowering (executor/executor.h), on the host: a validated Graph at a numeric mode
 // becomes a flat list of Steps, each one kernel plan at run time:
 //  * conv2d / dense absorb a following bias_add and relu into their epilogue (when the
 //    intermediate tensors have no other consumer and are not graph outputs); a tensor-core conv
@@ -9,29 +9,29 @@
 //    the residual add (+relu, fused when the add's output has no other consumer) are elementwise
 //    steps; a relu that cannot be fused runs as a clip step to [0, inf);
 //  * flatten is a view: its step tensor aliases its input's bytes (no step);
-//  * at Precision::kInt8 (graph/quantize.h), an int8 conv whose input is float gets a quantize
+//  * in the int8 modes (graph/quantize.h), an int8 conv whose input is float gets a quantize
 //    step before it, and a conv whose output only feeds int8 convs (directly or through max
 //    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
 //    a scale slot: the float32 graph tensor whose calibrated max |x| / 127 is its scale (unless
 //    the caller gives one: MatchGivenScales). The other
 //    elementwise steps run in float32: a residual add reads float operands (the int8 convs feeding
 //    it write float32; the convs reading its output quantize it once, in a shared quantize step).
-//  * at Precision::kFp16, tensor-core convs and dense layers (NodeTask::fp16) read and write
+//  * at kFp16TensorCores, tensor-core convs and dense layers (NodeTask::half) read and write
 //    float16, convs in NHWC; max pools after them run NHWC fp16 too. Where a value is needed in
 //    another form (the float32 NCHW first conv's output entering the first fp16 conv, the NHWC
 //    activations entering a flatten, which follows NCHW order, a float32 op, a graph output) a
 //    convert step makes it once (ops/elementwise.h ConvertKernel), shared by every consumer
-//    wanting that form. With TaskOptions::int8_tensor_cores the int8 convs run NHWC too (int8
-//    in, requantized int8 out), and the max pools between them; the dense layers are float16
-//    tensor-core layers as at Precision::kFp16 (a convert step makes their float32 input
-//    float16). A conv too narrow for the tensor-core template (NodeTask::stem, VGG-16's RGB
-//    stem) reads the float32 NCHW input itself and writes NHWC; with int8_tensor_cores it
-//    requantizes its output to int8 NHWC.
+//    wanting that form. At kInt8TensorCores the int8 convs run NHWC too (int8 in, requantized
+//    int8 out), and the max pools between them; the dense layers are float16 tensor-core layers
+//    as at kFp16TensorCores (a convert step makes their float32 input float16). A conv too
+//    narrow for the tensor-core template (OperandForms::float_nchw_data, VGG-16's RGB stem) reads
+//    the float32 NCHW input itself and writes NHWC; at kInt8TensorCores it requantizes its output
+//    to int8 NHWC.
 // Step tensors are planned with lifetimes over step indices (executor/memory_plan.h PlanBuffers):
 // graph inputs and outputs stay live for the whole run (inputs are set before, outputs read
 // after).
 //
-//   TUNEJIT_ASSIGN_OR_RETURN(StepProgram p, LowerToSteps(graph, Precision::kInt8));
+//   TUNEJIT_ASSIGN_OR_RETURN(StepProgram p, LowerToSteps(graph, NumericMode::kInt8Dp4a));
 //   for (const Step& s : p.steps) ... p.tensors[s.input], s.epilogue, p.tasks[s.task]
 //   TUNEJIT_ASSIGN_OR_RETURN(StepMemory m, PlanStepMemory(p));
 #ifndef TUNEJIT_EXECUTOR_STEP_PROGRAM_H_
@@ -103,10 +103,10 @@ struct Step {
 };
 
 struct StepProgram {
-  Precision precision = Precision::kFp32;
+  NumericMode mode = NumericMode::kFp32;  // the network's; each task carries its own
   std::vector<StepTensor> tensors;
   std::vector<Step> steps;
-  std::vector<NodeTask> tasks;  // ExtractTasks(graph, precision)
+  std::vector<NodeTask> tasks;  // ExtractTasks(graph, mode)
   // Per scale slot, the graph tensor (float32 in the calibration network) whose max |x| sets it.
   std::vector<int> scale_sources;
   // Per graph tensor id, the step tensor holding its value (-1 for weights and fused-away tensors).
@@ -115,8 +115,7 @@ struct StepProgram {
 
 // InvalidArgument when the graph does not validate; Unimplemented for ops the executor cannot run
 // (graph-level quantize/dequantize/requantize, non-float graphs), naming the node.
-absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, Precision precision,
-                                         const TaskOptions& options = {});
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, NumericMode mode);
 
 // int8 activation scales given by the caller (ExecutorOptions::activation_scales: graph tensor
 // name -> scale, e.g. a QDQ model's), matched to the scale slots of `program`. A slot is shared

@@ -248,6 +248,16 @@ class Conv2dNchwcInt8 final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(s.AddOther("auto_unroll_max_step", {0, 512, 1500}));
     return s;
   }
+  std::optional<OpOffer> Implement(const OpRequest& request) const override {
+    if (request.op != OpRequest::Op::kConv2d || request.mode != NumericMode::kInt8Dp4a) {
+      return std::nullopt;
+    }
+    autotvm::Conv2dParams p = request.conv;
+    p.layout = "NCHW";
+    p.data_dtype = p.kernel_dtype = "int8";
+    p.out_dtype = "int32";
+    return OpOffer{{autotvm::MakeConv2dWorkload(kTask, p), 10}, {}};
+  }
 };
 
 }  // namespace

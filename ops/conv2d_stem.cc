@@ -14,7 +14,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "autotvm/dispatch.h"
 #include "common/status_macros.h"
 #include "ops/plan_util.h"
 #include "ops/split.h"
@@ -25,6 +24,10 @@ namespace tunejit {
 namespace {
 
 constexpr const char* kTask = autotvm::kConv2dNchwStemMma;
+// The patch C * KH * KW is at most four k16 steps (VGG-16's RGB stem: 27), and the output channels
+// (multiples of 16) stay in registers with the weights.
+constexpr int64_t kMaxStemPatch = 64;
+constexpr int64_t kMaxStemChannels = 64;
 
 struct StemTile {
   int64_t h = 0, w = 0, warps = 0;
@@ -47,13 +50,13 @@ absl::StatusOr<autotvm::Conv2dParams> ParseStem(const autotvm::Workload& workloa
   if (p.n < 1 || p.ci < 1 || p.co < 1 || p.kh < 1 || p.kw < 1 || p.OutH() < 1 || p.OutW() < 1) {
     return absl::InvalidArgumentError(absl::StrCat(kTask, ": empty shape"));
   }
-  if (p.ci * p.kh * p.kw > autotvm::kMaxStemPatch) {
-    return absl::UnimplementedError(absl::StrCat(kTask, ": patch C*KH*KW = ", p.ci * p.kh * p.kw,
-                                                 " > ", autotvm::kMaxStemPatch));
+  if (p.ci * p.kh * p.kw > kMaxStemPatch) {
+    return absl::UnimplementedError(
+        absl::StrCat(kTask, ": patch C*KH*KW = ", p.ci * p.kh * p.kw, " > ", kMaxStemPatch));
   }
-  if (p.co % 16 != 0 || p.co > autotvm::kMaxStemChannels) {
-    return absl::UnimplementedError(absl::StrCat(
-        kTask, ": CO = ", p.co, " (a multiple of 16 up to ", autotvm::kMaxStemChannels, ")"));
+  if (p.co % 16 != 0 || p.co > kMaxStemChannels) {
+    return absl::UnimplementedError(
+        absl::StrCat(kTask, ": CO = ", p.co, " (a multiple of 16 up to ", kMaxStemChannels, ")"));
   }
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "N*C*H*W", p.n * p.ci * p.h * p.w).status());
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kTask, "OH*OW*CO", p.OutH() * p.OutW() * p.co).status());
@@ -157,6 +160,22 @@ class Conv2dNchwStemMma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(s.AddOther("tile_w", {16, 32, 64, 128}));
     TUNEJIT_RETURN_IF_ERROR(s.AddOther("warps", {1, 2, 4, 8}));
     return s;
+  }
+  std::optional<OpOffer> Implement(const OpRequest& request) const override {
+    // A float16 conv with too few input channels for the wgmma template (the RGB stem), when the
+    // patch and channels fit its registers: it reads the float32 NCHW input and weight as they
+    // are and writes NHWC. Rank 1: only where conv2d_nhwc_wgmma.cuda cannot take the conv.
+    const autotvm::Conv2dParams& geometry = request.conv;
+    if (request.op != OpRequest::Op::kConv2d || request.mode != NumericMode::kFp16TensorCores ||
+        geometry.groups != 1 || geometry.ci * geometry.kh * geometry.kw > kMaxStemPatch ||
+        geometry.co % 16 != 0 || geometry.co > kMaxStemChannels) {
+      return std::nullopt;
+    }
+    autotvm::Conv2dParams p = geometry;
+    p.out_dtype = request.half_output ? "float16" : "float32";
+    return OpOffer{{autotvm::MakeConv2dWorkload(kTask, p), 10},
+                   {.nhwc = true, .float_nchw_data = true},
+                   /*rank=*/1};
   }
 };
 

@@ -448,6 +448,27 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     // The pooled task has the convolution's knobs: its configs are the same kernels.
     return ConvWgmmaSpace();
   }
+  std::optional<OpOffer> Implement(const OpRequest& request) const override {
+    // groups 1, stride 1 and C in whole 16 bytes (TMA's pixel stride); the pooled task where a
+    // 2x2 pool follows and the output has a window. NHWC data, OHWI weights.
+    const autotvm::Conv2dParams& geometry = request.conv;
+    const int64_t align = WgmmaAlignment(request.mode);
+    const OpRequest::Op op = pool_ ? OpRequest::Op::kConv2dMaxPool : OpRequest::Op::kConv2d;
+    if (request.op != op || align == 0 || geometry.groups != 1 || geometry.stride_h != 1 ||
+        geometry.stride_w != 1 || geometry.ci % align != 0 ||
+        (pool_ && (geometry.OutH() < 2 || geometry.OutW() < 2))) {
+      return std::nullopt;
+    }
+    autotvm::Conv2dParams p = geometry;
+    if (request.mode == NumericMode::kInt8TensorCores) {
+      p.data_dtype = p.kernel_dtype = "int8";
+      p.out_dtype = "int32";
+    } else {
+      p.data_dtype = p.kernel_dtype = "float16";
+      p.out_dtype = request.half_output ? "float16" : "float32";
+    }
+    return OpOffer{{autotvm::MakeConv2dWorkload(task(), p), 10}, {.nhwc = true}};
+  }
 };
 
 }  // namespace

@@ -115,6 +115,12 @@ class DenseSmallBatch final : public OpTemplate {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
     return DenseSpace(p, /*large=*/false);
   }
+  std::optional<OpOffer> Implement(const OpRequest& request) const override {
+    if (request.op != OpRequest::Op::kDense || request.mode != NumericMode::kFp32) {
+      return std::nullopt;
+    }
+    return OpOffer{{autotvm::MakeDenseWorkload(kSmallTask, request.dense), 10}, {}};
+  }
 };
 
 class DenseLargeBatch final : public OpTemplate {
@@ -188,6 +194,14 @@ class DenseLargeBatch final : public OpTemplate {
                                                    const autotvm::Target& target) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
     return DenseSpace(p, /*large=*/true);
+  }
+  std::optional<OpOffer> Implement(const OpRequest& request) const override {
+    // Relay offers the large-batch template from 32 rows on, above the small-batch one.
+    if (request.op != OpRequest::Op::kDense || request.mode != NumericMode::kFp32 ||
+        request.dense.m < 32) {
+      return std::nullopt;
+    }
+    return OpOffer{{autotvm::MakeDenseWorkload(kLargeTask, request.dense), 15}, {}};
   }
 };
 

@@ -251,6 +251,18 @@ class DenseWgmma final : public OpTemplate {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
     return DenseWgmmaSpace(p.data_dtype == "int8");
   }
+  std::optional<OpOffer> Implement(const OpRequest& request) const override {
+    // The dense layers of both tensor-core modes run float16; K in whole 16 bytes (TMA's row
+    // stride).
+    if (request.op != OpRequest::Op::kDense || request.mode != NumericMode::kFp16TensorCores ||
+        request.dense.k % WgmmaAlignment(request.mode) != 0) {
+      return std::nullopt;
+    }
+    autotvm::DenseParams p = request.dense;
+    p.data_dtype = "float16";
+    p.out_dtype = request.half_output ? "float16" : "float32";
+    return OpOffer{{autotvm::MakeDenseWorkload(kTask, p), 10}, {}};
+  }
 };
 
 }  // namespace

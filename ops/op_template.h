@@ -42,6 +42,7 @@
 #define TUNEJIT_OPS_OP_TEMPLATE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "autotvm/config_entity.h"
 #include "autotvm/config_space.h"
+#include "autotvm/dispatch.h"
 #include "autotvm/record.h"
 #include "autotvm/record_check.h"
 #include "autotvm/target.h"
@@ -57,6 +59,7 @@
 #include "jit/device.h"
 #include "jit/kernel_spec.h"
 #include "jit/tensor_map.h"
+#include "ops/numeric_mode.h"
 
 namespace tunejit {
 
@@ -139,6 +142,41 @@ struct OpPlan {
   std::vector<std::string> notes;
 };
 
+// A graph node an op template may implement: its kind and geometry (float32 dtypes, as the graph
+// has them), at the numeric mode asked for.
+struct OpRequest {
+  enum class Op {
+    kConv2d,
+    // A conv (with its bias and relu) whose value only a 2x2 max pool of stride 2 reads, as one
+    // step: the pool runs in the conv's kernel.
+    kConv2dMaxPool,
+    kDense,
+  } op = Op::kConv2d;
+  NumericMode mode = NumericMode::kFp32;
+  autotvm::Conv2dParams conv;  // kConv2d, kConv2dMaxPool
+  autotvm::DenseParams dense;  // kDense
+  // Tensor-core modes: the output is float16 (a later conv or dense reads it), else float32.
+  bool half_output = false;
+};
+
+// How an implementation takes its data and gives its output; the executor converts around it.
+struct OperandForms {
+  bool nhwc = false;  // a conv's data and output are NHWC (else NCHW); dense: [M, K] either way
+  // The data is the float32 NCHW activation as the graph has it, whatever the mode (the stem).
+  bool float_nchw_data = false;
+  friend bool operator==(const OperandForms&, const OperandForms&) = default;
+};
+
+// What a template offers for a node: the workload it takes (with Relay's priority level, which
+// decides among a node's implementations when the log has no record) and its operand forms.
+// Offers of rank 1 are taken only when no template offers one of rank 0 (the stem template, when
+// the general tensor-core conv cannot take a node).
+struct OpOffer {
+  autotvm::Implementation implementation;
+  OperandForms forms;
+  int rank = 0;
+};
+
 class OpTemplate {
  public:
   virtual ~OpTemplate() = default;
@@ -158,6 +196,9 @@ class OpTemplate {
   // the workload has no space (e.g. winograd with KH != KW).
   virtual absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
                                                            const autotvm::Target& target) const = 0;
+  // What the template implements: its offer for the node at the request's mode, or nullopt when
+  // the node is another op, another mode, or beyond the template's limits.
+  virtual std::optional<OpOffer> Implement(const OpRequest& request) const = 0;
   // Other task names whose records index this template's space (TVM's
   // conv2d_nchw_winograd_without_weight_transform.cuda shares the winograd knobs).
   virtual std::vector<std::string_view> space_aliases() const { return {}; }
@@ -166,6 +207,10 @@ class OpTemplate {
 // All registered templates, and lookup by task name (nullptr if none).
 std::vector<const OpTemplate*> AllOpTemplates();
 const OpTemplate* FindOpTemplate(std::string_view task_name);
+
+// The offers of every registered template for `request`, of the best rank offered, in registry
+// order (Relay's order among a node's implementations). Empty when none implements it.
+std::vector<OpOffer> OffersFor(const OpRequest& request);
 
 // Whether a registered template defines the space of `task_name` (its own or an alias).
 bool HasConfigSpace(std::string_view task_name);

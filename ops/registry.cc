@@ -1,5 +1,7 @@
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -8,15 +10,17 @@
 
 namespace tunejit {
 
-// An explicit list (not static registration, which static linking silently drops).
+// An explicit list (not static registration, which static linking silently drops). The order is
+// Relay's among a node's implementations (conv2d_nchw or conv2d_NCHWc_int8, then winograd; dense
+// small batch, then large): ties between records go to the earlier.
 std::vector<const OpTemplate*> AllOpTemplates() {
   return {
       DenseSmallBatchTemplate(),
       DenseLargeBatchTemplate(),
       Conv2dNchwTemplate(),
+      Conv2dNchwcInt8Template(),
       DepthwiseConv2dNchwTemplate(),
       Conv2dNchwWinogradTemplate(),
-      Conv2dNchwcInt8Template(),
       // tunejit-only Hopper tensor-core templates (sm_90a)
       DenseWgmmaTemplate(),
       Conv2dNhwcWgmmaTemplate(),
@@ -46,6 +50,18 @@ const OpTemplate* FindSpaceOwner(std::string_view task_name) {
 }
 
 }  // namespace
+
+std::vector<OpOffer> OffersFor(const OpRequest& request) {
+  std::vector<OpOffer> offers;
+  for (const OpTemplate* op : AllOpTemplates()) {
+    std::optional<OpOffer> offer = op->Implement(request);
+    if (!offer.has_value()) continue;
+    if (!offers.empty() && offer->rank > offers.front().rank) continue;
+    if (!offers.empty() && offer->rank < offers.front().rank) offers.clear();
+    offers.push_back(std::move(*offer));
+  }
+  return offers;
+}
 
 bool HasConfigSpace(std::string_view task_name) { return FindSpaceOwner(task_name) != nullptr; }
 

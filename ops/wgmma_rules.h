@@ -22,6 +22,13 @@ namespace tunejit {
 
 inline constexpr int64_t kWgmmaRowBytes = 128;  // one 128-byte swizzled row (wgmma_core.cuh)
 
+// Elements in the 16 bytes TMA needs as a pixel's or a row's stride: 8 float16, 16 int8; 0 for a
+// type the wgmma templates do not take.
+inline int64_t WgmmaAlignment(NumericMode mode) {
+  if (mode == NumericMode::kFp16TensorCores) return 8;
+  return mode == NumericMode::kInt8TensorCores ? 16 : 0;
+}
+
 struct WgmmaTile {
   int64_t m = 0;  // rows of the output tile (the GEMM's M)
   int64_t n = 0;  // columns (N: output channels)

@@ -11,8 +11,8 @@ cells (figure, log):
                                     cuDNN has too;
   - MODEL bBATCH MODE: startup, cold cache | warm cache   the startup split's total (cold when the
                                     build compiled any kernel, warm when all were cache hits).
-MODE is fp32, fp16, int8 (dp4a) or int8 (tensor cores): the JSON has no flag for --tensor-cores,
-so an int8 run whose layers ran a `_wgmma` kernel is the tensor-core one. The GPU is the JSON's
+MODE is fp32, fp16, int8 (dp4a) or int8 (tensor cores), from the JSON's `numeric_mode`; in older
+JSONs, which lack it, an int8 run whose layers ran a `_wgmma` kernel is the tensor-core one. The GPU is the JSON's
 device name, the commit the one in its `tunejit_version` ("0.1.0 (abc1234)"), and the date
 `--date` or else the JSON file's modification date (UTC): the JSON carries no date.
 
@@ -52,6 +52,11 @@ def _model(report):
 
 def _mode(report):
     precision = report.get("precision", "?")
+    numeric_mode = report.get("numeric_mode")
+    if numeric_mode == "int8-tensor-cores":
+        return "int8 (tensor cores)"
+    if numeric_mode == "int8":
+        return "int8 (dp4a)"
     if precision != "int8":
         return precision
     on_tensor_cores = any("_wgmma" in layer.get("kernel", "") for layer in report.get("layers", []))

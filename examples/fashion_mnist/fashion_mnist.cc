@@ -149,18 +149,18 @@ absl::Status Run(const Flags& f) {
   std::vector<Row> rows;
   std::vector<int> fp32_predictions;
   for (const std::string& name : precisions) {
-    TUNEJIT_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(name));
+    TUNEJIT_ASSIGN_OR_RETURN(NumericMode mode, ResolveNumericMode(name, /*tensor_cores=*/false));
     ExecutorOptions options;
-    options.precision = precision;
+    options.mode = mode;
     options.history = f.log.empty() ? nullptr : &history;
-    if (precision == Precision::kInt8 && f.batch <= train.count) {
+    if (IsInt8(mode) && f.batch <= train.count) {
       options.calibration_inputs = {{"input", train.images}};
     }
     TUNEJIT_ASSIGN_OR_RETURN(Executor ex,
                              Executor::Build(device, compiler, graph, weights, options));
     TUNEJIT_ASSIGN_OR_RETURN(std::vector<int> predictions, Predict(ex, test, f.batch));
     TUNEJIT_ASSIGN_OR_RETURN(double seconds, ex.TimeEndToEnd(20));
-    if (precision == Precision::kFp32) fp32_predictions = predictions;
+    if (mode == NumericMode::kFp32) fp32_predictions = predictions;
     rows.push_back({name, Top1(predictions, test.labels), Agreement(predictions, fp32_predictions),
                     Agreement(predictions, torch.fp32_predictions), seconds * 1e3,
                     ex.stats().fallback_layers});

@@ -152,118 +152,29 @@ TEST(HistoryBestTest, WorkloadMatchIsExact) {
   EXPECT_NE(best.Query(conv.target, conv.workload).best, nullptr);
 }
 
-TEST(ChooseImplementationTest, SeedDenseAndConvChoices) {
+// Among a node's implementations: the fastest record wins; with none, the highest priority, the
+// first listed of equal ones.
+TEST(ChooseImplementationTest, FastestRecordElseHighestPriority) {
   HistoryBest best;
   best.AddAll(Seed());
-  Target target = *ParseTarget("cuda -model=v100");
-  // dense [128,4096] x [1000,4096]: large batch 0.854 ms beats small batch 2.32 ms.
   DenseParams dense{128, 1000, 4096};
-  OpChoice c = ChooseImplementation(best, target, DenseImplementations(dense));
+  const std::vector<Implementation> impls = {
+      {MakeDenseWorkload("dense_small_batch.cuda", dense), 10},
+      {MakeDenseWorkload("dense_large_batch.cuda", dense), 15}};
+  // dense [128,4096] x [1000,4096]: large batch 0.854 ms beats small batch 2.32 ms.
+  OpChoice c = ChooseImplementation(best, *ParseTarget("cuda -model=v100"), impls);
   ASSERT_EQ(c.per_implementation.size(), 2u);
-  ASSERT_EQ(c.chosen, 1);
+  EXPECT_EQ(c.chosen, 1);
   EXPECT_FALSE(c.fallback);
   EXPECT_EQ(c.per_implementation[1].best->record.index, 771496);
   EXPECT_NE(c.reasons[0].find("dense_small_batch.cuda: skipped: slower"), std::string::npos)
       << c.reasons[0];
-  // int8 conv [128,512,14,14]: NCHWc_int8 2.70 ms beats winograd 4.75 ms.
-  Conv2dParams conv;
-  conv.n = 128, conv.ci = 512, conv.h = 14, conv.w = 14, conv.co = 512, conv.kh = 3, conv.kw = 3;
-  conv.pad_top = conv.pad_left = conv.pad_bottom = conv.pad_right = 1;
-  conv.data_dtype = conv.kernel_dtype = "int8";
-  conv.out_dtype = "int32";
-  c = ChooseImplementation(best, target, Conv2dImplementations(conv));
-  ASSERT_EQ(c.per_implementation.size(), 2u);
-  EXPECT_EQ(c.chosen, 0);
-  EXPECT_EQ(c.per_implementation[0].best->record.workload.task_name, "conv2d_NCHWc_int8.cuda");
-  EXPECT_EQ(c.per_implementation[1].best->record.index, 3764134);
-  // [128,128,56,56] x [256,128]: only a winograd record exists, so winograd wins over the
-  // higher-priority NCHWc_int8 implementation.
-  conv.ci = 128, conv.h = conv.w = 56, conv.co = 256;
-  c = ChooseImplementation(best, target, Conv2dImplementations(conv));
-  EXPECT_EQ(c.chosen, 1);
-  EXPECT_FALSE(c.fallback);
-  EXPECT_EQ(c.reasons[0], "conv2d_NCHWc_int8.cuda: skipped: no record");
-  // fp32 [128,3,224,224]: direct 2.44 ms beats winograd 13.8 ms.
-  conv.ci = 3, conv.h = conv.w = 224, conv.co = 64;
-  conv.data_dtype = conv.kernel_dtype = conv.out_dtype = "float32";
-  c = ChooseImplementation(best, target, Conv2dImplementations(conv));
-  EXPECT_EQ(c.chosen, 0);
-  EXPECT_EQ(c.per_implementation[0].best->record.index, 199135959);
-}
-
-TEST(ChooseImplementationTest, NoRecordFallsBackToHighestPriority) {
   HistoryBest empty;
-  DenseParams dense{64, 10, 32};
-  OpChoice c = ChooseImplementation(empty, *ParseTarget("cuda"), DenseImplementations(dense));
+  c = ChooseImplementation(empty, *ParseTarget("cuda"), impls);
   EXPECT_TRUE(c.fallback);
-  EXPECT_EQ(c.chosen, 1);  // dense_large_batch.cuda, priority 15
-  dense.m = 8;             // small batch only
-  c = ChooseImplementation(empty, *ParseTarget("cuda"), DenseImplementations(dense));
-  ASSERT_EQ(c.per_implementation.size(), 1u);
-  EXPECT_EQ(c.chosen, 0);
-  // 1x1 or strided convs get no winograd implementation.
-  Conv2dParams conv;
-  conv.n = 1, conv.ci = 8, conv.h = 8, conv.w = 8, conv.co = 8, conv.kh = 1, conv.kw = 1;
-  EXPECT_EQ(Conv2dImplementations(conv).size(), 1u);
-  conv.kh = conv.kw = 3;
-  EXPECT_EQ(Conv2dImplementations(conv).size(), 2u);
-  conv.stride_h = 2;
-  EXPECT_EQ(Conv2dImplementations(conv).size(), 1u);
-}
-
-// tunejit's tensor-core implementations: only where the template can run (fp16 / int8 data, C a
-// whole 16 bytes, groups 1, stride 1), with NHWC / OHWI workloads.
-TEST(WgmmaImplementationsTest, ConvNeedsAlignedChannelsStrideOneAndNoGroups) {
-  Conv2dParams p;
-  p.n = 2, p.ci = 64, p.h = 14, p.w = 14, p.co = 72, p.kh = 3, p.kw = 3;
-  p.data_dtype = p.kernel_dtype = "float16";
-  std::vector<Implementation> impls = Conv2dWgmmaImplementations(p);
-  ASSERT_EQ(impls.size(), 1u);
-  EXPECT_EQ(impls[0].workload.task_name, kConv2dNhwcWgmma);
-  EXPECT_EQ(impls[0].workload.args[0][1], Json::array({2, 14, 14, 64}));  // NHWC
-  EXPECT_EQ(impls[0].workload.args[1][1], Json::array({72, 3, 3, 64}));   // OHWI
-  EXPECT_EQ(impls[0].workload.args.back(), "float32");
-  absl::StatusOr<Conv2dParams> back = ParseConv2dWorkload(impls[0].workload);
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->layout, "NHWC");
-  EXPECT_EQ(back->ci, 64);
-  EXPECT_EQ(back->co, 72);
-
-  Conv2dParams q = p;
-  q.ci = 12;  // 24 bytes: not a whole 16
-  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
-  q = p;
-  q.ci = 3;  // VGG-16's first conv
-  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
-  q = p;
-  q.stride_h = q.stride_w = 2;
-  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
-  q = p;
-  q.groups = 2;
-  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
-  q = p;
-  q.data_dtype = q.kernel_dtype = "float32";
-  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
-  q = p;
-  q.data_dtype = q.kernel_dtype = "int8";
-  q.out_dtype = "int32";
-  q.ci = 72;  // a whole 16 bytes of halves, not of int8
-  EXPECT_TRUE(Conv2dWgmmaImplementations(q).empty());
-  q.ci = 64;
-  ASSERT_EQ(Conv2dWgmmaImplementations(q).size(), 1u);
-}
-
-TEST(WgmmaImplementationsTest, DenseNeedsKAWhole16Bytes) {
-  DenseParams d{128, 1000, 4096};
-  d.data_dtype = "float16";
-  std::vector<Implementation> impls = DenseWgmmaImplementations(d);
-  ASSERT_EQ(impls.size(), 1u);
-  EXPECT_EQ(impls[0].workload.task_name, "dense_wgmma.cuda");
-  d.k = 4100;
-  EXPECT_TRUE(DenseWgmmaImplementations(d).empty());
-  d.k = 4096;
-  d.data_dtype = "float32";
-  EXPECT_TRUE(DenseWgmmaImplementations(d).empty());
+  EXPECT_EQ(c.chosen, 1);  // priority 15
+  c = ChooseImplementation(empty, *ParseTarget("cuda"), {impls[0], {impls[1].workload, 10}});
+  EXPECT_EQ(c.chosen, 0);  // a tie: the first listed
 }
 
 }  // namespace

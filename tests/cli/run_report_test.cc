@@ -150,7 +150,7 @@ TEST(RunReportAccuracy, RelativeErrorAndTop1OnRowsWithAClearWinner) {
   const std::vector<float> ref = Logits();
   std::vector<float> ours(ref.size());
   for (size_t i = 0; i < ref.size(); ++i) ours[i] = 1.01f * ref[i];
-  auto same = CompareLogits(ours, ref, 8, BoundsFor(Precision::kInt8));
+  auto same = CompareLogits(ours, ref, 8, BoundsFor(NumericMode::kInt8Dp4a));
   ASSERT_TRUE(same.ok()) << same.status();
   EXPECT_NEAR(same->rel_l2, 0.01, 1e-6);
   EXPECT_DOUBLE_EQ(same->top1, 1.0);
@@ -160,7 +160,7 @@ TEST(RunReportAccuracy, RelativeErrorAndTop1OnRowsWithAClearWinner) {
 
   // The near tie flips: int8 noise may do that; still a pass.
   ours[7 * 1000 + 8] = 0.52f;
-  auto tie = CompareLogits(ours, ref, 8, BoundsFor(Precision::kInt8));
+  auto tie = CompareLogits(ours, ref, 8, BoundsFor(NumericMode::kInt8Dp4a));
   ASSERT_TRUE(tie.ok());
   EXPECT_DOUBLE_EQ(tie->top1, 7.0 / 8);
   EXPECT_DOUBLE_EQ(tie->decisive_top1, 1.0);
@@ -168,7 +168,7 @@ TEST(RunReportAccuracy, RelativeErrorAndTop1OnRowsWithAClearWinner) {
 
   // A clear winner loses (a wrong class column, say), with rel error still far under 0.1: fail.
   ours[3 * 1000 + 40] = 1.6f;
-  auto flipped = CompareLogits(ours, ref, 8, BoundsFor(Precision::kInt8));
+  auto flipped = CompareLogits(ours, ref, 8, BoundsFor(NumericMode::kInt8Dp4a));
   ASSERT_TRUE(flipped.ok());
   EXPECT_LT(flipped->rel_l2, 0.1);
   EXPECT_EQ(flipped->decisive_rows, 7);
@@ -176,31 +176,32 @@ TEST(RunReportAccuracy, RelativeErrorAndTop1OnRowsWithAClearWinner) {
   EXPECT_FALSE(flipped->pass);
 
   // fp32: 1% is far beyond 1e-3.
-  auto fp32 = CompareLogits(ours, ref, 8, BoundsFor(Precision::kFp32));
+  auto fp32 = CompareLogits(ours, ref, 8, BoundsFor(NumericMode::kFp32));
   EXPECT_EQ(fp32->bounds.max_rel_l2, 1e-3);
   EXPECT_FALSE(fp32->pass);
   std::vector<float> close(ref);
   close[0] += 1e-4f;
-  EXPECT_TRUE(CompareLogits(close, ref, 8, BoundsFor(Precision::kFp32))->pass);
+  EXPECT_TRUE(CompareLogits(close, ref, 8, BoundsFor(NumericMode::kFp32))->pass);
 }
 
 TEST(RunReportAccuracy, NonFiniteFailsAndBadSizesAreErrors) {
   std::vector<float> ref = {1, 2, 3, 4};
   std::vector<float> nan = {1, std::numeric_limits<float>::quiet_NaN(), 3, 4};
-  auto r = CompareLogits(nan, ref, 2, BoundsFor(Precision::kInt8));
+  auto r = CompareLogits(nan, ref, 2, BoundsFor(NumericMode::kInt8Dp4a));
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->pass);
   EXPECT_FALSE(std::isfinite(r->rel_l2));
-  EXPECT_FALSE(CompareLogits({1, 2, 3}, ref, 2, BoundsFor(Precision::kInt8)).ok());
+  EXPECT_FALSE(CompareLogits({1, 2, 3}, ref, 2, BoundsFor(NumericMode::kInt8Dp4a)).ok());
   EXPECT_FALSE(
-      CompareLogits(ref, ref, 3, BoundsFor(Precision::kInt8)).ok());  // 4 not divisible by 3
-  EXPECT_FALSE(CompareLogits(ref, ref, 0, BoundsFor(Precision::kInt8)).ok());
+      CompareLogits(ref, ref, 3, BoundsFor(NumericMode::kInt8Dp4a)).ok());  // 4 not divisible by 3
+  EXPECT_FALSE(CompareLogits(ref, ref, 0, BoundsFor(NumericMode::kInt8Dp4a)).ok());
 }
 
 RunReport Report() {
   RunReport r{.version = "0.1.0 (abc1234)",
               .model = "vgg16",
               .precision = "int8",
+              .numeric_mode = "int8",
               .batch = 128,
               .repeats = 50,
               .log_path = "data/seed.log",
@@ -216,7 +217,7 @@ RunReport Report() {
   r.startup = {{"log", 0.01, "22 records"}, {"build", 2.5, "compiled 30, cache hits 4"}};
   r.stats.peak_device_bytes = int64_t{3} << 30;
   r.stats.weight_bytes = int64_t{1} << 29;
-  r.accuracy = *CompareLogits({1, 2}, {1, 2}, 1, BoundsFor(Precision::kInt8));
+  r.accuracy = *CompareLogits({1, 2}, {1, 2}, 1, BoundsFor(NumericMode::kInt8Dp4a));
   return r;
 }
 
@@ -253,7 +254,7 @@ TEST(RunReportText, SummaryStatesVerdictBoundsAndStartup) {
   EXPECT_THAT(text, HasSubstr("compiled 30, cache hits 4"));
   EXPECT_THAT(text, HasSubstr("2.510 s"));  // startup total
   EXPECT_THAT(text, HasSubstr("peak device 3.00 GiB"));
-  r.accuracy = *CompareLogits({2, 1}, {1, 2}, 1, BoundsFor(Precision::kInt8));
+  r.accuracy = *CompareLogits({2, 1}, {1, 2}, 1, BoundsFor(NumericMode::kInt8Dp4a));
   EXPECT_THAT(FormatSummary(r), HasSubstr("FAIL"));
   r.accuracy = AccuracyResult{.skipped = "--no-cudnn"};
   EXPECT_THAT(FormatSummary(r), HasSubstr("not checked (--no-cudnn)"));
@@ -274,9 +275,10 @@ TEST(RunReportJson, KeysAndValues) {
   nlohmann::ordered_json j = ReportJson(Report());
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-  EXPECT_THAT(keys, ElementsAre("tunejit_version", "model", "batch", "precision", "weights", "log",
-                                "repeats", "device", "layers", "totals", "end_to_end", "startup",
-                                "build", "memory", "accuracy"));
+  EXPECT_THAT(keys, ElementsAre("tunejit_version", "model", "batch", "precision", "numeric_mode",
+                                "weights", "log", "repeats", "device", "layers", "totals",
+                                "end_to_end", "startup", "build", "memory", "accuracy"));
+  EXPECT_EQ(j["numeric_mode"], "int8");
   EXPECT_EQ(j["weights"], "random weights (seed 1)");
   EXPECT_EQ(j["device"]["name"], "NVIDIA H200");
   ASSERT_EQ(j["layers"].size(), 3u);

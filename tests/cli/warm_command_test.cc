@@ -115,7 +115,7 @@ TEST_F(WarmCommandTest, Vgg16TensorCorePathsCompileForSm90) {
                  &out),
             kExitOk)
       << out;
-  EXPECT_THAT(out, HasSubstr("batch 2, int8 (tensor cores): 16 tuned layers"));
+  EXPECT_THAT(out, HasSubstr("batch 2, int8-tensor-cores: 16 tuned layers"));
   EXPECT_THAT(out, HasSubstr("features.0               conv2d_nchw_stem_mma.cuda"));
   EXPECT_THAT(out, HasSubstr("features.26              conv2d_nhwc_wgmma.cuda "));
   // The last conv of a block with its pool (conv2d_nhwc_wgmma_pool.cuda).

@@ -66,17 +66,18 @@ TEST(FashionNet, TrainPyDefinesTheSameLayers) {
 TEST(FashionNet, LowersAtEveryPrecision) {
   absl::StatusOr<Graph> g = BuildFashionNet(8);
   ASSERT_TRUE(g.ok()) << g.status();
-  absl::StatusOr<std::vector<NodeTask>> fp16 = ExtractTasks(*g, Precision::kFp16);
+  absl::StatusOr<std::vector<NodeTask>> fp16 = ExtractTasks(*g, NumericMode::kFp16TensorCores);
   ASSERT_TRUE(fp16.ok()) << fp16.status();
   ASSERT_EQ(fp16->size(), 7u);
-  EXPECT_TRUE((*fp16)[0].stem);  // 1 channel: the stem template
-  for (const NodeTask& t : *fp16) EXPECT_TRUE(t.fp16) << t.name;
-  absl::StatusOr<std::vector<NodeTask>> int8 = ExtractTasks(*g, Precision::kInt8);
+  EXPECT_TRUE((*fp16)[0].forms.float_nchw_data);  // 1 channel: the stem template
+  for (const NodeTask& t : *fp16) EXPECT_TRUE(t.half()) << t.name;
+  absl::StatusOr<std::vector<NodeTask>> int8 = ExtractTasks(*g, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(int8.ok()) << int8.status();
-  EXPECT_FALSE((*int8)[0].int8);  // 1 input channel: float32
-  EXPECT_TRUE((*int8)[1].int8);
-  for (Precision p : {Precision::kFp32, Precision::kFp16, Precision::kInt8}) {
-    EXPECT_TRUE(LowerToSteps(*g, p).ok()) << PrecisionName(p);
+  EXPECT_FALSE((*int8)[0].int8());  // 1 input channel: float32
+  EXPECT_TRUE((*int8)[1].int8());
+  for (NumericMode p :
+       {NumericMode::kFp32, NumericMode::kFp16TensorCores, NumericMode::kInt8Dp4a}) {
+    EXPECT_TRUE(LowerToSteps(*g, p).ok()) << NumericModeName(p);
   }
 }
 

@@ -60,12 +60,12 @@ Gpu& SharedGpu() {
   return *gpu;
 }
 
-absl::StatusOr<Executor> BuildExecutor(const Graph& g, const WeightSet& w, Precision precision,
+absl::StatusOr<Executor> BuildExecutor(const Graph& g, const WeightSet& w, NumericMode precision,
                                        absl::flat_hash_map<std::string, float> scales = {}) {
   Gpu& gpu = SharedGpu();
   if (gpu.device == nullptr) return absl::FailedPreconditionError("no device");
   ExecutorOptions options;
-  options.precision = precision;
+  options.mode = precision;
   options.progress = stderr;
   options.activation_scales = std::move(scales);
   return Executor::Build(*gpu.device, *gpu.compiler, g, w, options);
@@ -91,7 +91,7 @@ TEST(ExecutorGpuTest, SmallNetFp32MatchesReferenceAndReplays) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::SmallNet();
   const WeightSet w = RandomWeights(g, 11);
-  absl::StatusOr<Executor> ex = BuildExecutor(g, w, Precision::kFp32);
+  absl::StatusOr<Executor> ex = BuildExecutor(g, w, NumericMode::kFp32);
   ASSERT_TRUE(ex.ok()) << ex.status();
   const std::vector<float> input = testing::NormalFloats(2 * 4 * 16 * 16, 21);
   const std::vector<float> want = ReferenceLogits(g, w, input);
@@ -134,7 +134,7 @@ TEST(ExecutorGpuTest, SmallNetInt8CloseToFloatReference) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::SmallNet();
   const WeightSet w = RandomWeights(g, 11);
-  absl::StatusOr<Executor> ex = BuildExecutor(g, w, Precision::kInt8);
+  absl::StatusOr<Executor> ex = BuildExecutor(g, w, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(ex.ok()) << ex.status();
   EXPECT_GT(ex->stats().calibrate_seconds, 0);
   ASSERT_EQ(ex->layers().size(), 5u);
@@ -168,7 +168,7 @@ TEST(ExecutorGpuTest, SmallNetInt8GivenScalesReproduceCalibration) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::SmallNet();
   const WeightSet w = RandomWeights(g, 11);
-  absl::StatusOr<Executor> calibrated = BuildExecutor(g, w, Precision::kInt8);
+  absl::StatusOr<Executor> calibrated = BuildExecutor(g, w, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(calibrated.ok()) << calibrated.status();
   const ExecutorStats& cs = calibrated->stats();
   EXPECT_EQ(cs.scales_calibrated, 2);
@@ -176,7 +176,8 @@ TEST(ExecutorGpuTest, SmallNetInt8GivenScalesReproduceCalibration) {
   ASSERT_EQ(cs.activation_scales.size(), 2u);
   EXPECT_TRUE(cs.activation_scales.contains("input"));
   EXPECT_TRUE(cs.activation_scales.contains("conv0.relu_out"));
-  absl::StatusOr<Executor> given = BuildExecutor(g, w, Precision::kInt8, cs.activation_scales);
+  absl::StatusOr<Executor> given =
+      BuildExecutor(g, w, NumericMode::kInt8Dp4a, cs.activation_scales);
   ASSERT_TRUE(given.ok()) << given.status();
   EXPECT_EQ(given->stats().calibrate_seconds, 0);
   EXPECT_EQ(given->stats().scales_given, 2);
@@ -257,7 +258,7 @@ TEST(ExecutorGpuTest, SmallNetInt8GivenScalesMatchCpuFakeQuant) {
   const std::vector<float>& r0 = (*fp)[*g.FindTensor("conv0.relu_out")];
   const float s_in = 2.0f / 127, s_1 = 0.5f * *std::max_element(r0.begin(), r0.end()) / 127;
   absl::StatusOr<Executor> ex =
-      BuildExecutor(g, w, Precision::kInt8, {{"input", s_in}, {"pool0.out", s_1}});
+      BuildExecutor(g, w, NumericMode::kInt8Dp4a, {{"input", s_in}, {"pool0.out", s_1}});
   ASSERT_TRUE(ex.ok()) << ex.status();
   EXPECT_EQ(ex->stats().calibrate_seconds, 0);
   EXPECT_EQ(ex->stats().activation_scales.at("input"), s_in);
@@ -281,7 +282,7 @@ TEST(ExecutorGpuTest, SmallNetInt8CalibratesOnAGivenBatch) {
   batch[17] = 9.0f;  // far past what N(0, 1) draws give
   Gpu& gpu = SharedGpu();
   ExecutorOptions options;
-  options.precision = Precision::kInt8;
+  options.mode = NumericMode::kInt8Dp4a;
   options.calibration_inputs = {{"input", batch}};
   absl::StatusOr<Executor> ex = Executor::Build(*gpu.device, *gpu.compiler, g, w, options);
   ASSERT_TRUE(ex.ok()) << ex.status();
@@ -298,7 +299,7 @@ TEST(ExecutorGpuTest, ResidualNetFp32MatchesReference) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::ResidualNet();
   const WeightSet w = RandomWeights(g, 11);
-  absl::StatusOr<Executor> ex = BuildExecutor(g, w, Precision::kFp32);
+  absl::StatusOr<Executor> ex = BuildExecutor(g, w, NumericMode::kFp32);
   ASSERT_TRUE(ex.ok()) << ex.status();
   std::vector<std::string> ops;
   for (const LayerInfo& l : ex->layers()) ops.push_back(l.op);
@@ -324,7 +325,7 @@ TEST(ExecutorGpuTest, ResidualNetInt8CloseToFloatReference) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::ResidualNet();
   const WeightSet w = RandomWeights(g, 11);
-  absl::StatusOr<Executor> ex = BuildExecutor(g, w, Precision::kInt8);
+  absl::StatusOr<Executor> ex = BuildExecutor(g, w, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(ex.ok()) << ex.status();
   int quantize_steps = 0;
   for (const LayerInfo& l : ex->layers()) {
@@ -347,7 +348,7 @@ TEST(ExecutorGpuTest, BadInputsAreInvalidArgument) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::SmallNet();
   const WeightSet w = RandomWeights(g, 1);
-  absl::StatusOr<Executor> ex = BuildExecutor(g, w, Precision::kFp32);
+  absl::StatusOr<Executor> ex = BuildExecutor(g, w, NumericMode::kFp32);
   ASSERT_TRUE(ex.ok()) << ex.status();
   std::vector<float> input(2 * 4 * 16 * 16, 1.0f);
   absl::Status s = ex->SetInput("pixels", input);
@@ -363,7 +364,7 @@ TEST(ExecutorGpuTest, BadInputsAreInvalidArgument) {
 
   Graph other = g;  // its weight set lacks conv1.bias
   other.mutable_tensor(*g.FindTensor("conv1.bias")).kind = TensorKind::kInput;
-  absl::StatusOr<Executor> missing = BuildExecutor(g, RandomWeights(other, 1), Precision::kFp32);
+  absl::StatusOr<Executor> missing = BuildExecutor(g, RandomWeights(other, 1), NumericMode::kFp32);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(), HasSubstr("conv1.bias"));
 }
@@ -385,7 +386,7 @@ absl::StatusOr<std::vector<float>> NaiveGpuForward(const Graph& g, const WeightS
                                                    const std::vector<float>& input) {
   Gpu& gpu = SharedGpu();
   const Device& dev = *gpu.device;
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
   if (!p.ok()) return p.status();
   absl::StatusOr<Stream> stream = Stream::Create(dev);
   if (!stream.ok()) return stream.status();
@@ -460,7 +461,7 @@ TEST(ExecutorGpuTest, Vgg16Fp32FallbackMatchesNaiveReferenceKernels) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   const WeightSet w = RandomWeights(*g, 3);
-  absl::StatusOr<Executor> ex = BuildExecutor(*g, w, Precision::kFp32);
+  absl::StatusOr<Executor> ex = BuildExecutor(*g, w, NumericMode::kFp32);
   ASSERT_TRUE(ex.ok()) << ex.status();
   EXPECT_EQ(ex->stats().fallback_layers, 16);
   EXPECT_EQ(ex->layers().size(), 21u);
@@ -486,9 +487,9 @@ TEST(ExecutorGpuTest, Vgg16Int8StaysCloseToFp32) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
   const WeightSet w = RandomWeights(*g, 3);
-  absl::StatusOr<Executor> fp32 = BuildExecutor(*g, w, Precision::kFp32);
+  absl::StatusOr<Executor> fp32 = BuildExecutor(*g, w, NumericMode::kFp32);
   ASSERT_TRUE(fp32.ok()) << fp32.status();
-  absl::StatusOr<Executor> int8 = BuildExecutor(*g, w, Precision::kInt8);
+  absl::StatusOr<Executor> int8 = BuildExecutor(*g, w, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(int8.ok()) << int8.status();
   EXPECT_EQ(int8->layers().size(), 21u);  // no quantize step: features.0 requantizes itself
   EXPECT_EQ(int8->layers()[0].fused, "bias+relu+requantize");
@@ -508,9 +509,9 @@ TEST(ExecutorGpuTest, Vgg16Fp16StaysCloseToFp32) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 2});
   ASSERT_TRUE(g.ok()) << g.status();
   const WeightSet w = RandomWeights(*g, 3);
-  absl::StatusOr<Executor> fp32 = BuildExecutor(*g, w, Precision::kFp32);
+  absl::StatusOr<Executor> fp32 = BuildExecutor(*g, w, NumericMode::kFp32);
   ASSERT_TRUE(fp32.ok()) << fp32.status();
-  absl::StatusOr<Executor> fp16 = BuildExecutor(*g, w, Precision::kFp16);
+  absl::StatusOr<Executor> fp16 = BuildExecutor(*g, w, NumericMode::kFp16TensorCores);
   ASSERT_TRUE(fp16.ok()) << fp16.status();
   const std::vector<LayerInfo>& layers = fp16->layers();
   ASSERT_EQ(layers.size(), 16u);  // 13 convs, 5 with their pool, 3 dense (the flatten is a view)
@@ -547,13 +548,13 @@ TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresIsAsCloseToFp32AsTheDp4aTemplates) {
   const WeightSet w = RandomWeights(*g, 3);
   Gpu& gpu = SharedGpu();
   ExecutorOptions options;
-  options.precision = Precision::kFp32;  // the default is int8, the seed log's
+  options.mode = NumericMode::kFp32;  // the default is int8, the seed log's
   absl::StatusOr<Executor> fp32 = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
   ASSERT_TRUE(fp32.ok()) << fp32.status();
-  options.precision = Precision::kInt8;
+  options.mode = NumericMode::kInt8Dp4a;
   absl::StatusOr<Executor> dp4a = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
   ASSERT_TRUE(dp4a.ok()) << dp4a.status();
-  options.tasks.int8_tensor_cores = true;
+  options.mode = NumericMode::kInt8TensorCores;
   absl::StatusOr<Executor> tc = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
   ASSERT_TRUE(tc.ok()) << tc.status();
   EXPECT_EQ(tc->layers()[0].name, "features.0");

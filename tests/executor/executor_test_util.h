@@ -12,7 +12,7 @@
 //       output) -> add -> relu                                                       [N, 16, 4, 4]
 //   avg pool 3x3/1 pad 1 (padding excluded) -> global avg pool -> flatten -> clip [0, clip_max]
 //   -> dense 10 + bias -> "logits"
-// Every conv has channel counts divisible by 4 (all int8 at Precision::kInt8).
+// Every conv has channel counts divisible by 4 (all int8 at NumericMode::kInt8Dp4a).
 #ifndef TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 #define TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 

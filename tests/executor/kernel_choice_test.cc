@@ -41,14 +41,14 @@ autotvm::ConfigEntity Fallback(const autotvm::Workload& w) {
   return *FindOpTemplate(w.task_name)->FallbackConfig(w);
 }
 
-std::vector<NodeTask> Tasks(const Graph& g, Precision precision) {
+std::vector<NodeTask> Tasks(const Graph& g, NumericMode precision) {
   absl::StatusOr<std::vector<NodeTask>> t = ExtractTasks(g, precision);
   EXPECT_TRUE(t.ok()) << t.status();
   return *t;
 }
 
 TEST(KernelChoiceTest, NoHistoryTakesHighestPriorityFallback) {
-  const NodeTask conv0 = Tasks(testing::SmallNet(), Precision::kFp32)[0];
+  const NodeTask conv0 = Tasks(testing::SmallNet(), NumericMode::kFp32)[0];
   ASSERT_EQ(conv0.implementations.size(), 2u);  // direct (10) and winograd (5)
   absl::StatusOr<KernelChoice> c = ChooseKernel(conv0, nullptr, Cuda(), Limits(), Epilogue{});
   ASSERT_TRUE(c.ok()) << c.status();
@@ -59,7 +59,7 @@ TEST(KernelChoiceTest, NoHistoryTakesHighestPriorityFallback) {
 }
 
 TEST(KernelChoiceTest, FastestValidRecordWinsInvalidOneSkippedWithReason) {
-  const NodeTask conv0 = Tasks(testing::SmallNet(), Precision::kFp32)[0];
+  const NodeTask conv0 = Tasks(testing::SmallNet(), NumericMode::kFp32)[0];
   const autotvm::Workload& direct = WorkloadOf(conv0, "conv2d_nchw.cuda");
   const autotvm::Workload& winograd = WorkloadOf(conv0, "conv2d_nchw_winograd.cuda");
   autotvm::HistoryBest h;
@@ -78,8 +78,8 @@ TEST(KernelChoiceTest, FastestValidRecordWinsInvalidOneSkippedWithReason) {
 }
 
 TEST(KernelChoiceTest, Int8ConvUsesTheInt8Template) {
-  const NodeTask conv1 = Tasks(testing::SmallNet(), Precision::kInt8)[1];
-  ASSERT_TRUE(conv1.int8);
+  const NodeTask conv1 = Tasks(testing::SmallNet(), NumericMode::kInt8Dp4a)[1];
+  ASSERT_TRUE(conv1.int8());
   absl::StatusOr<KernelChoice> c = ChooseKernel(
       conv1, nullptr, Cuda(), Limits(), Epilogue{true, true, Epilogue::Output::kInt8Requantize});
   ASSERT_TRUE(c.ok()) << c.status();
@@ -88,7 +88,7 @@ TEST(KernelChoiceTest, Int8ConvUsesTheInt8Template) {
 
 // PlanSteps on a hand-made State (no device): LayerInfo and the fallback warnings.
 absl::StatusOr<std::unique_ptr<Executor::State>> PlannedState(const autotvm::HistoryBest* h,
-                                                              Precision precision) {
+                                                              NumericMode precision) {
   auto s = std::make_unique<Executor::State>();
   s->graph = testing::SmallNet();
   s->options.history = h;
@@ -106,10 +106,10 @@ absl::StatusOr<std::unique_ptr<Executor::State>> PlannedState(const autotvm::His
 TEST(KernelChoiceTest, WarnsLoudlyWhenEveryLayerFallsBack) {
   autotvm::HistoryBest h;  // a record for a conv this network does not have
   Graph other = testing::SmallNet(/*batch=*/7);
-  const NodeTask foreign = Tasks(other, Precision::kFp32)[0];
+  const NodeTask foreign = Tasks(other, NumericMode::kFp32)[0];
   AddRecord(h, foreign.implementations[0].workload, Fallback(foreign.implementations[0].workload),
             1e-3, 5);
-  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(&h, Precision::kFp32);
+  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(&h, NumericMode::kFp32);
   ASSERT_TRUE(s.ok()) << s.status();
   const ExecutorStats& stats = (*s)->stats;
   EXPECT_EQ(stats.fallback_layers, 3);  // two convs and the dense
@@ -125,11 +125,11 @@ TEST(KernelChoiceTest, WarnsLoudlyWhenEveryLayerFallsBack) {
 }
 
 TEST(KernelChoiceTest, RecordForOneLayerIsUsedAndNoGlobalWarning) {
-  const NodeTask conv0 = Tasks(testing::SmallNet(), Precision::kFp32)[0];
+  const NodeTask conv0 = Tasks(testing::SmallNet(), NumericMode::kFp32)[0];
   const autotvm::Workload& direct = WorkloadOf(conv0, "conv2d_nchw.cuda");
   autotvm::HistoryBest h;
   AddRecord(h, direct, Fallback(direct), 2e-5, 9);
-  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(&h, Precision::kFp32);
+  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(&h, NumericMode::kFp32);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ((*s)->stats.fallback_layers, 2);
   EXPECT_THAT((*s)->stats.warnings,
@@ -143,7 +143,8 @@ TEST(KernelChoiceTest, RecordForOneLayerIsUsedAndNoGlobalWarning) {
 }
 
 TEST(KernelChoiceTest, Int8StepsPlanQuantizeAndInt8Pool) {
-  absl::StatusOr<std::unique_ptr<Executor::State>> s = PlannedState(nullptr, Precision::kInt8);
+  absl::StatusOr<std::unique_ptr<Executor::State>> s =
+      PlannedState(nullptr, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(s.ok()) << s.status();
   const std::vector<LayerInfo>& l = (*s)->layers;
   ASSERT_EQ(l.size(), 5u);
@@ -168,7 +169,7 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
   options.batch = 128;
   absl::StatusOr<Graph> g = BuildVgg16(options);
   ASSERT_TRUE(g.ok()) << g.status();
-  const std::vector<NodeTask> tasks = Tasks(*g, Precision::kFp16);
+  const std::vector<NodeTask> tasks = Tasks(*g, NumericMode::kFp16TensorCores);
   ASSERT_EQ(tasks.size(), 16u);
   const autotvm::Workload& stem = tasks[0].implementations[0].workload;
   absl::StatusOr<autotvm::Conv2dParams> stem_p = autotvm::ParseConv2dWorkload(stem);
@@ -179,7 +180,7 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
   EXPECT_EQ(stem_p->pad_top, 1);
   EXPECT_TRUE(stem_p->nhwc_out);
   for (size_t i = 0; i < tasks.size(); ++i) {
-    EXPECT_EQ(tasks[i].stem, i == 0) << tasks[i].name;
+    EXPECT_EQ(tasks[i].forms.float_nchw_data, i == 0) << tasks[i].name;
     ASSERT_EQ(tasks[i].implementations.size(), 1u) << tasks[i].name;
     const autotvm::Workload& w = tasks[i].implementations[0].workload;
     // The last conv of each block (features.2, 7, 14, 21, 28) absorbs its 2x2 max pool.
@@ -197,12 +198,12 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
     ASSERT_NE(op, nullptr);
     EXPECT_TRUE(op->CanImplement(w).ok()) << tasks[i].name << ": " << op->CanImplement(w);
     EXPECT_TRUE(op->Specialize(w, Fallback(w), Limits(), Epilogue{}).ok()) << tasks[i].name;
-    EXPECT_TRUE(tasks[i].fp16) << tasks[i].name;
-    EXPECT_EQ(tasks[i].fp16_output, i + 1 < tasks.size()) << tasks[i].name;
+    EXPECT_TRUE(tasks[i].half()) << tasks[i].name;
+    EXPECT_EQ(tasks[i].half_output, i + 1 < tasks.size()) << tasks[i].name;
   }
 
-  EXPECT_EQ(ParsePrecision("fp16").value(), Precision::kFp16);
-  EXPECT_EQ(PrecisionName(Precision::kFp16), "fp16");
+  EXPECT_EQ(ResolveNumericMode("fp16", false).value(), NumericMode::kFp16TensorCores);
+  EXPECT_EQ(PrecisionName(NumericMode::kFp16TensorCores), "fp16");
 }
 
 // --precision int8 --tensor-cores: every conv of VGG-16 plans its fallback config on the
@@ -211,15 +212,15 @@ TEST(KernelChoiceTest, Fp16TasksAreTensorCoreTemplates) {
 TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 128});
   ASSERT_TRUE(g.ok()) << g.status();
-  absl::StatusOr<std::vector<NodeTask>> tasks =
-      ExtractTasks(*g, Precision::kInt8, {.int8_tensor_cores = true});
+  absl::StatusOr<std::vector<NodeTask>> tasks = ExtractTasks(*g, NumericMode::kInt8TensorCores);
   ASSERT_TRUE(tasks.ok()) << tasks.status();
   // The RGB stem, which the int8 rule keeps float, runs on the stem template (float16 products)
   // and requantizes its float32 accumulators.
   const NodeTask& stem = tasks->front();
-  EXPECT_TRUE(stem.fp16 && stem.stem && stem.nhwc && !stem.int8);
+  EXPECT_EQ(stem.mode, NumericMode::kFp16TensorCores);
+  EXPECT_TRUE(stem.forms.float_nchw_data && stem.forms.nhwc && !stem.int8());
   // The same workload as at --precision fp16 (float16 output), so fp16 logs' records apply.
-  absl::StatusOr<std::vector<NodeTask>> fp16 = ExtractTasks(*g, Precision::kFp16);
+  absl::StatusOr<std::vector<NodeTask>> fp16 = ExtractTasks(*g, NumericMode::kFp16TensorCores);
   ASSERT_TRUE(fp16.ok()) << fp16.status();
   EXPECT_EQ(stem.implementations[0].workload.Key(),
             fp16->front().implementations[0].workload.Key());
@@ -229,8 +230,8 @@ TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
   EXPECT_EQ(stem_choice->candidates[0].task_name, "conv2d_nchw_stem_mma.cuda");
   int planned = 0;
   for (const NodeTask& t : *tasks) {
-    if (!t.nhwc || t.fp16) continue;
-    EXPECT_TRUE(t.int8) << t.name;
+    if (!t.forms.nhwc || t.half()) continue;
+    EXPECT_EQ(t.mode, NumericMode::kInt8TensorCores) << t.name;
     for (Epilogue::Output out : {Epilogue::Output::kInt8Requantize, Epilogue::Output::kFloat32}) {
       absl::StatusOr<KernelChoice> c =
           ChooseKernel(t, nullptr, Cuda(), Limits(), Epilogue{true, true, out});
@@ -249,7 +250,8 @@ TEST(KernelChoiceTest, Int8TensorCoreConvsPlanTheExecutorsEpilogues) {
 TEST(KernelChoiceTest, PooledConvTakesTheConvsRecordsUntilItHasItsOwn) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 128});
   ASSERT_TRUE(g.ok()) << g.status();
-  const NodeTask conv = Tasks(*g, Precision::kFp16)[1];  // features.2, then features.4's pool
+  const NodeTask conv =
+      Tasks(*g, NumericMode::kFp16TensorCores)[1];  // features.2, then features.4's pool
   ASSERT_GE(conv.pool, 0);
   const autotvm::Workload& pooled = WorkloadOf(conv, "conv2d_nhwc_wgmma_pool.cuda");
   autotvm::Workload unpooled = pooled;

@@ -101,7 +101,7 @@ TEST(ResidualNetTest, ReferenceForwardOfResidualNetComposesTheOps) {
 
 TEST(ResidualNetTest, Fp32LoweringFusesAddReluAndKeepsTheResidual) {
   const Graph g = testing::ResidualNet();
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_THAT(Kinds(*p),
               ElementsAre("conv2d", "max_pool2d", "conv2d", "conv2d", "add", "conv2d", "conv2d",
@@ -144,7 +144,7 @@ void ExpectNoLiveOverlap(const StepProgram& p, const StepMemory& m) {
 
 TEST(ResidualNetTest, MemoryPlanKeepsBothAddOperandsAlive) {
   const Graph g = testing::ResidualNet();
-  for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+  for (NumericMode precision : {NumericMode::kFp32, NumericMode::kInt8Dp4a}) {
     absl::StatusOr<StepProgram> p = LowerToSteps(g, precision);
     ASSERT_TRUE(p.ok()) << p.status();
     absl::StatusOr<StepMemory> m = PlanStepMemory(*p);
@@ -165,7 +165,7 @@ TEST(ResidualNetTest, MemoryPlanKeepsBothAddOperandsAlive) {
 
 TEST(ResidualNetTest, Int8KeepsAddsInFloatAndQuantizesTheirOutputsOnce) {
   const Graph g = testing::ResidualNet();
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kInt8);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_THAT(Kinds(*p), ElementsAre("quantize", "conv2d", "max_pool2d", "quantize", "conv2d",
                                      "conv2d", "add", "quantize", "conv2d", "conv2d", "conv2d",
@@ -195,14 +195,14 @@ TEST(ResidualNetTest, StandaloneReluAndClipRunAsClipSteps) {
   x = *g.AddNode("relu", OpKind::kRelu, {x}, {}, "r");
   *g.AddNode("clip", OpKind::kClip, {x}, {.clip_min = 0.f, .clip_max = 6.f}, "y",
              TensorKind::kOutput);
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_THAT(Kinds(*p), ElementsAre("clip", "clip"));
 
   Graph ints;
   int i = ints.AddTensor({"input", {2, 3}, DType::kI32, TensorKind::kInput});
   *ints.AddNode("relu", OpKind::kRelu, {i}, {}, "y", TensorKind::kOutput);
-  absl::StatusOr<StepProgram> bad = LowerToSteps(ints, Precision::kFp32);
+  absl::StatusOr<StepProgram> bad = LowerToSteps(ints, NumericMode::kFp32);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(bad.status().message(), HasSubstr("'relu' (relu): input 'input' is I32"));
 }
@@ -238,7 +238,7 @@ TEST(ResidualNetTest, ResnetConvShapesGetTasksAndFallbackKernels) {
   for (const ConvShape& c : kResnetConvs) {
     const std::string label = absl::StrCat(c.k, "x", c.k, "/", c.stride, " ", c.ci, "->", c.co);
     const Graph g = OneConv(c);
-    for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+    for (NumericMode precision : {NumericMode::kFp32, NumericMode::kInt8Dp4a}) {
       absl::StatusOr<std::vector<NodeTask>> tasks = ExtractTasks(g, precision);
       ASSERT_TRUE(tasks.ok()) << label << ": " << tasks.status();
       ASSERT_EQ(tasks->size(), 1u);
@@ -247,8 +247,8 @@ TEST(ResidualNetTest, ResnetConvShapesGetTasksAndFallbackKernels) {
       for (const autotvm::Implementation& impl : t.implementations) {
         names.push_back(impl.workload.task_name);
       }
-      const bool int8 = precision == Precision::kInt8 && c.ci % 4 == 0;
-      EXPECT_EQ(t.int8, int8) << label;
+      const bool int8 = precision == NumericMode::kInt8Dp4a && c.ci % 4 == 0;
+      EXPECT_EQ(t.int8(), int8) << label;
       EXPECT_EQ(names.front(), int8 ? "conv2d_NCHWc_int8.cuda" : "conv2d_nchw.cuda") << label;
       // Winograd only for 3x3 stride 1 (Relay's CUDA strategy).
       const bool winograd = c.k == 3 && c.stride == 1;

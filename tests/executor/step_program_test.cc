@@ -25,7 +25,7 @@ using testing::StepNamed;
 
 TEST(ExecutorStepsTest, Fp32FusesBiasAndReluIntoConvAndDense) {
   Graph g = testing::SmallNet();
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_THAT(Kinds(*p), ElementsAre("conv2d", "max_pool2d", "conv2d", "dense"));
   const Step& conv0 = p->steps[0];
@@ -48,7 +48,7 @@ TEST(ExecutorStepsTest, Fp32FusesBiasAndReluIntoConvAndDense) {
 
 TEST(ExecutorStepsTest, Int8QuantizesFloatInputAndRequantizesBetweenInt8Convs) {
   Graph g = testing::SmallNet();
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kInt8);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_THAT(Kinds(*p), ElementsAre("quantize", "conv2d", "max_pool2d", "conv2d", "dense"));
   const Step& q = p->steps[0];
@@ -81,7 +81,7 @@ TEST(ExecutorStepsTest, Int8QuantizesFloatInputAndRequantizesBetweenInt8Convs) {
 // SmallNet's slots: "input" (the quantize step) and "conv0.relu_out", shared by "pool0.out".
 TEST(ExecutorStepsTest, GivenScalesOverrideTheirSlotsAndTheRestIsCalibrated) {
   Graph g = testing::SmallNet();
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kInt8);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(p.ok()) << p.status();
   ASSERT_EQ(p->scale_sources.size(), 2u);
   const int in_slot = p->scale_sources[0] == *g.FindTensor("input") ? 0 : 1;
@@ -111,7 +111,7 @@ TEST(ExecutorStepsTest, GivenScalesOverrideTheirSlotsAndTheRestIsCalibrated) {
   EXPECT_THAT(ResolveSlotScales(*all, {}), ::testing::ElementsAreArray(want));
   EXPECT_THAT(all->unused, ElementsAre("flatten.out"));
   // fp32 has no slots: every given scale is unused.
-  absl::StatusOr<StepProgram> fp32 = LowerToSteps(g, Precision::kFp32);
+  absl::StatusOr<StepProgram> fp32 = LowerToSteps(g, NumericMode::kFp32);
   ASSERT_TRUE(fp32.ok());
   absl::StatusOr<GivenScales> f = MatchGivenScales(g, *fp32, {{"input", 0.03f}});
   ASSERT_TRUE(f.ok());
@@ -121,7 +121,7 @@ TEST(ExecutorStepsTest, GivenScalesOverrideTheirSlotsAndTheRestIsCalibrated) {
 
 TEST(ExecutorStepsTest, GivenScaleMustBePositiveAndFinite) {
   Graph g = testing::SmallNet();
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kInt8);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(p.ok()) << p.status();
   for (float bad : {0.f, -1.f, std::numeric_limits<float>::infinity(),
                     std::numeric_limits<float>::quiet_NaN()}) {
@@ -135,7 +135,7 @@ TEST(ExecutorStepsTest, GivenScaleMustBePositiveAndFinite) {
 TEST(ExecutorStepsTest, Vgg16Int8FirstConvFloatRequantizesLastConvDequantizes) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
-  absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kInt8);
+  absl::StatusOr<StepProgram> p = LowerToSteps(*g, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(p.ok()) << p.status();
   // 13 convs + 5 pools + 3 dense; no quantize step: the float first conv requantizes itself.
   EXPECT_EQ(p->steps.size(), 21u);
@@ -162,7 +162,7 @@ TEST(ExecutorStepsTest, Vgg16Int8FirstConvFloatRequantizesLastConvDequantizes) {
 TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheClassifier) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
-  absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kFp16);
+  absl::StatusOr<StepProgram> p = LowerToSteps(*g, NumericMode::kFp16TensorCores);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->steps.size(), 16u);  // 13 convs (5 with their pool) + 3 dense
   for (const Step& s : p->steps) EXPECT_NE(s.kind, StepKind::kConvert) << s.name;
@@ -170,7 +170,7 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheClassifier) {
   auto nhwc = [&](int t) { return p->tensors[t].nhwc; };
   const Step& first = p->steps[0];
   EXPECT_EQ(first.name, "features.0");
-  EXPECT_TRUE(p->tasks[first.task].stem);
+  EXPECT_TRUE(p->tasks[first.task].forms.float_nchw_data);
   EXPECT_EQ(p->tasks[first.task].implementations[0].workload.task_name,
             "conv2d_nchw_stem_mma.cuda");
   EXPECT_EQ(p->tensors[first.input].name, "input");  // float32 NCHW, as the graph has it
@@ -185,7 +185,7 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheClassifier) {
       EXPECT_TRUE(nhwc(s.input)) << s.name;
     }
     if (s.kind == StepKind::kConv2d) {
-      EXPECT_TRUE(p->tasks[s.task].fp16) << s.name;
+      EXPECT_TRUE(p->tasks[s.task].half()) << s.name;
       EXPECT_EQ(s.epilogue, (Epilogue{true, true, Out::kAccumulator})) << s.name;
     }
   }
@@ -233,7 +233,7 @@ TEST(ExecutorStepsTest, Fp16FlattenReadBackAsAnOutputConvertsToNchw) {
   ASSERT_TRUE(g.ok()) << g.status();
   Graph exposed = *g;
   exposed.mutable_tensor(*g->FindTensor("flatten.out")).kind = TensorKind::kOutput;
-  absl::StatusOr<StepProgram> p = LowerToSteps(exposed, Precision::kFp16);
+  absl::StatusOr<StepProgram> p = LowerToSteps(exposed, NumericMode::kFp16TensorCores);
   ASSERT_TRUE(p.ok()) << p.status();
   const Step& convert = StepNamed(*p, "flatten.convert");
   EXPECT_TRUE(p->tensors[convert.input].nhwc);
@@ -251,7 +251,7 @@ TEST(ExecutorStepsTest, Fp16FlattenReadBackAsAnOutputConvertsToNchw) {
 TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok()) << g.status();
-  absl::StatusOr<StepProgram> p = LowerToSteps(*g, Precision::kInt8, {.int8_tensor_cores = true});
+  absl::StatusOr<StepProgram> p = LowerToSteps(*g, NumericMode::kInt8TensorCores);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->steps.size(), 17u);  // 13 convs (5 with their pool) + 3 dense + a convert
   std::vector<std::string> converts;
@@ -312,7 +312,7 @@ TEST(ExecutorStepsTest, Vgg16Int8OnTensorCoresRunsNhwcFromTheStemAndFp16Dense) {
   EXPECT_EQ(p->tensors[StepNamed(*p, "classifier.3").output].dtype, DType::kF16);
   EXPECT_EQ(p->tensors[StepNamed(*p, "classifier.6").output].dtype, DType::kF32);
   // Without the option, nothing changes: TVM's NCHW int8 templates and no transposes.
-  absl::StatusOr<StepProgram> dp4a = LowerToSteps(*g, Precision::kInt8);
+  absl::StatusOr<StepProgram> dp4a = LowerToSteps(*g, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(dp4a.ok());
   EXPECT_EQ(dp4a->steps.size(), 21u);
 }
@@ -330,7 +330,7 @@ TEST(ExecutorStepsTest, Fp16ValuesLeaveAsFloat32ThroughOneConvertEach) {
   int y = *g.AddNode("conv1", OpKind::kConv2d, {x, w1}, pad, "y", TensorKind::kOutput);
   *g.AddNode("conv2", OpKind::kConv2d, {y, w2}, pad, "z", TensorKind::kOutput);
   *g.AddNode("relu", OpKind::kRelu, {y}, {}, "r", TensorKind::kOutput);
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp16);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_THAT(Kinds(*p), ElementsAre("convert", "conv2d", "conv2d", "convert", "clip", "convert"));
   const int y_value = p->value_of[y];
@@ -352,7 +352,7 @@ TEST(ExecutorStepsTest, NoFusionWhenTheIntermediateIsAGraphOutput) {
   int y = *g.AddNode("conv", OpKind::kConv2d, {x, w}, {}, "y", TensorKind::kOutput);
   *g.AddNode("bias", OpKind::kBiasAdd, {y, b}, {}, "z");
   *g.AddNode("relu", OpKind::kRelu, {*g.FindTensor("z")}, {}, "r", TensorKind::kOutput);
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_THAT(Kinds(*p), ElementsAre("conv2d", "bias_add"));
   EXPECT_EQ(p->steps[0].epilogue, Epilogue{});
@@ -366,7 +366,7 @@ TEST(ExecutorStepsTest, GraphLevelQuantizeIsUnimplemented) {
   Graph g;
   int x = g.AddTensor({"x", {1, 4}, DType::kF32, TensorKind::kInput});
   *g.AddNode("q", OpKind::kQuantize, {x}, {}, "y", TensorKind::kOutput);
-  absl::StatusOr<StepProgram> p = LowerToSteps(g, Precision::kFp32);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(p.status().message(), HasSubstr("'q' (quantize)"));
 }
@@ -374,7 +374,7 @@ TEST(ExecutorStepsTest, GraphLevelQuantizeIsUnimplemented) {
 TEST(ExecutorStepsTest, MemoryPlanReusesAndNeverOverlapsLiveTensors) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 1});
   ASSERT_TRUE(g.ok());
-  for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+  for (NumericMode precision : {NumericMode::kFp32, NumericMode::kInt8Dp4a}) {
     absl::StatusOr<StepProgram> p = LowerToSteps(*g, precision);
     ASSERT_TRUE(p.ok()) << p.status();
     absl::StatusOr<StepMemory> m = PlanStepMemory(*p);

@@ -16,6 +16,7 @@
 #include "ops/split.h"
 #include "ops/templates.h"
 #include "tests/ops/ops_test_util.h"
+#include "tests/testing/offers.h"
 
 namespace tunejit {
 namespace {
@@ -50,7 +51,8 @@ TEST(Conv2dStemWorkload, VggStemIsOfferedAndRoundTrips) {
   p.n = 128, p.ci = 3, p.h = 224, p.w = 224, p.co = 64, p.kh = 3, p.kw = 3;
   p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
   p.out_dtype = "float16";
-  const std::vector<autotvm::Implementation> impls = autotvm::Conv2dStemImplementations(p);
+  const std::vector<autotvm::Implementation> impls =
+      testing::OfferedConv(p, NumericMode::kFp16TensorCores, /*half_output=*/true);
   ASSERT_EQ(impls.size(), 1u);
   const autotvm::Workload& w = impls[0].workload;
   EXPECT_EQ(w.Key(), StemWorkload(128, 3, 224, 224, 64, 3).Key());
@@ -62,18 +64,28 @@ TEST(Conv2dStemWorkload, VggStemIsOfferedAndRoundTrips) {
   EXPECT_EQ(back->co, 64);
   EXPECT_EQ(back->out_dtype, "float16");
   EXPECT_TRUE(Op().CanImplement(w).ok()) << Op().CanImplement(w);
-  // Not offered: a long patch, too many or odd output channels, groups, non-float data.
+  // Not offered: a long patch, too many or odd output channels, groups, an int8 mode.
+  auto stem_offers = [](const autotvm::Conv2dParams& q, NumericMode mode) {
+    int n = 0;
+    for (const autotvm::Implementation& impl : testing::OfferedConv(q, mode, true)) {
+      n += impl.workload.task_name == autotvm::kConv2dNchwStemMma;
+    }
+    return n;
+  };
   autotvm::Conv2dParams q = p;
   q.ci = 8;  // 72 > 64
-  EXPECT_TRUE(autotvm::Conv2dStemImplementations(q).empty());
+  EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 0);
   q = p;
   q.co = 128;
-  EXPECT_TRUE(autotvm::Conv2dStemImplementations(q).empty());
+  EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 0);
   q.co = 40;
-  EXPECT_TRUE(autotvm::Conv2dStemImplementations(q).empty());
+  EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 0);
   q = p;
-  q.data_dtype = q.kernel_dtype = "float16";
-  EXPECT_TRUE(autotvm::Conv2dStemImplementations(q).empty());
+  q.groups = 3;
+  q.co = 48;
+  EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 0);
+  EXPECT_EQ(stem_offers(p, NumericMode::kInt8TensorCores), 0);
+  EXPECT_EQ(stem_offers(p, NumericMode::kFp32), 0);
 }
 
 TEST(Conv2dStem, PlansTheKernelGridAndArguments) {

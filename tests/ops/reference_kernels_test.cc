@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/kernel_compiler.h"
+#include "tests/testing/offers.h"
 
 namespace tunejit {
 namespace {
@@ -41,8 +42,10 @@ TEST(ReferenceKernels, NchwAndNhwcConvInEveryDataTypeBuild) {
                "tunejit::conv2d_reference<signed char, 0, false, false>");
   // The tensor-core template's workloads: NHWC / OHWI (layout "NHWC" once parsed).
   for (const std::string dtype : {"float16", "int8"}) {
-    autotvm::Conv2dParams p = Conv(dtype);
-    const std::vector<autotvm::Implementation> impls = autotvm::Conv2dWgmmaImplementations(p);
+    const NumericMode mode =
+        dtype == "int8" ? NumericMode::kInt8TensorCores : NumericMode::kFp16TensorCores;
+    const std::vector<autotvm::Implementation> impls =
+        testing::OfferedConv(Conv(dtype), mode, /*half_output=*/false);
     ASSERT_EQ(impls.size(), 1u) << dtype;
     absl::StatusOr<autotvm::Conv2dParams> parsed = autotvm::ParseConv2dWorkload(impls[0].workload);
     ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -58,7 +61,8 @@ TEST(ReferenceKernels, StemConvWritesNhwcFromNchwData) {
   autotvm::Conv2dParams p = Conv("float32");
   p.ci = 3;
   p.co = 64;
-  const std::vector<autotvm::Implementation> impls = autotvm::Conv2dStemImplementations(p);
+  const std::vector<autotvm::Implementation> impls =
+      testing::OfferedConv(p, NumericMode::kFp16TensorCores, /*half_output=*/false);
   ASSERT_EQ(impls.size(), 1u);
   absl::StatusOr<autotvm::Conv2dParams> parsed = autotvm::ParseConv2dWorkload(impls[0].workload);
   ASSERT_TRUE(parsed.ok()) << parsed.status();

@@ -17,6 +17,7 @@
 #include "ops/cpu_reference.h"
 #include "tests/ops/ops_test_util.h"
 #include "tests/testing/gpu_test.h"
+#include "tests/testing/offers.h"
 #include "tuner/measure.h"
 #include "tuner/search.h"
 #include "tuner/tune_task.h"
@@ -235,14 +236,14 @@ TEST_F(TunerGpuTest, DenseWgmmaFp16) {
   p.m = 128;
   p.n = 200;
   p.k = 1024;
-  p.data_dtype = "float16";
-  const std::vector<autotvm::Implementation> impls = autotvm::DenseWgmmaImplementations(p);
+  const std::vector<autotvm::Implementation> impls =
+      testing::OfferedDense(p, NumericMode::kFp16TensorCores, /*half_output=*/false);
   ASSERT_EQ(impls.size(), 1u);
   TuneAndCheck(impls[0].workload, "dense_wgmma.log");
 }
 
 // A 3x3 conv of 64 -> 136 channels (a tail of the 128-channel tile) on 2 x 20 x 20 pixels.
-autotvm::Conv2dParams WgmmaConvParams(const std::string& dtype, const std::string& out_dtype) {
+autotvm::Conv2dParams WgmmaConvParams() {
   autotvm::Conv2dParams p;
   p.n = 2;
   p.ci = 64;
@@ -250,8 +251,6 @@ autotvm::Conv2dParams WgmmaConvParams(const std::string& dtype, const std::strin
   p.co = 136;
   p.kh = p.kw = 3;
   p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-  p.data_dtype = p.kernel_dtype = dtype;
-  p.out_dtype = out_dtype;
   return p;
 }
 
@@ -259,7 +258,7 @@ TEST_F(TunerGpuTest, Conv2dNhwcWgmmaFp16) {
   TUNEJIT_REQUIRE_HOPPER(harness_);
   // float16 out, as inside a network: the compare kernel reads halves.
   const std::vector<autotvm::Implementation> impls =
-      autotvm::Conv2dWgmmaImplementations(WgmmaConvParams("float16", "float16"));
+      testing::OfferedConv(WgmmaConvParams(), NumericMode::kFp16TensorCores, /*half_output=*/true);
   ASSERT_EQ(impls.size(), 1u);
   TuneAndCheck(impls[0].workload, "conv_wgmma.log");
 }
@@ -270,7 +269,7 @@ TEST_F(TunerGpuTest, Conv2dNhwcWgmmaFp16) {
 TEST_F(TunerGpuTest, Conv2dNhwcWgmmaInt8Requantized) {
   TUNEJIT_REQUIRE_HOPPER(harness_);
   const std::vector<autotvm::Implementation> impls =
-      autotvm::Conv2dWgmmaImplementations(WgmmaConvParams("int8", "int32"));
+      testing::OfferedConv(WgmmaConvParams(), NumericMode::kInt8TensorCores, /*half_output=*/false);
   ASSERT_EQ(impls.size(), 1u);
   ASSERT_EQ(MeasureEpilogue(impls[0].workload).output, Epilogue::Output::kInt8Requantize);
   TuneAndCheck(impls[0].workload, "conv_wgmma_int8.log", /*recheck=*/false);

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   if (!tunejit::autotvm::LoadLogFile(argv[1], {}, &log).ok()) return 1;
   absl::StatusOr<tunejit::Graph> graph = tunejit::BuildVgg16({.batch = 128});
   if (!graph.ok()) return 1;
-  auto tasks = tunejit::ExtractTasks(*graph, tunejit::Precision::kInt8);
+  auto tasks = tunejit::ExtractTasks(*graph, tunejit::NumericMode::kInt8Dp4a);
   if (!tasks.ok()) return 1;
   std::set<std::string> keys;
   for (const auto& w : tunejit::DistinctWorkloads(*tasks)) keys.insert(w.Key());
