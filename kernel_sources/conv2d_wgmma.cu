@@ -5,8 +5,11 @@
 //   out[b, y, x, co] = epilogue(sum_{r, s, c} in[b, y + r * DH - PT, x + s * DW - PL, c]
 //                                           * weight[co, r, s, c])          (stride 1)
 //
-//   conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PINGPONG, kInt8, kEpi, kOutF16, ATOM, kIm2col,
-//                CLUSTER, POOL, HALO, SWAP_AB, TB>
+//   conv2d_wgmma<ConvTilePolicy<TH, TW, TB, BN, SWAP_AB>,
+//                ConvPipelinePolicy<STAGES, CONS_WG, PINGPONG, CLUSTER>,
+//                ConvLoadPolicy<ATOM, kIm2col, HALO>,
+//                ConvOutputPolicy<kInt8, kEpi, kOutF16, POOL>>
+//   (ops/conv2d_wgmma.cc ConvKernelName writes the name expression)
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
 //   turn), block 128 * (1 + CONS_WG), dynamic shared memory
@@ -243,14 +246,48 @@ struct ConvTiles {
   }
 };
 
-template <int TH, int TW, int BN, int STAGES, int CONS_WG, int PINGPONG, int kInt8, int kEpi,
-          int kOutF16, int ATOM, int kIm2col, int CLUSTER, int POOL, int HALO, int SWAP_AB, int TB>
-__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CONS_WG), 1)
-    conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
-                 const __grid_constant__ hopper::TmaDescriptor w_map,
-                 const float* __restrict__ bias, const float* __restrict__ scale, void* out, int c,
-                 int co, int oh, int ow, int kw, int taps, int pad_top, int pad_left, int dil_h,
-                 int dil_w, int tiles_h, int tiles_w, int m_tiles, int pixels) {
+// The kernel's compile-time choices, in four named groups.
+// The output tile: TB images of TH x TW pixels by BN output channels; SWAP_AB computes it
+// transposed (channels as wgmma's M).
+template <int TH, int TW, int TB, int BN, int SWAP_AB>
+struct ConvTilePolicy {
+  static constexpr int kH = TH, kW = TW, kImages = TB, kChannels = BN, kSwapAB = SWAP_AB;
+};
+// The mainloop: STAGES shared-memory stages, CONS_WG consumer warpgroups taking whole tiles in
+// turn (PINGPONG) or splitting each, in clusters of CLUSTER blocks sharing the input loads.
+template <int STAGES, int CONS_WG, int PINGPONG, int CLUSTER>
+struct ConvPipelinePolicy {
+  static constexpr int kStages = STAGES, kConsumers = CONS_WG, kPingPong = PINGPONG,
+                       kCluster = CLUSTER;
+};
+// The loads: ATOM-byte rows of channels (128, or 64 for narrow convs), TMA im2col boxes or tiled
+// ones, HALO filter rows per input box (0: a box per tap).
+template <int ATOM, int IM2COL, int HALO>
+struct ConvLoadPolicy {
+  static constexpr int kAtom = ATOM, kIm2col = IM2COL, kHalo = HALO;
+};
+// The operands and the output: int8 or fp16 data, the epilogue (common.cuh EpilogueOp's code),
+// a float16 output, a 2x2 max pool in the kernel.
+template <int INT8, int EPI, int OUT_F16, int POOL>
+struct ConvOutputPolicy {
+  static constexpr int kInt8 = INT8, kEpi = EPI, kOutF16 = OUT_F16, kPool = POOL;
+};
+
+template <typename Tile, typename Pipeline, typename Loads, typename Output>
+__global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
+    __launch_bounds__(128 * (1 + Pipeline::kConsumers), 1)
+        conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
+                     const __grid_constant__ hopper::TmaDescriptor w_map,
+                     const float* __restrict__ bias, const float* __restrict__ scale, void* out,
+                     int c, int co, int oh, int ow, int kw, int taps, int pad_top, int pad_left,
+                     int dil_h, int dil_w, int tiles_h, int tiles_w, int m_tiles, int pixels) {
+  constexpr int TH = Tile::kH, TW = Tile::kW, TB = Tile::kImages, BN = Tile::kChannels,
+                SWAP_AB = Tile::kSwapAB;
+  constexpr int STAGES = Pipeline::kStages, CONS_WG = Pipeline::kConsumers,
+                PINGPONG = Pipeline::kPingPong, CLUSTER = Pipeline::kCluster;
+  constexpr int ATOM = Loads::kAtom, kIm2col = Loads::kIm2col, HALO = Loads::kHalo;
+  constexpr int kInt8 = Output::kInt8, kEpi = Output::kEpi, kOutF16 = Output::kOutF16,
+                POOL = Output::kPool;
   const ConvWgmmaGeometry g{c,        co,    oh,    ow,      kw,      taps,    pad_top,
                             pad_left, dil_h, dil_w, tiles_h, tiles_w, m_tiles, pixels};
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
@@ -281,50 +318,55 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * (1 + CON
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV2D_WGMMA(TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16, ATOM, IM2COL, CL, PL, \
-                             HALO, SW, TB)                                                        \
-  template __global__ void tunejit::conv2d_wgmma<TH, TW, BN, STAGES, CONS_WG, PP, I8, EPI, F16,   \
-                                                 ATOM, IM2COL, CL, PL, HALO, SW, TB>(             \
+// The arguments in the order of the policies: tile (TH, TW, TB, BN, SW), pipeline (STAGES,
+// CONS_WG, PP, CL), loads (ATOM, IM2COL, HALO), output (I8, EPI, F16, PL).
+#define TUNEJIT_CONV2D_WGMMA(TH, TW, TB, BN, SW, STAGES, CONS_WG, PP, CL, ATOM, IM2COL, HALO, I8, \
+                             EPI, F16, PL)                                                        \
+  template __global__ void                                                                        \
+  tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<TH, TW, TB, BN, SW>,                              \
+                        tunejit::ConvPipelinePolicy<STAGES, CONS_WG, PP, CL>,                     \
+                        tunejit::ConvLoadPolicy<ATOM, IM2COL, HALO>,                              \
+                        tunejit::ConvOutputPolicy<I8, EPI, F16, PL>>(                             \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*,  \
       int, int, int, int, int, int, int, int, int, int, int, int, int, int)
 // The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 256, 3, 2, 0, 0, 3, 1, 128, 0, 1, 0, 0, 0, 1);
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 2, 1, 0, 0, 7, 0, 128, 0, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 0, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 256, 0, 3, 2, 0, 1, 128, 0, 0, 0, 3, 1, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 1, 64, 0, 2, 1, 0, 1, 128, 0, 0, 0, 7, 0, 0);
 // int8: bias + relu + requantize to int8; fp16 requantized to int8 (int8's stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 0, 0, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 11, 0, 128, 0, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 1, 11, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 0, 4, 2, 0, 1, 128, 0, 0, 0, 11, 0, 0);
 // Ping-pong: 64 x 256 per consumer in fp16, 128 x 128 in int8.
-TUNEJIT_CONV2D_WGMMA(4, 16, 256, 4, 2, 1, 0, 3, 1, 128, 0, 1, 0, 0, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 16, 1, 256, 0, 4, 2, 1, 1, 128, 0, 0, 0, 3, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 1, 1, 128, 0, 0, 1, 11, 0, 0);
 // 64-byte rows: int8 with 64 channels; fp16 with 32 channels (the RGB stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 1, 11, 0, 64, 0, 1, 0, 0, 0, 1);
-TUNEJIT_CONV2D_WGMMA(16, 16, 64, 4, 1, 0, 0, 3, 1, 64, 0, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 0, 4, 2, 0, 1, 64, 0, 0, 1, 11, 0, 0);
+TUNEJIT_CONV2D_WGMMA(16, 16, 1, 64, 0, 4, 1, 0, 1, 64, 0, 0, 0, 3, 1, 0);
 // im2col tiles: 128 pixels x 256 in fp16; int8 with 64-byte rows, ping-pong.
-TUNEJIT_CONV2D_WGMMA(2, 64, 256, 4, 2, 0, 0, 3, 1, 128, 1, 1, 0, 0, 0, 1);
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 1, 1, 11, 0, 64, 1, 1, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(2, 64, 1, 256, 0, 4, 2, 0, 1, 128, 1, 0, 0, 3, 1, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 1, 128, 0, 4, 2, 1, 1, 64, 1, 0, 1, 11, 0, 0);
 // Clusters of two: im2col fp16 (256 pixels x 128), tiled int8 ping-pong.
-TUNEJIT_CONV2D_WGMMA(4, 64, 128, 4, 2, 0, 0, 3, 1, 128, 1, 2, 0, 0, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 2, 0, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 64, 1, 128, 0, 4, 2, 0, 2, 128, 1, 0, 0, 3, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 1, 2, 128, 0, 0, 1, 11, 0, 0);
 // Pooled 2x2: rows of 8 (y pairs in one thread), 16 (across warps), 64 (across subtiles); fp16
 // and requantized int8, ping-pong.
-TUNEJIT_CONV2D_WGMMA(16, 8, 64, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 128, 4, 2, 1, 1, 11, 0, 128, 0, 1, 1, 0, 0, 1);
-TUNEJIT_CONV2D_WGMMA(4, 64, 64, 4, 2, 0, 0, 3, 1, 128, 0, 2, 1, 0, 0, 1);
+TUNEJIT_CONV2D_WGMMA(16, 8, 1, 64, 0, 4, 2, 0, 1, 128, 0, 0, 0, 3, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 1, 1, 128, 0, 0, 1, 11, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 64, 1, 64, 0, 4, 2, 0, 2, 128, 0, 0, 0, 3, 1, 1);
 // Halo boxes (a stage per filter column): fp16 conv1_2 pooled, 8 x 32 x 64 ping-pong; int8 with
 // 64-byte rows; fp16 128 channels, 16 x 16 cooperative.
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3, 0, 1);
-TUNEJIT_CONV2D_WGMMA(16, 16, 128, 2, 2, 0, 0, 3, 1, 128, 0, 1, 0, 3, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 0, 3, 2, 1, 1, 128, 0, 3, 0, 3, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 0, 4, 2, 1, 1, 64, 0, 3, 1, 11, 0, 1);
+TUNEJIT_CONV2D_WGMMA(16, 16, 1, 128, 0, 2, 2, 0, 1, 128, 0, 3, 0, 3, 1, 0);
 // Swapped operands (64 channels): conv1_2 pooled, fp16 8 x 32 ping-pong and int8 with 64-byte
 // rows; unpooled, cooperative, float32 out, tap by tap.
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 3, 2, 1, 0, 3, 1, 128, 0, 1, 1, 3, 1, 1);
-TUNEJIT_CONV2D_WGMMA(8, 32, 64, 4, 2, 1, 1, 11, 0, 64, 0, 1, 1, 3, 1, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 64, 4, 2, 0, 0, 0, 0, 128, 0, 1, 0, 0, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 1, 3, 2, 1, 1, 128, 0, 3, 0, 3, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 1, 4, 2, 1, 1, 64, 0, 3, 1, 11, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 0, 0, 0, 0);
 // Two images per tile: conv3_3 pooled (8 x 8 of each, fp16 and requantized int8); int8 64-byte
 // rows (two taps a stage), float32 out.
-TUNEJIT_CONV2D_WGMMA(8, 8, 256, 4, 2, 0, 0, 3, 1, 128, 0, 1, 1, 0, 0, 2);
-TUNEJIT_CONV2D_WGMMA(8, 8, 128, 4, 2, 0, 1, 11, 0, 128, 0, 1, 1, 0, 0, 2);
-TUNEJIT_CONV2D_WGMMA(4, 16, 64, 4, 2, 0, 1, 7, 0, 64, 0, 1, 0, 0, 0, 2);
+TUNEJIT_CONV2D_WGMMA(8, 8, 2, 256, 0, 4, 2, 0, 1, 128, 0, 0, 0, 3, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 8, 2, 128, 0, 4, 2, 0, 1, 128, 0, 0, 1, 11, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 16, 2, 64, 0, 4, 2, 0, 1, 64, 0, 0, 1, 7, 0, 0);
 #endif  // TUNEJIT_NVCC_CHECK

@@ -278,20 +278,29 @@ TensorMapDesc InputMap(const ConvTile& t, const WgmmaConv& conv, int64_t row_byt
   return d;
 }
 
+// The kernel's name expression: the conv2d_wgmma.cu template with its four policies.
+std::string ConvKernelName(const ConvTile& t, const WgmmaConv& conv, const Epilogue& epilogue) {
+  const autotvm::Conv2dParams& p = conv.p;
+  return absl::StrFormat(
+      "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<%d, %d, %d, %d, %d>, "
+      "tunejit::ConvPipelinePolicy<%d, %d, %d, %d>, tunejit::ConvLoadPolicy<%d, %d, %d>, "
+      "tunejit::ConvOutputPolicy<%d, %d, %d, %d>>",
+      t.h, t.w, t.b, t.gemm.n, t.swap_ab,                                             // tile
+      t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong, t.cluster,                  // pipeline
+      ConvRowBytes(conv), t.im2col, t.halo != 0 ? p.kh : 0,                           // loads
+      conv.int8 ? 1 : 0, EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue),  // output
+      t.pool ? 1 : 0);
+}
+
 PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogue& epilogue,
                          const LaunchShape& shape) {
   const autotvm::Conv2dParams& p = conv.p;
   PlannedKernel kernel;
   kernel.label = "conv2d_wgmma";
-  kernel.spec = KernelSpec{
-      "conv2d_wgmma.cu",
-      absl::StrFormat(
-          "tunejit::conv2d_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>",
-          t.h, t.w, t.gemm.n, t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong, conv.int8 ? 1 : 0,
-          EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue), ConvRowBytes(conv), t.im2col,
-          t.cluster, t.pool ? 1 : 0, t.halo != 0 ? p.kh : 0, t.swap_ab, t.b),
-      {},
-      /*arch_specific=*/true};
+  kernel.spec = KernelSpec{"conv2d_wgmma.cu",
+                           ConvKernelName(t, conv, epilogue),
+                           {},
+                           /*arch_specific=*/true};
   kernel.shape = shape;
   kernel.args = EpilogueTensorArgs(epilogue);
   kernel.args[0] = TensorMapArg(0);
