@@ -30,6 +30,7 @@
 #include "cache/kernel_cache.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/git_commit.h"
 #include "cli/model_source.h"
 #include "cli/raw_floats.h"
 #include "cli/run_report.h"
