@@ -44,6 +44,8 @@ struct Conv2dParams {
   // NCHW data written NHWC (conv2d_nchw_stem_mma.cuda: the graph's input into NHWC layers).
   bool nhwc_out = false;
 
+  // One filter per input channel (groups == C > 1): Relay's depthwise conv.
+  bool Depthwise() const { return groups > 1 && groups == ci; }
   int64_t OutH() const;
   int64_t OutW() const;
   double Flops() const;  // 2 * N * CO * OH * OW * (CI/groups) * KH * KW

@@ -230,6 +230,7 @@ class Conv2dNchwcInt8 final : public OpTemplate {
     config.knobs.push_back(OtherKnob("auto_unroll_max_step", 512));
     return config;
   }
+
   absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
                                                    const autotvm::Target& target) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
@@ -248,6 +249,7 @@ class Conv2dNchwcInt8 final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(s.AddOther("auto_unroll_max_step", {0, 512, 1500}));
     return s;
   }
+
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     if (request.op != OpRequest::Op::kConv2d || request.mode != NumericMode::kInt8Dp4a) {
       return std::nullopt;

@@ -150,6 +150,7 @@ class Conv2dNchwStemMma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("warps", 4));
     return config;
   }
+
   absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(
       const autotvm::Workload& /*workload*/, const autotvm::Target& /*target*/) const override {
     // A block computes tile_h x tile_w output pixels (all channels) with `warps` warps, 16
@@ -161,6 +162,7 @@ class Conv2dNchwStemMma final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(s.AddOther("warps", {1, 2, 4, 8}));
     return s;
   }
+
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     // A float16 conv with too few input channels for the wgmma template (the RGB stem), when the
     // patch and channels fit its registers: it reads the float32 NCHW input and weight as they

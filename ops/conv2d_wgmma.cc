@@ -457,6 +457,7 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     // The pooled task has the convolution's knobs: its configs are the same kernels.
     return ConvWgmmaSpace();
   }
+
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     // groups 1, stride 1 and C in whole 16 bytes (TMA's pixel stride); the pooled task where a
     // 2x2 pool follows and the output has a window. NHWC data, OHWI weights.

@@ -110,11 +110,13 @@ class DenseSmallBatch final : public OpTemplate {
     config.knobs.push_back(SplitKnob("tile_k", {p.k > 64 ? -1 : 1, 64}));
     return config;
   }
+
   absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
                                                    const autotvm::Target& target) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
     return DenseSpace(p, /*large=*/false);
   }
+
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     if (request.op != OpRequest::Op::kDense || request.mode != NumericMode::kFp32) {
       return std::nullopt;
@@ -190,11 +192,13 @@ class DenseLargeBatch final : public OpTemplate {
         "tile_k", p.k > 8 ? std::vector<int64_t>{-1, 8, 1} : std::vector<int64_t>{-1, 1, 1}));
     return config;
   }
+
   absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
                                                    const autotvm::Target& target) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
     return DenseSpace(p, /*large=*/true);
   }
+
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     // Relay offers the large-batch template from 32 rows on, above the small-batch one.
     if (request.op != OpRequest::Op::kDense || request.mode != NumericMode::kFp32 ||

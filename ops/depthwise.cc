@@ -155,6 +155,7 @@ class DepthwiseConv2dNchw final : public OpTemplate {
     config.knobs.push_back(OtherKnob("unroll_explicit", 0));
     return config;
   }
+
   absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
                                                    const autotvm::Target& target) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
@@ -166,10 +167,11 @@ class DepthwiseConv2dNchw final : public OpTemplate {
     TUNEJIT_RETURN_IF_ERROR(s.AddOther("unroll_explicit", UnrollExplicitCandidates(target)));
     return s;
   }
+
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     const autotvm::Conv2dParams& p = request.conv;
     if (request.op != OpRequest::Op::kConv2d || request.mode != NumericMode::kFp32 ||
-        p.groups <= 1 || p.groups != p.ci) {
+        !p.Depthwise()) {
       return std::nullopt;
     }
     return OpOffer{{autotvm::MakeConv2dWorkload(kTask, p), 10}, {}};

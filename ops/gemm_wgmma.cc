@@ -246,11 +246,13 @@ class DenseWgmma final : public OpTemplate {
     config.knobs.push_back(OtherKnob("split_k", 1));
     return config;
   }
+
   absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
                                                    const autotvm::Target& target) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
     return DenseWgmmaSpace(p.data_dtype == "int8");
   }
+
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     // The dense layers of both tensor-core modes run float16; K in whole 16 bytes (TMA's row
     // stride).

@@ -219,6 +219,7 @@ class Conv2dNchwWinograd final : public OpTemplate {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseWinogradConv(workload));
     return WinogradFallback(p);
   }
+
   absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
                                                    const autotvm::Target& target) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
@@ -228,15 +229,16 @@ class Conv2dNchwWinograd final : public OpTemplate {
   std::vector<std::string_view> space_aliases() const override {
     return {"conv2d_nchw_winograd_without_weight_transform.cuda"};
   }
+
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     // Relay's rule: 2 < KH < 8, KH == KW, stride 1, dilation 1; at float32, and on int8 data
     // beside conv2d_NCHWc_int8.cuda; never for a depthwise conv.
     autotvm::Conv2dParams p = request.conv;
     const bool mode_ok =
         request.mode == NumericMode::kFp32 || request.mode == NumericMode::kInt8Dp4a;
-    if (request.op != OpRequest::Op::kConv2d || !mode_ok || (p.groups > 1 && p.groups == p.ci) ||
-        p.kh <= 2 || p.kh >= 8 || p.kh != p.kw || p.stride_h != 1 || p.stride_w != 1 ||
-        p.dilation_h != 1 || p.dilation_w != 1) {
+    if (request.op != OpRequest::Op::kConv2d || !mode_ok || p.Depthwise() || p.kh <= 2 ||
+        p.kh >= 8 || p.kh != p.kw || p.stride_h != 1 || p.stride_w != 1 || p.dilation_h != 1 ||
+        p.dilation_w != 1) {
       return std::nullopt;
     }
     if (request.mode == NumericMode::kInt8Dp4a) {
