@@ -62,6 +62,15 @@ constexpr int kEpiOutAccumulator = 0;
 constexpr int kEpiOutFloat32 = 1;
 constexpr int kEpiOutInt8 = 2;
 
+// An epilogue by name (ops/op_template.h Epilogue): what the newer templates take as a template
+// argument, e.g. Epi<true, true, EpiOut::kInt8>; kCode is the packed form EpilogueOp decodes.
+enum class EpiOut : int { kAccumulator = 0, kFloat32 = 1, kInt8 = 2 };
+template <bool kBias, bool kRelu, EpiOut kOut>
+struct Epi {
+  static constexpr int kCode =
+      (kBias ? kEpiBias : 0) | (kRelu ? kEpiRelu : 0) | (static_cast<int>(kOut) << 2);
+};
+
 template <bool kCond, typename A, typename B>
 struct Conditional {
   typedef A type;

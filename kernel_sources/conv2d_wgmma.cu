@@ -8,7 +8,7 @@
 //   conv2d_wgmma<ConvTilePolicy<TH, TW, TB, BN, SWAP_AB>,
 //                ConvPipelinePolicy<STAGES, CONS_WG, PINGPONG, CLUSTER>,
 //                ConvLoadPolicy<ATOM, kIm2col, HALO>,
-//                ConvOutputPolicy<kInt8, kEpi, kOutF16, POOL>>
+//                ConvOutputPolicy<kInt8, Epi<BIAS, RELU, OUT>, kOutF16, POOL>>
 //   (ops/conv2d_wgmma.cc ConvKernelName writes the name expression)
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
@@ -266,11 +266,11 @@ template <int ATOM, int IM2COL, int HALO>
 struct ConvLoadPolicy {
   static constexpr int kAtom = ATOM, kIm2col = IM2COL, kHalo = HALO;
 };
-// The operands and the output: int8 or fp16 data, the epilogue (common.cuh EpilogueOp's code),
-// a float16 output, a 2x2 max pool in the kernel.
-template <int INT8, int EPI, int OUT_F16, int POOL>
+// The operands and the output: int8 or fp16 data, the epilogue (common.cuh Epi: bias, ReLU and
+// what it writes), a float16 output, a 2x2 max pool in the kernel.
+template <int INT8, typename EPILOGUE, int OUT_F16, int POOL>
 struct ConvOutputPolicy {
-  static constexpr int kInt8 = INT8, kEpi = EPI, kOutF16 = OUT_F16, kPool = POOL;
+  static constexpr int kInt8 = INT8, kEpi = EPILOGUE::kCode, kOutF16 = OUT_F16, kPool = POOL;
 };
 
 template <typename Tile, typename Pipeline, typename Loads, typename Output>
@@ -319,54 +319,55 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
 
 #ifdef TUNEJIT_NVCC_CHECK
 // The arguments in the order of the policies: tile (TH, TW, TB, BN, SW), pipeline (STAGES,
-// CONS_WG, PP, CL), loads (ATOM, IM2COL, HALO), output (I8, EPI, F16, PL).
+// CONS_WG, PP, CL), loads (ATOM, IM2COL, HALO), output (I8, the epilogue's BIAS, RELU and OUT, F16,
+// PL).
 #define TUNEJIT_CONV2D_WGMMA(TH, TW, TB, BN, SW, STAGES, CONS_WG, PP, CL, ATOM, IM2COL, HALO, I8, \
-                             EPI, F16, PL)                                                        \
-  template __global__ void                                                                        \
-  tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<TH, TW, TB, BN, SW>,                              \
-                        tunejit::ConvPipelinePolicy<STAGES, CONS_WG, PP, CL>,                     \
-                        tunejit::ConvLoadPolicy<ATOM, IM2COL, HALO>,                              \
-                        tunejit::ConvOutputPolicy<I8, EPI, F16, PL>>(                             \
+                             BIAS, RELU, OUT, F16, PL)                                            \
+  template __global__ void tunejit::conv2d_wgmma<                                                 \
+      tunejit::ConvTilePolicy<TH, TW, TB, BN, SW>,                                                \
+      tunejit::ConvPipelinePolicy<STAGES, CONS_WG, PP, CL>,                                       \
+      tunejit::ConvLoadPolicy<ATOM, IM2COL, HALO>,                                                \
+      tunejit::ConvOutputPolicy<I8, tunejit::Epi<BIAS, RELU, tunejit::EpiOut::OUT>, F16, PL>>(    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*,  \
       int, int, int, int, int, int, int, int, int, int, int, int, int, int)
 // The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
-TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 0, 0, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 1, 256, 0, 3, 2, 0, 1, 128, 0, 0, 0, 3, 1, 0);
-TUNEJIT_CONV2D_WGMMA(4, 16, 1, 64, 0, 2, 1, 0, 1, 128, 0, 0, 0, 7, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 0, false, false, kAccumulator, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 256, 0, 3, 2, 0, 1, 128, 0, 0, 0, true, true, kAccumulator, 1, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 1, 64, 0, 2, 1, 0, 1, 128, 0, 0, 0, true, true, kFloat32, 0, 0);
 // int8: bias + relu + requantize to int8; fp16 requantized to int8 (int8's stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 1, 11, 0, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 0, 4, 2, 0, 1, 128, 0, 0, 0, 11, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 1, true, true, kInt8, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 0, 4, 2, 0, 1, 128, 0, 0, 0, true, true, kInt8, 0, 0);
 // Ping-pong: 64 x 256 per consumer in fp16, 128 x 128 in int8.
-TUNEJIT_CONV2D_WGMMA(4, 16, 1, 256, 0, 4, 2, 1, 1, 128, 0, 0, 0, 3, 1, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 1, 1, 128, 0, 0, 1, 11, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 16, 1, 256, 0, 4, 2, 1, 1, 128, 0, 0, 0, true, true, kAccumulator, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 1, 1, 128, 0, 0, 1, true, true, kInt8, 0, 0);
 // 64-byte rows: int8 with 64 channels; fp16 with 32 channels (the RGB stem).
-TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 0, 4, 2, 0, 1, 64, 0, 0, 1, 11, 0, 0);
-TUNEJIT_CONV2D_WGMMA(16, 16, 1, 64, 0, 4, 1, 0, 1, 64, 0, 0, 0, 3, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 0, 4, 2, 0, 1, 64, 0, 0, 1, true, true, kInt8, 0, 0);
+TUNEJIT_CONV2D_WGMMA(16, 16, 1, 64, 0, 4, 1, 0, 1, 64, 0, 0, 0, true, true, kAccumulator, 1, 0);
 // im2col tiles: 128 pixels x 256 in fp16; int8 with 64-byte rows, ping-pong.
-TUNEJIT_CONV2D_WGMMA(2, 64, 1, 256, 0, 4, 2, 0, 1, 128, 1, 0, 0, 3, 1, 0);
-TUNEJIT_CONV2D_WGMMA(4, 64, 1, 128, 0, 4, 2, 1, 1, 64, 1, 0, 1, 11, 0, 0);
+TUNEJIT_CONV2D_WGMMA(2, 64, 1, 256, 0, 4, 2, 0, 1, 128, 1, 0, 0, true, true, kAccumulator, 1, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 1, 128, 0, 4, 2, 1, 1, 64, 1, 0, 1, true, true, kInt8, 0, 0);
 // Clusters of two: im2col fp16 (256 pixels x 128), tiled int8 ping-pong.
-TUNEJIT_CONV2D_WGMMA(4, 64, 1, 128, 0, 4, 2, 0, 2, 128, 1, 0, 0, 3, 1, 0);
-TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 1, 2, 128, 0, 0, 1, 11, 0, 0);
+TUNEJIT_CONV2D_WGMMA(4, 64, 1, 128, 0, 4, 2, 0, 2, 128, 1, 0, 0, true, true, kAccumulator, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 1, 2, 128, 0, 0, 1, true, true, kInt8, 0, 0);
 // Pooled 2x2: rows of 8 (y pairs in one thread), 16 (across warps), 64 (across subtiles); fp16
 // and requantized int8, ping-pong.
-TUNEJIT_CONV2D_WGMMA(16, 8, 1, 64, 0, 4, 2, 0, 1, 128, 0, 0, 0, 3, 1, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 1, 1, 128, 0, 0, 1, 11, 0, 1);
-TUNEJIT_CONV2D_WGMMA(4, 64, 1, 64, 0, 4, 2, 0, 2, 128, 0, 0, 0, 3, 1, 1);
+TUNEJIT_CONV2D_WGMMA(16, 8, 1, 64, 0, 4, 2, 0, 1, 128, 0, 0, 0, true, true, kAccumulator, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 1, 1, 128, 0, 0, 1, true, true, kInt8, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 64, 1, 64, 0, 4, 2, 0, 2, 128, 0, 0, 0, true, true, kAccumulator, 1, 1);
 // Halo boxes (a stage per filter column): fp16 conv1_2 pooled, 8 x 32 x 64 ping-pong; int8 with
 // 64-byte rows; fp16 128 channels, 16 x 16 cooperative.
-TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 0, 3, 2, 1, 1, 128, 0, 3, 0, 3, 1, 1);
-TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 0, 4, 2, 1, 1, 64, 0, 3, 1, 11, 0, 1);
-TUNEJIT_CONV2D_WGMMA(16, 16, 1, 128, 0, 2, 2, 0, 1, 128, 0, 3, 0, 3, 1, 0);
+TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 0, 3, 2, 1, 1, 128, 0, 3, 0, true, true, kAccumulator, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 0, 4, 2, 1, 1, 64, 0, 3, 1, true, true, kInt8, 0, 1);
+TUNEJIT_CONV2D_WGMMA(16, 16, 1, 128, 0, 2, 2, 0, 1, 128, 0, 3, 0, true, true, kAccumulator, 1, 0);
 // Swapped operands (64 channels): conv1_2 pooled, fp16 8 x 32 ping-pong and int8 with 64-byte
 // rows; unpooled, cooperative, float32 out, tap by tap.
-TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 1, 3, 2, 1, 1, 128, 0, 3, 0, 3, 1, 1);
-TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 1, 4, 2, 1, 1, 64, 0, 3, 1, 11, 0, 1);
-TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 0, 0, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 1, 3, 2, 1, 1, 128, 0, 3, 0, true, true, kAccumulator, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 32, 1, 64, 1, 4, 2, 1, 1, 64, 0, 3, 1, true, true, kInt8, 0, 1);
+TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 0, false, false, kAccumulator, 0, 0);
 // Two images per tile: conv3_3 pooled (8 x 8 of each, fp16 and requantized int8); int8 64-byte
 // rows (two taps a stage), float32 out.
-TUNEJIT_CONV2D_WGMMA(8, 8, 2, 256, 0, 4, 2, 0, 1, 128, 0, 0, 0, 3, 1, 1);
-TUNEJIT_CONV2D_WGMMA(8, 8, 2, 128, 0, 4, 2, 0, 1, 128, 0, 0, 1, 11, 0, 1);
-TUNEJIT_CONV2D_WGMMA(4, 16, 2, 64, 0, 4, 2, 0, 1, 64, 0, 0, 1, 7, 0, 0);
+TUNEJIT_CONV2D_WGMMA(8, 8, 2, 256, 0, 4, 2, 0, 1, 128, 0, 0, 0, true, true, kAccumulator, 1, 1);
+TUNEJIT_CONV2D_WGMMA(8, 8, 2, 128, 0, 4, 2, 0, 1, 128, 0, 0, 1, true, true, kInt8, 0, 1);
+TUNEJIT_CONV2D_WGMMA(4, 16, 2, 64, 0, 4, 2, 0, 1, 64, 0, 0, 1, true, true, kFloat32, 0, 0);
 #endif  // TUNEJIT_NVCC_CHECK

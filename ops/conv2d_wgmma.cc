@@ -284,11 +284,11 @@ std::string ConvKernelName(const ConvTile& t, const WgmmaConv& conv, const Epilo
   return absl::StrFormat(
       "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<%d, %d, %d, %d, %d>, "
       "tunejit::ConvPipelinePolicy<%d, %d, %d, %d>, tunejit::ConvLoadPolicy<%d, %d, %d>, "
-      "tunejit::ConvOutputPolicy<%d, %d, %d, %d>>",
-      t.h, t.w, t.b, t.gemm.n, t.swap_ab,                                             // tile
-      t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong, t.cluster,                  // pipeline
-      ConvRowBytes(conv), t.im2col, t.halo != 0 ? p.kh : 0,                           // loads
-      conv.int8 ? 1 : 0, EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue),  // output
+      "tunejit::ConvOutputPolicy<%d, %s, %d, %d>>",
+      t.h, t.w, t.b, t.gemm.n, t.swap_ab,                             // tile
+      t.gemm.stages, t.gemm.consumer_wg, t.gemm.pingpong, t.cluster,  // pipeline
+      ConvRowBytes(conv), t.im2col, t.halo != 0 ? p.kh : 0,           // loads
+      conv.int8 ? 1 : 0, EpilogueTypeName(epilogue), WgmmaOutF16(p.out_dtype, epilogue),  // output
       t.pool ? 1 : 0);
 }
 

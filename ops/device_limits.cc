@@ -1,6 +1,8 @@
 // DeviceLimits defaults per architecture, from a real device, and the epilogue's kernel code.
 #include "ops/op_template.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace tunejit {
 
 DeviceLimits DeviceLimits::ForArch(const GpuArch& arch) {
@@ -55,6 +57,14 @@ int EpilogueCode(const Epilogue& epilogue) {
       break;
   }
   return (epilogue.bias ? 1 : 0) | (epilogue.relu ? 2 : 0) | (output << 2);
+}
+
+std::string EpilogueTypeName(const Epilogue& epilogue) {
+  const char* output = "kAccumulator";
+  if (epilogue.output == Epilogue::Output::kFloat32) output = "kFloat32";
+  if (epilogue.output == Epilogue::Output::kInt8Requantize) output = "kInt8";
+  return absl::StrCat("tunejit::Epi<", epilogue.bias ? "true" : "false", ", ",
+                      epilogue.relu ? "true" : "false", ", tunejit::EpiOut::", output, ">");
 }
 
 }  // namespace tunejit

@@ -96,6 +96,9 @@ struct Epilogue {
 // The int template argument kernels take for an epilogue (kernel_sources/common.cuh): bit 0 bias,
 // bit 1 relu, bits 2-3 the output kind (0 accumulator, 1 float32, 2 int8 requantize).
 int EpilogueCode(const Epilogue& epilogue);
+// The same epilogue by name, as the templates that take it as a type read it (common.cuh Epi):
+// "tunejit::Epi<true, true, tunejit::EpiOut::kInt8>".
+std::string EpilogueTypeName(const Epilogue& epilogue);
 
 // Symbolic kernel argument, bound by the executor/tuner to a real value.
 struct KernelArg {

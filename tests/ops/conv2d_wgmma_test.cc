@@ -83,7 +83,8 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   EXPECT_EQ(k.spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 16, 1, 128, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 0, 1>, tunejit::ConvLoadPolicy<128, 0, 0>, "
-            "tunejit::ConvOutputPolicy<0, 3, 0, 0>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator>, 0, 0>>");
   EXPECT_TRUE(k.spec.arch_specific);
   // Persistent: one block per output tile up to one per SM; here 2 images x ceil(20 / 8) x
   // ceil(20 / 16) pixel tiles x ceil(136 / 128) channel tiles = 24 < 132 SMs.
@@ -154,7 +155,8 @@ TEST(Conv2dWgmma, WorkloadRules) {
     EXPECT_EQ(fp16_to_int8->kernels[0].spec.name_expression,
               "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 16, 1, 64, 0>, "
               "tunejit::ConvPipelinePolicy<2, 2, 0, 1>, tunejit::ConvLoadPolicy<128, 0, 0>, "
-              "tunejit::ConvOutputPolicy<0, 8, 0, 0>>");
+              "tunejit::ConvOutputPolicy<0, "
+              "tunejit::Epi<false, false, tunejit::EpiOut::kInt8>, 0, 0>>");
   }
 }
 
@@ -170,7 +172,8 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
   EXPECT_EQ(int8->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 16, 1, 128, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 0, 1>, tunejit::ConvLoadPolicy<64, 0, 0>, "
-            "tunejit::ConvOutputPolicy<1, 11, 0, 0>>");
+            "tunejit::ConvOutputPolicy<1, "
+            "tunejit::Epi<true, true, tunejit::EpiOut::kInt8>, 0, 0>>");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[0].desc),
             "i8 [64, 56, 56, 2] box [64, 16, 8, 1] swizzle 64B");
   EXPECT_EQ(TensorMapText(int8->tensor_maps[1].desc),
@@ -183,7 +186,8 @@ TEST(Conv2dWgmma, NarrowChannelsUse64ByteRows) {
   EXPECT_EQ(stem->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<16, 16, 1, 64, 0>, "
             "tunejit::ConvPipelinePolicy<4, 1, 0, 1>, tunejit::ConvLoadPolicy<64, 0, 0>, "
-            "tunejit::ConvOutputPolicy<0, 0, 0, 0>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<false, false, tunejit::EpiOut::kAccumulator>, 0, 0>>");
   EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
             "f16 [32, 32, 32, 2] box [32, 16, 16, 1] swizzle 64B");
   for (const OpPlan* plan : {&*int8, &*stem}) {
@@ -210,7 +214,8 @@ TEST(Conv2dWgmma, Int8PlansIgmmaWithInt8Maps) {
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 16, 1, 128, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 0, 1>, tunejit::ConvLoadPolicy<128, 0, 0>, "
-            "tunejit::ConvOutputPolicy<1, 11, 0, 0>>");
+            "tunejit::ConvOutputPolicy<1, "
+            "tunejit::Epi<true, true, tunejit::EpiOut::kInt8>, 0, 0>>");
   // A stage holds 128 int8 channels: the same 128-byte rows as fp16's 64.
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes, 4u * (128 + 128) * 128 + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -260,7 +265,8 @@ TEST(Conv2dWgmma, SharedRulesApplyToThePixelTile) {
   EXPECT_EQ(pingpong->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<4, 16, 1, 256, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 1, 1>, tunejit::ConvLoadPolicy<128, 0, 0>, "
-            "tunejit::ConvOutputPolicy<0, 0, 0, 0>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<false, false, tunejit::EpiOut::kAccumulator>, 0, 0>>");
 }
 
 // im2col = 1: the M tile is tile_h x 64 consecutive output pixels, loaded by TMA's im2col mode.
@@ -274,7 +280,8 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
   EXPECT_EQ(k.spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<2, 64, 1, 128, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 0, 1>, tunejit::ConvLoadPolicy<128, 1, 0>, "
-            "tunejit::ConvOutputPolicy<0, 1, 0, 0>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator>, 0, 0>>");
   EXPECT_EQ(k.shape.grid[0], 4u * 2);  // 4 pixel tiles x 2 channel tiles
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
@@ -335,7 +342,8 @@ TEST(Conv2dWgmma, ClusterPlansHalfLoadsAndAnEvenGrid) {
   EXPECT_EQ(tiled->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 16, 1, 128, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 0, 2>, tunejit::ConvLoadPolicy<128, 0, 0>, "
-            "tunejit::ConvOutputPolicy<0, 0, 0, 0>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<false, false, tunejit::EpiOut::kAccumulator>, 0, 0>>");
   EXPECT_EQ(tiled->kernels[0].shape.grid[0], 24u);
   // Each block loads 4 of the tile's 8 rows.
   EXPECT_EQ(TensorMapText(tiled->tensor_maps[0].desc),
@@ -390,7 +398,8 @@ TEST(Conv2dWgmma, HaloPlansColumnStagesOverTallerBoxes) {
   EXPECT_EQ(k.spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 16, 1, 128, 0>, "
             "tunejit::ConvPipelinePolicy<2, 2, 0, 1>, tunejit::ConvLoadPolicy<128, 0, 3>, "
-            "tunejit::ConvOutputPolicy<0, 3, 0, 0>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator>, 0, 0>>");
   // A: (8 + 2) x 16 rows of 128 bytes; B: 3 filter rows x 128 channels x 128 bytes.
   EXPECT_EQ(k.shape.shared_bytes, 2u * ((10 * 16 + 3 * 128) * 128) + 3 * 16 + 1024);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
@@ -412,7 +421,8 @@ TEST(Conv2dWgmma, HaloPlansColumnStagesOverTallerBoxes) {
   EXPECT_EQ(narrow->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 32, 1, 64, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 1, 1>, tunejit::ConvLoadPolicy<64, 0, 3>, "
-            "tunejit::ConvOutputPolicy<1, 2, 0, 0>>");
+            "tunejit::ConvOutputPolicy<1, "
+            "tunejit::Epi<false, true, tunejit::EpiOut::kAccumulator>, 0, 0>>");
   EXPECT_EQ(narrow->kernels[0].shape.shared_bytes, 4u * ((10 * 32 + 3 * 64) * 64) + 5 * 16 + 1024);
   EXPECT_EQ(TensorMapText(narrow->tensor_maps[0].desc),
             "i8 [64, 20, 20, 2] box [64, 32, 10, 1] swizzle 64B");
@@ -449,7 +459,8 @@ TEST(Conv2dWgmma, SwapPlansTheTransposedTileAndItsStaging) {
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 16, 1, 64, 1>, "
             "tunejit::ConvPipelinePolicy<4, 2, 0, 1>, tunejit::ConvLoadPolicy<64, 0, 0>, "
-            "tunejit::ConvOutputPolicy<1, 11, 0, 0>>");
+            "tunejit::ConvOutputPolicy<1, "
+            "tunejit::Epi<true, true, tunejit::EpiOut::kInt8>, 0, 0>>");
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes,
             4u * ((128 + 64) * 128) + 5 * 16 + 1024 + 2 * 64 * (64 + 16));
   // The same tile into float32: rows of 256 bytes + 16.
@@ -493,7 +504,8 @@ TEST(Conv2dWgmmaPool, SwapPoolsInTheKernelWithAQuarterOfTheStaging) {
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 32, 1, 64, 1>, "
             "tunejit::ConvPipelinePolicy<3, 2, 1, 1>, tunejit::ConvLoadPolicy<128, 0, 3>, "
-            "tunejit::ConvOutputPolicy<0, 3, 1, 1>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator>, 1, 1>>");
   EXPECT_EQ(plan->kernels[0].shape.shared_bytes,
             3u * ((10 * 32 + 3 * 64) * 128) + 4 * 16 + 1024 + 2 * (256 / 4) * (128 + 16));
   KernelCompiler compiler(nullptr);
@@ -514,7 +526,8 @@ TEST(Conv2dWgmma, ImagesPerTilePlanOneBoxOverTheImages) {
   EXPECT_EQ(k.spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 8, 2, 256, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 0, 1>, tunejit::ConvLoadPolicy<128, 0, 0>, "
-            "tunejit::ConvOutputPolicy<0, 3, 1, 0>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator>, 1, 0>>");
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
             "f16 [256, 56, 56, 3] box [64, 8, 8, 2] swizzle 128B");
   // A 128-row M tile: 4 stages of 128 x 64 + 256 x 64 fp16.
@@ -560,7 +573,8 @@ TEST(Conv2dWgmmaPool, ImagesPerTilePoolTheVggConv33InTheKernel) {
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 8, 2, 256, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 0, 1>, tunejit::ConvLoadPolicy<128, 0, 0>, "
-            "tunejit::ConvOutputPolicy<0, 3, 1, 1>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator>, 1, 1>>");
   absl::StatusOr<OpPlan> swapped =
       pool.Specialize(w, Tile(8, 8, 64, 4, 2, 0, 0, 1, 0, 1, 2), kHopper, kBiasRelu);
   ASSERT_TRUE(swapped.ok()) << swapped.status();
@@ -667,7 +681,8 @@ TEST(Conv2dWgmmaPool, WholeWindowTilesPoolInTheKernel) {
   EXPECT_EQ(plan->kernels[0].spec.name_expression,
             "tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<8, 16, 1, 128, 0>, "
             "tunejit::ConvPipelinePolicy<4, 2, 0, 1>, tunejit::ConvLoadPolicy<128, 0, 0>, "
-            "tunejit::ConvOutputPolicy<0, 3, 1, 1>>");
+            "tunejit::ConvOutputPolicy<0, "
+            "tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator>, 1, 1>>");
   EXPECT_TRUE(plan->workspace_bytes.empty());
   EXPECT_TRUE(plan->notes.empty());
   // The unpooled conv's ring and barriers, plus per consumer one 72-word row for each of the 16

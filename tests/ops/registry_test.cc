@@ -64,6 +64,16 @@ TEST(Epilogue, CodeBits) {
   EXPECT_EQ(EpilogueCode(Epilogue{true, true, Epilogue::Output::kInt8Requantize}), 11);
 }
 
+// The named form the templates take as a type (common.cuh Epi, whose kCode is EpilogueCode).
+TEST(Epilogue, TypeNames) {
+  EXPECT_EQ(EpilogueTypeName(Epilogue{}),
+            "tunejit::Epi<false, false, tunejit::EpiOut::kAccumulator>");
+  EXPECT_EQ(EpilogueTypeName(Epilogue{.bias = true, .output = Epilogue::Output::kFloat32}),
+            "tunejit::Epi<true, false, tunejit::EpiOut::kFloat32>");
+  EXPECT_EQ(EpilogueTypeName(Epilogue{true, true, Epilogue::Output::kInt8Requantize}),
+            "tunejit::Epi<true, true, tunejit::EpiOut::kInt8>");
+}
+
 // ---- launch geometry of the seed configs ----
 
 TEST(DenseLargeBatch, SeedLaunchShapesMatchSpecTable) {
