@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 
 namespace tunejit {
@@ -80,9 +81,9 @@ absl::Status RequireFloat(const Graph& graph, int index, const Node& node) {
   return absl::OkStatus();
 }
 
-// The node's request at the first mode: its geometry, and for a conv the 2x2 pool its value
-// reaches (-1 for none).
-OpRequest RequestFor(const Graph& graph, int i, int* pool) {
+// The node's request in a network at `mode`: its geometry, whether it writes float16 (in the
+// tensor-core modes), and for a conv the 2x2 pool its value reaches (-1 for none).
+OpRequest RequestFor(const Graph& graph, int i, NumericMode mode, int* pool) {
   const Node& node = graph.nodes()[i];
   OpRequest r;
   *pool = -1;
@@ -96,7 +97,7 @@ OpRequest RequestFor(const Graph& graph, int i, int* pool) {
     r.dense.k = graph.tensor(node.inputs[0]).shape[1];
     r.dense.n = graph.tensor(node.inputs[1]).shape[0];
   }
-  r.half_output = FeedsConvOrDense(graph, i);
+  r.half_output = UsesTensorCores(mode) && FeedsConvOrDense(graph, i);
   return r;
 }
 
@@ -118,11 +119,8 @@ std::vector<OpOffer> OffersAt(OpRequest request, NumericMode mode, int pool, boo
 }
 
 std::string LadderText(const std::vector<NumericMode>& ladder) {
-  std::string out;
-  for (NumericMode m : ladder) {
-    absl::StrAppend(&out, out.empty() ? "" : ", ", std::string(NumericModeName(m)));
-  }
-  return out;
+  return absl::StrJoin(ladder, ", ",
+                       [](std::string* out, NumericMode m) { out->append(NumericModeName(m)); });
 }
 
 }  // namespace
@@ -138,7 +136,7 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, NumericMo
     task.name = node.name;
     task.flops = 2.0 * static_cast<double>(NodeMacs(graph, node));
     int pool = -1;
-    const OpRequest request = RequestFor(graph, i, &pool);
+    const OpRequest request = RequestFor(graph, i, mode, &pool);
     const bool conv = node.op == OpKind::kConv2d;
     const std::vector<NumericMode> ladder =
         ModeLadder(mode, conv, conv && QuantizesToInt8(request.conv));

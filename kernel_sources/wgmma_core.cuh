@@ -252,7 +252,8 @@ __device__ __forceinline__ WgmmaColumns WgmmaLoadColumns(int col, int n, const f
 // One row's 4 values of a thread (columns as WgmmaColumns) to out[base + column], for columns < n
 // (the caller has checked base >= 0), as float16, or through common.cuh's epilogue formula as
 // int32, float32 or int8. Adjacent column pairs go out as one store where aligned: 2-byte stores
-// made the fp16 output slower to write than the fp32 one (docs/history/2026-12-01-fifth-session.md).
+// made the fp16 output slower to write than the fp32 one
+// (docs/history/2026-12-01-fifth-session.md).
 template <int kEpi, int kOutF16, typename Acc>
 __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaColumns& p, s64 base,
                                                 void* out, int col, int n) {
@@ -367,9 +368,9 @@ __device__ __forceinline__ void TransposeQuad(unsigned int (&w)[4]) {
 // 16-byte output stores (WgmmaStoreWide). In the accumulator layout a quad's 4 lanes hold 2
 // columns each of every 8-column group, so a row went out as 4-byte pieces, each warp store
 // touching 8 rows: the stores of a 128 x 128 tile took longer than writing its 32 KiB needs
-// (tools/wgmma_probe, docs/history/2026-12-03-twelfth-session.md). Instead each lane packs its 4-byte
-// piece of 4 neighbouring "spans" of columns, the quad transposes them (TransposeQuad), and lane
-// j writes span j whole, 16 bytes: a quarter of the store instructions, each sector written
+// (tools/wgmma_probe, docs/history/2026-12-03-twelfth-session.md). Instead each lane packs its
+// 4-byte piece of 4 neighbouring "spans" of columns, the quad transposes them (TransposeQuad), and
+// lane j writes span j whole, 16 bytes: a quarter of the store instructions, each sector written
 // whole. The two outputs differ in their span and its pieces:
 //   fp16: a span is one 8-column group; a lane's piece is its 2 columns of it, in fp16.
 //   int8 (requantized): a span is two groups, 16 columns; a lane's piece is its 2 columns of

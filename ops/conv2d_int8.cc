@@ -231,8 +231,8 @@ class Conv2dNchwcInt8 final : public OpTemplate {
     return config;
   }
 
-  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
-                                                   const autotvm::Target& target) const override {
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(
+      const autotvm::Workload& workload, const autotvm::Target& /*target*/) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
     autotvm::ConfigSpace s;
     TUNEJIT_RETURN_IF_ERROR(s.AddSplit("tile_n", p.n, 4));

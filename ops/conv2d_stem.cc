@@ -5,7 +5,7 @@
 //
 // Workload: [data [N, C, H, W] float32, kernel [CO, C, KH, KW] float32, strides, padding,
 // dilation, out_dtype float16 | float32] (autotvm::ParseConv2dWorkload; nhwc_out). Knobs (all
-// `ot`, autotvm/task_spaces.cc): tile_h x tile_w output pixels per block, `warps` warps taking its
+// `ot`, its ConfigSpace below): tile_h x tile_w output pixels per block, `warps` warps taking its
 // 16-pixel row pieces in turn. Template rules: C * KH * KW <= 64 (the patch is at most four k16
 // steps), CO a multiple of 16 up to 64 (weights and accumulators live in registers), groups 1.
 #include <string>

@@ -4,7 +4,7 @@
 // Workload: [data [N, H, W, C], kernel [CO, KH, KW, C], strides, padding, dilation, out_dtype]
 // (autotvm::ParseConv2dWorkload, layout "NHWC"): float16 x float16 -> float32 | float16, or int8 x
 // int8 -> int32 (the epilogue may requantize to int8 or scale to float32). Output NHWC.
-// Knobs (all `ot`, autotvm/task_spaces.cc): tile_h x tile_w output pixels of one image per block
+// Knobs (all `ot`, ConvWgmmaSpace below): tile_h x tile_w output pixels of one image per block
 // (the GEMM's M tile), tile_n output channels, stages, consumer_wg, pingpong (the two consumers
 // take whole tiles in turn rather than half of each), im2col (1: the M tile is tile_h x 64
 // consecutive output pixels, loaded by TMA's im2col mode, rather than a tile_h x tile_w block of
@@ -437,21 +437,6 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     return config;
   }
 
- private:
-  const char* task() const { return pool_ ? autotvm::kConv2dNhwcWgmmaPool : kTask; }
-
-  // A tile that cannot pool: the convolution writes workspace 0 and the NHWC pool kernel reads
-  // it. InvalidConfig where that kernel cannot run either (int8 channels not in 16-byte vectors).
-  absl::Status PoolAfterTheKernel(const ConvTile& t, const autotvm::Conv2dParams& p,
-                                  ElementType pooled, OpPlan* plan) const {
-    const std::string why(CheckPoolTile(t, p).message());
-    if (absl::Status pooled_after = AppendMaxPool2x2Nhwc(p, pooled, plan); !pooled_after.ok()) {
-      return InvalidConfig(task(), absl::StrCat(why, ", and ", pooled_after.message()));
-    }
-    plan->notes.push_back(absl::StrCat(task(), ": pool after the kernel (", why, ")"));
-    return absl::OkStatus();
-  }
-  bool pool_;
   absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(
       const autotvm::Workload& /*workload*/, const autotvm::Target& /*target*/) const override {
     // The pooled task has the convolution's knobs: its configs are the same kernels.
@@ -479,6 +464,22 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     }
     return OpOffer{{autotvm::MakeConv2dWorkload(task(), p), 10}, {.nhwc = true}};
   }
+
+ private:
+  const char* task() const { return pool_ ? autotvm::kConv2dNhwcWgmmaPool : kTask; }
+
+  // A tile that cannot pool: the convolution writes workspace 0 and the NHWC pool kernel reads
+  // it. InvalidConfig where that kernel cannot run either (int8 channels not in 16-byte vectors).
+  absl::Status PoolAfterTheKernel(const ConvTile& t, const autotvm::Conv2dParams& p,
+                                  ElementType pooled, OpPlan* plan) const {
+    const std::string why(CheckPoolTile(t, p).message());
+    if (absl::Status pooled_after = AppendMaxPool2x2Nhwc(p, pooled, plan); !pooled_after.ok()) {
+      return InvalidConfig(task(), absl::StrCat(why, ", and ", pooled_after.message()));
+    }
+    plan->notes.push_back(absl::StrCat(task(), ": pool after the kernel (", why, ")"));
+    return absl::OkStatus();
+  }
+  bool pool_;
 };
 
 }  // namespace

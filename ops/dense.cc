@@ -111,8 +111,8 @@ class DenseSmallBatch final : public OpTemplate {
     return config;
   }
 
-  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
-                                                   const autotvm::Target& target) const override {
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(
+      const autotvm::Workload& workload, const autotvm::Target& /*target*/) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
     return DenseSpace(p, /*large=*/false);
   }
@@ -193,8 +193,8 @@ class DenseLargeBatch final : public OpTemplate {
     return config;
   }
 
-  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
-                                                   const autotvm::Target& target) const override {
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(
+      const autotvm::Workload& workload, const autotvm::Target& /*target*/) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
     return DenseSpace(p, /*large=*/true);
   }

@@ -1,7 +1,7 @@
 // dense_wgmma.cuda (kernel_sources/gemm_wgmma.cu): fp16 GEMM on Hopper tensor cores, a tunejit
 // task name (docs/tensorcore-design.md 2.1 and 2.3 for the knobs and rules).
 //
-// Knobs (all `ot`, autotvm/task_spaces.cc): tile_m, tile_n, tile_k, stages, consumer_wg, split_k
+// Knobs (all `ot`, DenseWgmmaSpace below): tile_m, tile_n, tile_k, stages, consumer_wg, split_k
 // (records without it are split_k 1: one kernel; above 1 the GEMM writes split_k slices of
 // partial sums to a workspace and a second kernel adds them and applies the epilogue). Every rule
 // below is checked before compiling and rejects with its reason (AutoTVM's "invalid").
@@ -247,8 +247,8 @@ class DenseWgmma final : public OpTemplate {
     return config;
   }
 
-  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(const autotvm::Workload& workload,
-                                                   const autotvm::Target& target) const override {
+  absl::StatusOr<autotvm::ConfigSpace> ConfigSpace(
+      const autotvm::Workload& workload, const autotvm::Target& /*target*/) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams p, autotvm::ParseDenseWorkload(workload));
     return DenseWgmmaSpace(p.data_dtype == "int8");
   }

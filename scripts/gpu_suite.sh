@@ -17,7 +17,6 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total 
 "$bin/tunejit" info >> "$out/gpu.txt" 2>&1
 rm -rf "$TUNEJIT_CACHE_DIR"
 if [[ $parts == *run* ]]; then
-  rm -rf "$TUNEJIT_CACHE_DIR"
   step run-fp32-cold 240 "$bin/tunejit" run --precision fp32 --log "$log" --save-weights "$w" \
     --json "$out/run-fp32.json" --plot "$out/run-fp32.svg"
   step run-int8-cold 240 "$bin/tunejit" run --precision int8 --log "$log" --weights "$w" \

@@ -10,6 +10,7 @@
 #include "autotvm/target.h"
 #include "gtest/gtest.h"
 #include "ops/op_template.h"
+#include "tests/testing/offers.h"
 #include "tests/testing/test_data.h"
 
 namespace tunejit {
@@ -19,6 +20,7 @@ using autotvm::Conv2dParams;
 using autotvm::DenseParams;
 using autotvm::Implementation;
 using autotvm::Json;
+using ::tunejit::testing::Implementations;
 
 autotvm::LogContents Seed() {
   autotvm::LogContents log;
@@ -42,12 +44,6 @@ OpRequest Dense(const DenseParams& p, NumericMode mode, bool half_output = false
   r.dense = p;
   r.half_output = half_output;
   return r;
-}
-
-std::vector<Implementation> Implementations(const OpRequest& request) {
-  std::vector<Implementation> out;
-  for (const OpOffer& offer : OffersFor(request)) out.push_back(offer.implementation);
-  return out;
 }
 
 std::vector<std::string> TaskNames(const OpRequest& request) {
