@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "baseline/cudnn_network.h"
 #include "common/status_macros.h"
+#include "graph/shape_inference.h"
 
 namespace tunejit {
 namespace {
@@ -51,13 +52,19 @@ absl::Status CheckTensor(const Graph& graph, int index, const Node& node, int id
   return absl::OkStatus();
 }
 
-absl::Status CheckAttrs(int index, const Node& node) {
+absl::Status CheckAttrs(const Graph& graph, int index, const Node& node) {
   const NodeAttrs& a = node.attrs;
   if (node.op == OpKind::kClip && !ClipIsCudnnActivation(a)) {
     return NodeError(
         index, node,
         absl::StrCat("clip [", a.clip_min, ", ", a.clip_max,
                      "] is not a cuDNN activation (only [0, max], i.e. (clipped) ReLU)"));
+  }
+  const size_t rank = graph.tensor(node.inputs[0]).shape.size();
+  if (node.op == OpKind::kSoftmax && SoftmaxAxis(a, rank) != 1) {
+    return NodeError(index, node,
+                     absl::StrCat("softmax over axis ", SoftmaxAxis(a, rank), " of a rank-", rank,
+                                  " tensor: the baseline runs cuDNN's channel softmax (axis 1)"));
   }
   if (node.op != OpKind::kConv2d && node.op != OpKind::kMaxPool2d &&
       node.op != OpKind::kAvgPool2d) {
@@ -91,7 +98,7 @@ absl::Status CheckCudnnSupport(const Graph& graph) {
     }
     for (int id : node.inputs) TUNEJIT_RETURN_IF_ERROR(CheckTensor(graph, i, node, id));
     TUNEJIT_RETURN_IF_ERROR(CheckTensor(graph, i, node, node.output));
-    TUNEJIT_RETURN_IF_ERROR(CheckAttrs(i, node));
+    TUNEJIT_RETURN_IF_ERROR(CheckAttrs(graph, i, node));
   }
   return absl::OkStatus();
 }

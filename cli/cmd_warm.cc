@@ -25,6 +25,7 @@
 #include "cli/model_source.h"
 #include "common/status_macros.h"
 #include "executor/kernel_choice.h"
+#include "executor/step_kernels.h"
 #include "executor/step_program.h"
 #include "jit/arch.h"
 #include "jit/kernel_compiler.h"
@@ -90,8 +91,16 @@ WarmPlan PlanKernels(const autotvm::LogContents& log, const DeviceLimits& limits
   return plan;
 }
 
+absl::StatusOr<OpPlan> UntunedPlan(const Graph& graph, const StepProgram& program,
+                                   const Step& step) {
+  OpPlan plan;
+  TUNEJIT_ASSIGN_OR_RETURN(plan.kernels, UntunedStepKernels(graph, program, step, 1.0f));
+  return plan;
+}
+
 // The model's conv / dense steps as the executor lowers them (fused epilogues included), each
-// with the kernel the executor would try first; one line per layer on stdout.
+// with the kernel the executor would try first, one line per layer on stdout; then the kernels of
+// every other step.
 absl::StatusOr<WarmPlan> PlanModelKernels(const WarmFlags& f, const autotvm::LogContents& log,
                                           const DeviceLimits& limits) {
   TUNEJIT_ASSIGN_OR_RETURN(ModelSource model, LoadModel(f.model, f.batch, 128));
@@ -104,8 +113,14 @@ absl::StatusOr<WarmPlan> PlanModelKernels(const WarmFlags& f, const autotvm::Log
                                NumericModeName(mode), program.tasks.size());
   WarmPlan plan;
   std::map<std::string, bool> seen;
+  int untuned = 0;
   for (const Step& step : program.steps) {
-    if (step.task < 0) continue;
+    if (step.task < 0) {
+      TUNEJIT_ASSIGN_OR_RETURN(OpPlan untuned_plan, UntunedPlan(model.graph, program, step));
+      AddKernels(untuned_plan, &plan, &seen);
+      ++untuned;
+      continue;
+    }
     TUNEJIT_ASSIGN_OR_RETURN(KernelChoice choice, ChooseKernel(program.tasks[step.task], &history,
                                                                target, limits, step.epilogue));
     const KernelCandidate& best = choice.candidates.front();
@@ -115,6 +130,7 @@ absl::StatusOr<WarmPlan> PlanModelKernels(const WarmFlags& f, const autotvm::Log
                                  best.fallback ? "fallback" : best.record_label);
     AddKernels(best.plan, &plan, &seen);
   }
+  std::cout << absl::StrFormat("  and %d untuned steps (pools, converts, tensor ops)\n", untuned);
   return plan;
 }
 

@@ -96,7 +96,13 @@ absl::Status BindStep(Executor::State& state, int i, std::map<std::string, Kerne
   StepRuntime& rt = state.steps[i];
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<DevicePtr> workspaces, Workspaces(state, rt));
   std::vector<DevicePtr> inputs = {state.TensorPtr(step.input)};
-  if (step.kind == StepKind::kConv2d || step.kind == StepKind::kDense) {
+  if (!step.operands.empty()) {
+    inputs.clear();
+    for (size_t k = 0; k < step.operands.size(); ++k) {
+      const StepOperand& o = step.operands[k];
+      inputs.push_back(o.tensor >= 0 ? state.TensorPtr(o.tensor) : rt.operand_weights[k]);
+    }
+  } else if (step.kind == StepKind::kConv2d || step.kind == StepKind::kDense) {
     inputs.insert(inputs.end(), {rt.weight, rt.bias, rt.scale});
   } else if (step.kind == StepKind::kBiasAdd) {
     inputs.push_back(rt.bias);

@@ -39,6 +39,7 @@ struct StepRuntime {
   std::vector<BoundLaunch> launches;     // per plan kernel, after binding
   std::vector<DeviceBuffer> persistent;  // persistent workspaces (index = workspace index)
   DevicePtr weight = 0, bias = 0, scale = 0;  // conv / dense / bias_add tensors
+  std::vector<DevicePtr> operand_weights;     // tensor ops: per operand (0 for activations)
 };
 
 struct Executor::State {

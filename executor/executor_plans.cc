@@ -1,97 +1,15 @@
-// Per-step plans: kernel choice for conv / dense (executor/kernel_choice.h), the elementwise
-// kernels (ops/elementwise.h) for the rest, and the LayerInfo of every step.
+// Per-step plans: kernel choice for conv / dense (executor/kernel_choice.h), the untuned kernels
+// (executor/step_kernels.h) for the rest, and the LayerInfo of every step.
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "executor/executor_internal.h"
-#include "ops/elementwise.h"
+#include "executor/step_kernels.h"
 
 namespace tunejit {
 namespace {
-
-int64_t Inner(const std::vector<int64_t>& shape) {
-  int64_t inner = 1;
-  for (size_t d = 2; d < shape.size(); ++d) inner *= shape[d];
-  return inner;
-}
-
-Pool2dParams PoolParams(const StepTensor& in, const NodeAttrs& a) {
-  Pool2dParams p;
-  p.n = in.shape[0];
-  p.c = in.shape[1];
-  p.h = in.shape[2];
-  p.w = in.shape[3];
-  p.kh = a.pool_h;
-  p.kw = a.pool_w;
-  p.stride_h = a.stride_h;
-  p.stride_w = a.stride_w;
-  p.pad_top = a.pad_top;
-  p.pad_left = a.pad_left;
-  p.pad_bottom = a.pad_bottom;
-  p.pad_right = a.pad_right;
-  p.count_include_pad = a.count_include_pad;
-  return p;
-}
-
-ElementType ElementOf(DType dtype) {
-  return dtype == DType::kF16  ? ElementType::kFloat16
-         : dtype == DType::kI8 ? ElementType::kInt8
-                               : ElementType::kFloat32;
-}
-
-// A convert step: [N, C, inner] between element types and layouts (executor/step_program.h).
-absl::StatusOr<PlannedKernel> ConvertStepKernel(const StepTensor& in, const StepTensor& out) {
-  ConvertParams p;
-  p.n = in.shape[0];
-  p.c = in.shape.size() > 1 ? in.shape[1] : 1;
-  p.hw = Inner(in.shape);
-  p.from = ElementOf(in.dtype);
-  p.to = ElementOf(out.dtype);
-  p.from_nhwc = in.nhwc;
-  p.to_nhwc = out.nhwc;
-  return ConvertKernel(p);
-}
-
-// A clip step runs a graph clip or a relu that no producer absorbed (clip to [0, inf)).
-absl::StatusOr<PlannedKernel> ClipStepKernel(const Node& node, int64_t total) {
-  if (node.op == OpKind::kRelu) {
-    return ClipKernel(total, 0.0f, std::numeric_limits<float>::infinity());
-  }
-  return ClipKernel(total, node.attrs.clip_min, node.attrs.clip_max);
-}
-
-absl::StatusOr<PlannedKernel> ElementwiseKernel(const Executor::State& state, const Step& step) {
-  const StepTensor& in = state.program.tensors[step.input];
-  const Node& node = state.graph.nodes()[step.node];
-  switch (step.kind) {
-    case StepKind::kMaxPool2d:
-      if (in.nhwc) return MaxPool2dNhwcKernel(PoolParams(in, node.attrs), ElementOf(in.dtype));
-      return MaxPool2dKernel(PoolParams(in, node.attrs), ElementOf(in.dtype));
-    case StepKind::kAvgPool2d:
-      return AvgPool2dKernel(PoolParams(in, node.attrs));
-    case StepKind::kGlobalAvgPool2d:
-      return GlobalAvgPoolKernel(in.shape[0] * in.shape[1], Inner(in.shape));
-    case StepKind::kAdd:
-      return AddReluKernel(in.NumElements(), step.epilogue.relu);
-    case StepKind::kClip:
-      return ClipStepKernel(node, in.NumElements());
-    case StepKind::kSoftmax:
-      return SoftmaxKernel(in.shape[0], in.NumElements() / in.shape[0]);
-    case StepKind::kBiasAdd:
-      return BiasReluKernel(in.shape[0], in.shape[1], Inner(in.shape), step.epilogue.relu);
-    case StepKind::kQuantize:
-      return QuantizeKernel(in.NumElements(),
-                            state.scales[state.program.tensors[step.output].scale_slot]);
-    case StepKind::kConvert:
-      return ConvertStepKernel(in, state.program.tensors[step.output]);
-    case StepKind::kConv2d:
-    case StepKind::kDense:
-      break;
-  }
-  return absl::InternalError("not an elementwise step");
-}
 
 LayerInfo BaseInfo(const Executor::State& state, const Step& step) {
   const StepProgram& p = state.program;
@@ -103,6 +21,10 @@ LayerInfo BaseInfo(const Executor::State& state, const Step& step) {
   info.fused = step.fused;
   info.bytes_moved = p.tensors[step.input].Bytes() + p.tensors[step.output].Bytes();
   if (step.residual >= 0) info.bytes_moved += p.tensors[step.residual].Bytes();
+  for (const StepOperand& o : step.operands) {
+    if (o.weight >= 0) info.bytes_moved += state.graph.tensor(o.weight).Bytes();
+    if (o.tensor >= 0 && o.tensor != step.input) info.bytes_moved += p.tensors[o.tensor].Bytes();
+  }
   if (step.weight >= 0) {
     const int64_t elements = state.graph.tensor(step.weight).NumElements();
     const bool fp16 = step.task >= 0 && p.tasks[step.task].half();
@@ -144,9 +66,10 @@ absl::Status PlanSteps(Executor::State& state) {
     state.layers.push_back(BaseInfo(state, step));
     StepRuntime& rt = state.steps[i];
     if (step.task < 0) {
-      TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel k, ElementwiseKernel(state, step));
-      rt.plan.kernels.push_back(std::move(k));
-      state.layers.back().kernels = 1;
+      const float scale =
+          step.kind == StepKind::kQuantize ? state.scales[p.tensors[step.output].scale_slot] : 1;
+      TUNEJIT_ASSIGN_OR_RETURN(rt.plan.kernels, UntunedStepKernels(state.graph, p, step, scale));
+      state.layers.back().kernels = static_cast<int>(rt.plan.kernels.size());
       continue;
     }
     ++tuned;

@@ -127,6 +127,13 @@ absl::Status UploadWeights(Executor::State& state, const WeightSet& weights) {
     } else if (step.kind == StepKind::kBiasAdd) {
       TUNEJIT_ASSIGN_OR_RETURN(state.steps[i].bias, Upload(state, Floats(weights, step.bias)));
     }
+    std::vector<DevicePtr>& operand_weights = state.steps[i].operand_weights;
+    operand_weights.assign(step.operands.size(), 0);
+    for (size_t k = 0; k < step.operands.size(); ++k) {
+      if (step.operands[k].weight < 0) continue;
+      TUNEJIT_ASSIGN_OR_RETURN(operand_weights[k],
+                               Upload(state, Floats(weights, step.operands[k].weight)));
+    }
   }
   state.stats.upload_seconds += SecondsSince(start);
   return absl::OkStatus();

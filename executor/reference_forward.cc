@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "executor/node_tasks.h"
+#include "graph/shape_inference.h"
 #include "ops/cpu_reference.h"
+#include "ops/tensor_ops_reference.h"
 
 namespace tunejit {
 namespace {
@@ -26,6 +28,40 @@ Pool2dParams PoolParams(const TensorDesc& x, const NodeAttrs& a) {
                  a.stride_h, a.stride_w, a.pad_top,  a.pad_left, a.pad_bottom, a.pad_right};
   p.count_include_pad = a.count_include_pad;
   return p;
+}
+
+std::vector<float> EvaluateTensorOp(const Graph& g, const Node& node,
+                                    const std::vector<std::vector<float>>& v) {
+  const std::vector<float>& x = v[node.inputs[0]];
+  const std::vector<int64_t>& shape = g.tensor(node.inputs[0]).shape;
+  const NodeAttrs& a = node.attrs;
+  switch (node.op) {
+    case OpKind::kUnary:
+      return cpuref::Unary(a.unary, x, a.alpha, a.beta);
+    case OpKind::kBinary:
+      return cpuref::Binary(a.binary, shape, x, g.tensor(node.inputs[1]).shape, v[node.inputs[1]]);
+    case OpKind::kConcat: {
+      std::vector<cpuref::Dims> shapes;
+      std::vector<absl::Span<const float>> inputs;
+      for (int in : node.inputs) {
+        shapes.push_back(g.tensor(in).shape);
+        inputs.emplace_back(v[in]);
+      }
+      return cpuref::Concat(a.axis, shapes, inputs);
+    }
+    case OpKind::kTranspose:
+      return cpuref::Transpose(shape, a.perm, x);
+    case OpKind::kSlice:
+      return cpuref::Slice(shape, a.axis, a.start, a.end, a.step, x);
+    case OpKind::kReduceMean:
+      return cpuref::ReduceMean(shape, a.axes, x);
+    case OpKind::kLayerNorm:
+      return cpuref::LayerNorm(shape, a.axis, a.epsilon, x, v[node.inputs[1]], v[node.inputs[2]]);
+    case OpKind::kMatMul:
+      return cpuref::MatMul(shape, x, g.tensor(node.inputs[1]).shape, v[node.inputs[1]]);
+    default:  // reshape (and flatten): the same elements
+      return x;
+  }
 }
 
 absl::StatusOr<std::vector<float>> Evaluate(const Graph& g, int index,
@@ -59,12 +95,10 @@ absl::StatusOr<std::vector<float>> Evaluate(const Graph& g, int index,
     case OpKind::kFlatten:
       return x;
     case OpKind::kSoftmax:
-      return cpuref::Softmax(xd.shape[0], xd.NumElements() / xd.shape[0], x);
+      return cpuref::SoftmaxAxis(xd.shape, SoftmaxAxis(node.attrs, xd.shape.size()), x);
     default:
-      break;
+      return EvaluateTensorOp(g, node, v);
   }
-  return absl::UnimplementedError(
-      absl::StrCat(NodeLabel(index, node), ": not supported by the reference forward"));
 }
 
 }  // namespace

@@ -105,7 +105,23 @@ class Lowerer {
       case OpKind::kMaxPool2d:
         return LowerSimple(i, StepKind::kMaxPool2d);
       case OpKind::kSoftmax:
-        return LowerSimple(i, StepKind::kSoftmax);
+        return LowerTensorOp(i, StepKind::kSoftmax);
+      case OpKind::kUnary:
+        return LowerTensorOp(i, StepKind::kUnary);
+      case OpKind::kBinary:
+        return LowerTensorOp(i, StepKind::kBinary);
+      case OpKind::kConcat:
+        return LowerTensorOp(i, StepKind::kConcat);
+      case OpKind::kTranspose:
+        return LowerTensorOp(i, StepKind::kTranspose);
+      case OpKind::kSlice:
+        return LowerTensorOp(i, StepKind::kSlice);
+      case OpKind::kReduceMean:
+        return LowerTensorOp(i, StepKind::kReduceMean);
+      case OpKind::kLayerNorm:
+        return LowerTensorOp(i, StepKind::kLayerNorm);
+      case OpKind::kMatMul:
+        return LowerTensorOp(i, StepKind::kMatMul);
       case OpKind::kAvgPool2d:
         return LowerSimple(i, StepKind::kAvgPool2d);
       case OpKind::kGlobalAvgPool2d:
@@ -116,6 +132,7 @@ class Lowerer {
       case OpKind::kAdd:
         return LowerAdd(i);
       case OpKind::kFlatten:
+      case OpKind::kReshape:
         return LowerFlatten(i);
       case OpKind::kQuantize:
       case OpKind::kDequantize:
@@ -308,7 +325,8 @@ class Lowerer {
   }
 
   // The residual add, with a following relu fused when it is the add's only consumer. Both
-  // operands are float32 (ComputeInt8Tensors never asks an add's producers for int8).
+  // operands float32 NCHW (ComputeInt8Tensors never asks an add's producers for int8), or both
+  // float16 in one layout when the tensor-core convs wrote them so (no convert around the add).
   absl::Status LowerAdd(int i) {
     const Node& node = g_.nodes()[i];
     TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
@@ -325,9 +343,16 @@ class Lowerer {
       s.fused = "relu";
       end = g_.nodes()[r].output;
     }
-    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], false, i));
-    TUNEJIT_ASSIGN_OR_RETURN(s.residual, InputValue(node.inputs[1], false, i));
-    s.output = AddOutput(end, DType::kF32, -1);
+    const int va = p_.value_of[node.inputs[0]], vb = p_.value_of[node.inputs[1]];
+    Form form = kFloatNchw;
+    if (va >= 0 && vb >= 0 && FormOf(p_.tensors[va]) == FormOf(p_.tensors[vb]) &&
+        p_.tensors[va].dtype == DType::kF16) {
+      form = FormOf(p_.tensors[va]);
+    }
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], form, i));
+    TUNEJIT_ASSIGN_OR_RETURN(s.residual, InputValue(node.inputs[1], form, i));
+    s.output = AddOutput(end, form.dtype, -1);
+    p_.tensors[s.output].nhwc = form.nhwc;
     p_.steps.push_back(std::move(s));
     return absl::OkStatus();
   }
@@ -345,8 +370,8 @@ class Lowerer {
   }
 
   // max pool (float32 NCHW, int8 NCHW or fp16 NHWC, following its input; int8 keeps the input's
-  // scale: max commutes with a positive scale and with rounding); softmax, average pools and clip
-  // (float32 NCHW).
+  // scale: max commutes with a positive scale and with rounding); global average pool (fp16 NHWC
+  // stays so, else float32 NCHW); average pool and clip (float32 NCHW).
   absl::Status LowerSimple(int i, StepKind kind) {
     const Node& node = g_.nodes()[i];
     TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
@@ -355,6 +380,10 @@ class Lowerer {
     if (kind == StepKind::kMaxPool2d && v >= 0) {
       const Form in = FormOf(p_.tensors[v]);
       if (in.dtype == DType::kI8 || in == Form{DType::kF16, true}) form = in;
+    }
+    if (kind == StepKind::kGlobalAvgPool2d && v >= 0 && p_.tensors[v].nhwc &&
+        p_.tensors[v].dtype == DType::kF16) {
+      form = FormOf(p_.tensors[v]);  // [N, C, 1, 1] is the same bytes in either layout
     }
     Step s;
     s.kind = kind;
@@ -368,16 +397,115 @@ class Lowerer {
     return absl::OkStatus();
   }
 
-  // A view of its input. An NHWC input stays in (h, w, c) order when only dense layers with weights
-  // of their own read the result (they take their weight's columns in that order); otherwise it is
-  // converted to NCHW first, keeping its type.
+  // The form a tensor op runs in: its first activation's when the op is element-wise or a copy
+  // (unary, binary, concat, transpose, slice) and that form is float32 or float16, so the
+  // tensor-core path's fp16 NHWC activations stay so; NHWC only for unary, binary and concat on
+  // 4-D activations, with weights whose bytes read the same in either layout (at most one dim
+  // above 1). Float32 NCHW otherwise.
+  Form TensorOpForm(const Node& node, StepKind kind) const {
+    const bool layout_free =
+        kind == StepKind::kUnary || kind == StepKind::kBinary || kind == StepKind::kConcat;
+    if (!layout_free && kind != StepKind::kTranspose && kind != StepKind::kSlice) {
+      return kFloatNchw;
+    }
+    std::optional<Form> form;
+    for (int t : node.inputs) {
+      const int v = p_.value_of[t];
+      if (g_.tensor(t).kind == TensorKind::kWeight || v < 0) continue;
+      form = FormOf(p_.tensors[v]);
+      break;
+    }
+    if (!form || (form->dtype != DType::kF32 && form->dtype != DType::kF16)) return kFloatNchw;
+    if (!form->nhwc) {
+      const bool weights = std::any_of(node.inputs.begin(), node.inputs.end(), [&](int t) {
+        return g_.tensor(t).kind == TensorKind::kWeight;
+      });
+      // A concat copies its weights as they are: float32 only.
+      return kind == StepKind::kConcat && weights && form->dtype != DType::kF32 ? kFloatNchw
+                                                                                : *form;
+    }
+    if (!layout_free) return kFloatNchw;
+    for (int t : node.inputs) {
+      const TensorDesc& d = g_.tensor(t);
+      if (d.kind == TensorKind::kWeight) {
+        const int64_t big =
+            std::count_if(d.shape.begin(), d.shape.end(), [](int64_t dim) { return dim > 1; });
+        if (kind == StepKind::kConcat || d.shape.size() > 4 || big > 1) return kFloatNchw;
+      } else if (d.shape.size() != 4) {
+        return kFloatNchw;
+      }
+    }
+    return *form;
+  }
+
+  // A tensor op: its activation inputs in the op's form (converted once where they are not),
+  // weights read as float32, the output in the op's form.
+  absl::Status LowerTensorOp(int i, StepKind kind) {
+    const Node& node = g_.nodes()[i];
+    const Form form = TensorOpForm(node, kind);
+    Step s;
+    s.kind = kind;
+    s.name = node.name;
+    s.node = i;
+    for (int t : node.inputs) {
+      StepOperand operand;
+      if (g_.tensor(t).kind == TensorKind::kWeight) {
+        operand.weight = t;
+      } else {
+        TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, t));
+        TUNEJIT_ASSIGN_OR_RETURN(operand.tensor, InputValue(t, form, i));
+        if (s.input < 0) s.input = operand.tensor;
+      }
+      s.operands.push_back(operand);
+    }
+    if (s.input < 0) {
+      return absl::UnimplementedError(absl::StrCat(
+          NodeLabel(i, node), ": every input is a weight (a constant the importer should fold)"));
+    }
+    int end = node.output;
+    if (kind == StepKind::kUnary) {
+      s.unary = node.attrs.unary;
+      if (const int mul = SiluMul(i); mul >= 0) {
+        s.unary = UnaryFn::kSilu;
+        s.fused = "mul";
+        s.fused_nodes.push_back(mul);
+        consumed_[mul] = true;
+        end = g_.nodes()[mul].output;
+      }
+    }
+    s.output = AddOutput(end, form.dtype, -1);
+    p_.tensors[s.output].nhwc = form.nhwc;
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // For sigmoid node `i`: the mul node computing x * sigmoid(x) from its output (its only reader),
+  // which the step absorbs as silu; -1 otherwise.
+  int SiluMul(int i) const {
+    const Node& sigmoid = g_.nodes()[i];
+    if (sigmoid.op != OpKind::kUnary || sigmoid.attrs.unary != UnaryFn::kSigmoid) return -1;
+    const int t = sigmoid.output;
+    if (g_.tensor(t).kind != TensorKind::kActivation || consumers_[t].size() != 1) return -1;
+    const int m = consumers_[t][0];
+    const Node& mul = g_.nodes()[m];
+    if (mul.op != OpKind::kBinary || mul.attrs.binary != BinaryFn::kMul) return -1;
+    const int x = sigmoid.inputs[0];
+    const bool pairs =
+        (mul.inputs[0] == x && mul.inputs[1] == t) || (mul.inputs[0] == t && mul.inputs[1] == x);
+    return pairs ? m : -1;
+  }
+
+  // A view of its input (flatten, reshape), in its element type. A flattened NHWC input stays in
+  // (h, w, c) order when only dense layers with weights of their own read the result (they take
+  // their weight's columns in that order); otherwise it is converted to NCHW first, keeping its
+  // type.
   absl::Status LowerFlatten(int i) {
     const Node& node = g_.nodes()[i];
     int v = p_.value_of[node.inputs[0]];
     if (v < 0) return absl::InternalError(absl::StrCat(NodeLabel(i, node), ": input has no value"));
     const std::vector<int64_t>& out_shape = g_.tensor(node.output).shape;
-    const bool keep_hwc = p_.tensors[v].nhwc && out_shape.size() == 2 &&
-                          out_shape[0] == p_.tensors[v].shape[0] &&
+    const bool keep_hwc = node.op == OpKind::kFlatten && p_.tensors[v].nhwc &&
+                          out_shape.size() == 2 && out_shape[0] == p_.tensors[v].shape[0] &&
                           OnlyOwnWeightDensesRead(node.output);
     if (p_.tensors[v].nhwc && !keep_hwc) {
       TUNEJIT_ASSIGN_OR_RETURN(v, InputValue(node.inputs[0], Form{p_.tensors[v].dtype, false}, i));
@@ -446,6 +574,22 @@ std::string_view StepKindName(StepKind kind) {
       return "clip";
     case StepKind::kConvert:
       return "convert";
+    case StepKind::kUnary:
+      return "unary";
+    case StepKind::kBinary:
+      return "binary";
+    case StepKind::kConcat:
+      return "concat";
+    case StepKind::kTranspose:
+      return "transpose";
+    case StepKind::kSlice:
+      return "slice";
+    case StepKind::kReduceMean:
+      return "reduce_mean";
+    case StepKind::kLayerNorm:
+      return "layer_norm";
+    case StepKind::kMatMul:
+      return "matmul";
   }
   return "?";
 }
@@ -528,6 +672,9 @@ absl::StatusOr<StepMemory> PlanStepMemory(const StepProgram& program, int64_t al
   for (int s = 0; s < steps; ++s) {
     use(program.steps[s].input, s);
     if (program.steps[s].residual >= 0) use(program.steps[s].residual, s);
+    for (const StepOperand& operand : program.steps[s].operands) {
+      if (operand.tensor >= 0) use(operand.tensor, s);
+    }
     use(program.steps[s].output, s);
   }
   std::vector<BufferLifetime> buffers;

@@ -5,10 +5,16 @@
 //    intermediate tensors have no other consumer and are not graph outputs); a tensor-core conv
 //    also the 2x2 max pool after them (NodeTask::pool: conv2d_nhwc_wgmma_pool.cuda), its step
 //    writing the pool's output;
-//  * max_pool2d, avg_pool2d, global_avg_pool2d, clip, softmax, a standalone bias_add (+relu) and
-//    the residual add (+relu, fused when the add's output has no other consumer) are elementwise
-//    steps; a relu that cannot be fused runs as a clip step to [0, inf);
-//  * flatten is a view: its step tensor aliases its input's bytes (no step);
+//  * max_pool2d, avg_pool2d, global_avg_pool2d, clip, a standalone bias_add (+relu) and the
+//    residual add (+relu, fused when the add's output has no other consumer) are elementwise
+//    steps; a relu that cannot be fused runs as a clip step to [0, inf). Where their input is an
+//    fp16 NHWC tensor-core output, max pools, global average pools and residual adds (both operands
+//    so) stay fp16 NHWC;
+//  * flatten and reshape are views: the step tensor aliases its input's bytes (no step);
+//  * the general tensor ops (unary, binary, concat, transpose, slice, reduce_mean, layer_norm,
+//    matmul, softmax) run on ops/tensor_ops.h's kernels, one step each, reading their inputs as
+//    Step::operands (weights among them as float32): float32 row-major, except that element-wise
+//    ops and copies keep an fp16 (NHWC) input's form; x * sigmoid(x) is one silu step;
 //  * in the int8 modes (graph/quantize.h), an int8 conv whose input is float gets a quantize
 //    step before it, and a conv whose output only feeds int8 convs (directly or through max
 //    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
@@ -85,8 +91,24 @@ enum class StepKind {
   kGlobalAvgPool2d,
   kClip,
   kConvert,  // float32 <-> float16 and / or NCHW <-> NHWC
+  // The general tensor ops (ops/tensor_ops.h), float32 row-major; their inputs are `operands`.
+  kUnary,
+  kBinary,
+  kConcat,
+  kTranspose,
+  kSlice,
+  kReduceMean,
+  kLayerNorm,
+  kMatMul,
 };
 std::string_view StepKindName(StepKind kind);  // "conv2d", "dense", "max_pool2d", ...
+
+// One input of a tensor-op step: an activation's step tensor, or a weight (graph tensor id) that
+// the step reads as float32.
+struct StepOperand {
+  int tensor = -1;
+  int weight = -1;
+};
 
 struct Step {
   StepKind kind = StepKind::kConv2d;
@@ -100,6 +122,11 @@ struct Step {
   int residual = -1;             // kAdd: the second operand's step tensor (read with `input`)
   int weight = -1, bias = -1;    // graph tensor ids (-1: none)
   std::vector<int> fused_nodes;  // graph nodes absorbed into this step (bias_add, relu)
+  // Tensor ops: every input in the node's order (kernel input k is operand k); `input` is the
+  // first activation among them.
+  std::vector<StepOperand> operands = {};
+  // kUnary: the function, the node's or what fusion made of it (sigmoid(x) * x: silu).
+  UnaryFn unary = UnaryFn::kSigmoid;
 };
 
 struct StepProgram {

@@ -67,6 +67,24 @@ std::string_view OpKindName(OpKind op) {
       return "global_avg_pool2d";
     case OpKind::kClip:
       return "clip";
+    case OpKind::kUnary:
+      return "unary";
+    case OpKind::kBinary:
+      return "binary";
+    case OpKind::kConcat:
+      return "concat";
+    case OpKind::kTranspose:
+      return "transpose";
+    case OpKind::kReshape:
+      return "reshape";
+    case OpKind::kSlice:
+      return "slice";
+    case OpKind::kReduceMean:
+      return "reduce_mean";
+    case OpKind::kLayerNorm:
+      return "layer_norm";
+    case OpKind::kMatMul:
+      return "matmul";
   }
   return "?";
 }
@@ -158,7 +176,6 @@ absl::Status Graph::Validate() const {
 
 absl::Status Graph::ValidateNode(int index, std::vector<int>* producer) const {
   const Node& node = nodes_[index];
-  const std::vector<int> weight_positions = WeightInputPositions(node.op);
   std::vector<const TensorDesc*> descs;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const int id = node.inputs[i];
@@ -172,13 +189,13 @@ absl::Status Graph::ValidateNode(int index, std::vector<int>* producer) const {
           index, node,
           absl::StrCat("input ", i, " '", t.name, "' is used before a node produces it"));
     }
-    const bool wants_weight =
-        std::find(weight_positions.begin(), weight_positions.end(), i) != weight_positions.end();
-    if (wants_weight != (t.kind == TensorKind::kWeight)) {
+    const InputKind want = ExpectedInputKind(node.op, static_cast<int>(i));
+    const bool is_weight = t.kind == TensorKind::kWeight;
+    if (want != InputKind::kEither && (want == InputKind::kWeight) != is_weight) {
       return NodeError(index, node,
                        absl::StrCat("input ", i, " '", t.name, "' has kind ",
                                     std::string(TensorKindName(t.kind)), "; expected ",
-                                    wants_weight ? "a weight" : "a non-weight"));
+                                    want == InputKind::kWeight ? "a weight" : "a non-weight"));
     }
     descs.push_back(&t);
   }

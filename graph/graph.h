@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "autotvm/workload.h"
+#include "common/elementwise_fn.h"
 #include "graph/dtype.h"
 
 namespace tunejit {
@@ -49,7 +50,7 @@ struct TensorDesc {
 //   relu        x                                                  -> like x
 //   max_pool2d  x NCHW (f32 or i8), padding counts as -inf         -> NCHW, floor output size
 //   flatten     x [N, ...]                                         -> [N, prod(...)] (a view)
-//   softmax     x [rows, cols] f32, over cols                      -> like x
+//   softmax     x f32, over attrs.axis                             -> like x
 //   quantize    x f32 (attrs.scale)                                -> i8 like x
 //   dequantize  x i8/i32, scale f32 [C] or [1] (C = dim 1)         -> f32 like x
 //   requantize  x i32, scale f32 [C] or [1]                        -> i8 like x
@@ -57,6 +58,20 @@ struct TensorDesc {
 //   avg_pool2d  x NCHW f32 (attrs.count_include_pad)               -> NCHW, floor output size
 //   global_avg_pool2d  x [N, C, H, W] f32                          -> [N, C, 1, 1]
 //   clip        x f32 (attrs.clip_min <= attrs.clip_max)           -> like x
+// The general tensor ops (float32; the ONNX importer's, for models beyond plain CNNs). Axes are
+// non-negative here (importers normalize ONNX's negative ones):
+//   unary       x (attrs.unary; hard_sigmoid reads attrs.alpha, attrs.beta) -> like x
+//   binary      a, b with numpy broadcasting (attrs.binary); either may be a weight
+//                                                                  -> the broadcast shape
+//   concat      x0, x1, ... equal but for attrs.axis; any may be a weight -> joined on the axis
+//   transpose   x (attrs.perm, a permutation of its dims)          -> permuted
+//   reshape     x (attrs.shape: the same element count)            -> attrs.shape (a view)
+//   slice       x: [attrs.start, attrs.end) by attrs.step > 0 on attrs.axis -> narrowed
+//   reduce_mean x over attrs.axes (sorted, unique; attrs.keepdims) -> reduced
+//   layer_norm  x, scale, bias (weights of x's dims from attrs.axis on; attrs.epsilon)
+//                                                                  -> like x
+//   matmul      a [..., M, K], b [..., K, N] (batch dims broadcast; either may be a weight)
+//                                                                  -> [..., M, N]
 enum class OpKind {
   kConv2d,
   kDense,
@@ -71,7 +86,16 @@ enum class OpKind {
   kAdd,
   kAvgPool2d,
   kGlobalAvgPool2d,
-  kClip
+  kClip,
+  kUnary,
+  kBinary,
+  kConcat,
+  kTranspose,
+  kReshape,
+  kSlice,
+  kReduceMean,
+  kLayerNorm,
+  kMatMul
 };
 std::string_view OpKindName(OpKind op);
 
@@ -92,6 +116,19 @@ struct NodeAttrs {
   float clip_max = std::numeric_limits<float>::infinity();
   // quantize: q = round(x / scale).
   float scale = 1.f;
+  // unary / binary: the function; hard_sigmoid's slope and offset (ONNX's defaults).
+  UnaryFn unary = UnaryFn::kSigmoid;
+  BinaryFn binary = BinaryFn::kAdd;
+  float alpha = 0.2f, beta = 0.5f;
+  // softmax, concat, slice, layer_norm: the axis; softmax's -1 (its default) is the last one.
+  int axis = -1;
+  // slice: the kept range [start, end) of `axis`, every `step`-th element (0 <= start < end <=
+  // dim; importers clamp ONNX's).
+  int64_t start = 0, end = 0, step = 1;
+  // transpose: output dim i is input dim perm[i]. reshape: the output shape. reduce_mean: the axes.
+  std::vector<int64_t> perm = {}, shape = {}, axes = {};
+  bool keepdims = true;   // reduce_mean
+  float epsilon = 1e-5f;  // layer_norm
 };
 
 struct Node {

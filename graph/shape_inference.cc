@@ -1,5 +1,6 @@
 #include "graph/shape_inference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -178,10 +179,6 @@ absl::StatusOr<InferredOutput> Other(OpKind op, const TensorDesc& x, const Tenso
       for (size_t i = 1; i < x.shape.size(); ++i) inner *= x.shape[i];
       return InferredOutput{{x.shape[0], inner}, x.dtype};
     }
-    case OpKind::kSoftmax:
-      TUNEJIT_RETURN_IF_ERROR(ExpectRank(0, x, 2));
-      TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
-      return InferredOutput{x.shape, x.dtype};
     case OpKind::kQuantize:
       TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
       return InferredOutput{x.shape, DType::kI8};
@@ -198,6 +195,196 @@ absl::StatusOr<InferredOutput> Other(OpKind op, const TensorDesc& x, const Tenso
   }
 }
 
+bool IsTensorOp(OpKind op) {
+  switch (op) {
+    case OpKind::kSoftmax:
+    case OpKind::kUnary:
+    case OpKind::kBinary:
+    case OpKind::kConcat:
+    case OpKind::kTranspose:
+    case OpKind::kReshape:
+    case OpKind::kSlice:
+    case OpKind::kReduceMean:
+    case OpKind::kLayerNorm:
+    case OpKind::kMatMul:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Status CheckAxis(const char* what, int64_t axis, size_t rank) {
+  if (axis >= 0 && axis < static_cast<int64_t>(rank)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("attrs: ", what, " ", axis, " is not a dim of a rank-", rank, " tensor"));
+}
+
+int64_t Product(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+absl::StatusOr<InferredOutput> Concat(const NodeAttrs& a,
+                                      absl::Span<const TensorDesc* const> inputs) {
+  const TensorDesc& first = *inputs[0];
+  TUNEJIT_RETURN_IF_ERROR(CheckAxis("axis", a.axis, first.shape.size()));
+  std::vector<int64_t> out = first.shape;
+  out[a.axis] = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorDesc& t = *inputs[i];
+    TUNEJIT_RETURN_IF_ERROR(ExpectDType(static_cast<int>(i), t, {DType::kF32}));
+    bool fits = t.shape.size() == first.shape.size();
+    for (size_t d = 0; fits && d < t.shape.size(); ++d) {
+      fits = static_cast<int>(d) == a.axis || t.shape[d] == first.shape[d];
+    }
+    if (!fits) {
+      return Fail(static_cast<int>(i), t,
+                  absl::StrCat("expected the dims of input 0 ", Shape(first.shape),
+                               " but for axis ", a.axis));
+    }
+    out[a.axis] += t.shape[a.axis];
+  }
+  return InferredOutput{out, DType::kF32};
+}
+
+absl::StatusOr<InferredOutput> Transpose(const NodeAttrs& a, const TensorDesc& x) {
+  std::vector<bool> seen(x.shape.size(), false);
+  bool ok = a.perm.size() == x.shape.size();
+  std::vector<int64_t> out;
+  for (size_t i = 0; ok && i < a.perm.size(); ++i) {
+    const int64_t p = a.perm[i];
+    ok = p >= 0 && p < static_cast<int64_t>(seen.size()) && !seen[p];
+    if (ok) {
+      seen[p] = true;
+      out.push_back(x.shape[p]);
+    }
+  }
+  if (!ok) {
+    return Fail(0, x,
+                absl::StrCat("attrs: perm ", Shape(a.perm), " is not a permutation of its ",
+                             x.shape.size(), " dims"));
+  }
+  return InferredOutput{out, x.dtype};
+}
+
+absl::StatusOr<InferredOutput> Reshape(const NodeAttrs& a, const TensorDesc& x) {
+  const bool positive =
+      std::all_of(a.shape.begin(), a.shape.end(), [](int64_t d) { return d > 0; });
+  if (!positive || Product(a.shape) != x.NumElements()) {
+    return Fail(0, x,
+                absl::StrCat("attrs: shape ", Shape(a.shape),
+                             " must be positive dims of the same element count"));
+  }
+  return InferredOutput{a.shape, x.dtype};
+}
+
+absl::StatusOr<InferredOutput> Slice(const NodeAttrs& a, const TensorDesc& x) {
+  TUNEJIT_RETURN_IF_ERROR(CheckAxis("axis", a.axis, x.shape.size()));
+  const int64_t dim = x.shape[a.axis];
+  if (a.step < 1 || a.start < 0 || a.start >= a.end || a.end > dim) {
+    return Fail(
+        0, x,
+        absl::StrCat("attrs: slice [", a.start, ", ", a.end, ") step ", a.step, " of axis ", a.axis,
+                     " (", dim, "): expected 0 <= start < end <= dim and step >= 1"));
+  }
+  std::vector<int64_t> out = x.shape;
+  out[a.axis] = (a.end - a.start + a.step - 1) / a.step;
+  return InferredOutput{out, x.dtype};
+}
+
+absl::StatusOr<InferredOutput> ReduceMean(const NodeAttrs& a, const TensorDesc& x) {
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+  if (a.axes.empty() || !std::is_sorted(a.axes.begin(), a.axes.end()) ||
+      std::adjacent_find(a.axes.begin(), a.axes.end()) != a.axes.end()) {
+    return Fail(0, x, absl::StrCat("attrs: axes ", Shape(a.axes), " must be sorted and unique"));
+  }
+  std::vector<int64_t> out;
+  for (size_t d = 0, k = 0; d < x.shape.size(); ++d) {
+    const bool reduced = k < a.axes.size() && a.axes[k] == static_cast<int64_t>(d);
+    if (reduced) ++k;
+    if (!reduced) out.push_back(x.shape[d]);
+    if (reduced && a.keepdims) out.push_back(1);
+  }
+  TUNEJIT_RETURN_IF_ERROR(CheckAxis("axis", a.axes.back(), x.shape.size()));
+  TUNEJIT_RETURN_IF_ERROR(CheckAxis("axis", a.axes.front(), x.shape.size()));
+  return InferredOutput{out, x.dtype};
+}
+
+absl::StatusOr<InferredOutput> LayerNorm(const NodeAttrs& a, const TensorDesc& x,
+                                         const TensorDesc& scale, const TensorDesc& bias) {
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+  TUNEJIT_RETURN_IF_ERROR(CheckAxis("axis", a.axis, x.shape.size()));
+  if (!(a.epsilon > 0) || !std::isfinite(a.epsilon)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attrs: epsilon ", a.epsilon, " must be positive and finite"));
+  }
+  const std::vector<int64_t> normalized(x.shape.begin() + a.axis, x.shape.end());
+  for (int i : {1, 2}) {
+    const TensorDesc& t = i == 1 ? scale : bias;
+    TUNEJIT_RETURN_IF_ERROR(ExpectDType(i, t, {DType::kF32}));
+    if (t.shape != normalized) {
+      return Fail(
+          i, t,
+          absl::StrCat("expected ", Shape(normalized), " (input 0's dims from axis ", a.axis, ")"));
+    }
+  }
+  return InferredOutput{x.shape, x.dtype};
+}
+
+absl::StatusOr<InferredOutput> MatMul(const TensorDesc& a, const TensorDesc& b) {
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, a, {DType::kF32}));
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(1, b, {DType::kF32}));
+  if (a.shape.size() < 2) return Fail(0, a, "expected rank >= 2 ([..., M, K])");
+  if (b.shape.size() < 2) return Fail(1, b, "expected rank >= 2 ([..., K, N])");
+  const int64_t k = a.shape.back();
+  if (b.shape[b.shape.size() - 2] != k) {
+    return Fail(1, b, absl::StrCat("expected [..., ", k, ", N] (K of input 0)"));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> out,
+      BroadcastShape(std::vector<int64_t>(a.shape.begin(), a.shape.end() - 2),
+                     std::vector<int64_t>(b.shape.begin(), b.shape.end() - 2)));
+  out.push_back(a.shape[a.shape.size() - 2]);
+  out.push_back(b.shape.back());
+  return InferredOutput{out, DType::kF32};
+}
+
+absl::StatusOr<InferredOutput> TensorOp(OpKind op, const NodeAttrs& a,
+                                        absl::Span<const TensorDesc* const> in) {
+  const TensorDesc& x = *in[0];
+  switch (op) {
+    case OpKind::kConcat:
+      return Concat(a, in);
+    case OpKind::kLayerNorm:
+      return LayerNorm(a, x, *in[1], *in[2]);
+    case OpKind::kMatMul:
+      return MatMul(x, *in[1]);
+    case OpKind::kBinary: {
+      TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+      TUNEJIT_RETURN_IF_ERROR(ExpectDType(1, *in[1], {DType::kF32}));
+      TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> out, BroadcastShape(x.shape, in[1]->shape));
+      return InferredOutput{out, DType::kF32};
+    }
+    case OpKind::kTranspose:
+      return Transpose(a, x);
+    case OpKind::kReshape:
+      return Reshape(a, x);
+    case OpKind::kSlice:
+      return Slice(a, x);
+    case OpKind::kReduceMean:
+      return ReduceMean(a, x);
+    case OpKind::kSoftmax:
+      TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+      TUNEJIT_RETURN_IF_ERROR(CheckAxis("axis", SoftmaxAxis(a, x.shape.size()), x.shape.size()));
+      return InferredOutput{x.shape, x.dtype};
+    default:  // unary
+      TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
+      return InferredOutput{x.shape, x.dtype};
+  }
+}
+
+// 0: any number from one on (concat).
 size_t InputCount(OpKind op) {
   switch (op) {
     case OpKind::kConv2d:
@@ -206,7 +393,13 @@ size_t InputCount(OpKind op) {
     case OpKind::kDequantize:
     case OpKind::kRequantize:
     case OpKind::kAdd:
+    case OpKind::kBinary:
+    case OpKind::kMatMul:
       return 2;
+    case OpKind::kLayerNorm:
+      return 3;
+    case OpKind::kConcat:
+      return 0;
     default:
       return 1;
   }
@@ -214,17 +407,47 @@ size_t InputCount(OpKind op) {
 
 }  // namespace
 
-std::vector<int> WeightInputPositions(OpKind op) {
-  // add's second operand is an activation (the residual), unlike every other two-input op's.
-  return InputCount(op) == 2 && op != OpKind::kAdd ? std::vector<int>{1} : std::vector<int>{};
+InputKind ExpectedInputKind(OpKind op, int position) {
+  switch (op) {
+    case OpKind::kBinary:
+    case OpKind::kConcat:
+    case OpKind::kMatMul:
+      return InputKind::kEither;
+    case OpKind::kAdd:  // the residual is an activation
+      return InputKind::kActivation;
+    case OpKind::kLayerNorm:
+      return position == 0 ? InputKind::kActivation : InputKind::kWeight;
+    default:
+      return position == 1 && InputCount(op) == 2 ? InputKind::kWeight : InputKind::kActivation;
+  }
+}
+
+absl::StatusOr<std::vector<int64_t>> BroadcastShape(const std::vector<int64_t>& a,
+                                                    const std::vector<int64_t>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("shapes ", Shape(a), " and ", Shape(b),
+                                                     " do not broadcast (dim ", i, ": ", da, " vs ",
+                                                     db, ")"));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
 }
 
 absl::StatusOr<InferredOutput> InferOutput(OpKind op, const NodeAttrs& attrs,
                                            absl::Span<const TensorDesc* const> inputs) {
-  if (inputs.size() != InputCount(op)) {
+  const size_t count = InputCount(op);
+  if (count == 0 ? inputs.empty() : inputs.size() != count) {
     return absl::InvalidArgumentError(
-        absl::StrCat("expected ", InputCount(op), " inputs, got ", inputs.size()));
+        absl::StrCat("expected ", count == 0 ? std::string("at least 1") : absl::StrCat(count),
+                     " inputs, got ", inputs.size()));
   }
+  if (IsTensorOp(op)) return TensorOp(op, attrs, inputs);
   switch (op) {
     case OpKind::kConv2d:
       return Conv2d(attrs, *inputs[0], *inputs[1]);

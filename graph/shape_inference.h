@@ -27,8 +27,21 @@ struct InferredOutput {
 absl::StatusOr<InferredOutput> InferOutput(OpKind op, const NodeAttrs& attrs,
                                            absl::Span<const TensorDesc* const> inputs);
 
-// Which input positions of `op` must be weights (conv/dense weight, bias, scales): index list.
-std::vector<int> WeightInputPositions(OpKind op);
+// What input `position` of `op` must be: a weight (conv/dense weight, bias, scales, layer_norm's
+// scale and bias), an activation (data, the residual), or either (binary, concat and matmul
+// operands).
+// numpy broadcasting of two shapes (right-aligned; a dim of 1 stretches); InvalidArgument naming
+// the first dim that does not.
+absl::StatusOr<std::vector<int64_t>> BroadcastShape(const std::vector<int64_t>& a,
+                                                    const std::vector<int64_t>& b);
+
+// The axis softmax normalizes over: attrs.axis, or the last of `rank` dims for a negative one.
+inline int SoftmaxAxis(const NodeAttrs& attrs, size_t rank) {
+  return attrs.axis < 0 ? static_cast<int>(rank) + attrs.axis : attrs.axis;
+}
+
+enum class InputKind { kActivation, kWeight, kEither };
+InputKind ExpectedInputKind(OpKind op, int position);
 
 }  // namespace tunejit
 

@@ -56,6 +56,26 @@ __device__ __forceinline__ unsigned short FloatToF16Bits(float v) {
   return h;
 }
 
+// Element conversions by way of float: float32 <-> fp16 (round to nearest even, the hardware's
+// cvt.rn); int8 <-> float exact (layout changes only).
+__device__ __forceinline__ float ToFloat(float v) { return v; }
+__device__ __forceinline__ float ToFloat(f16 v) { return F16ToFloat(v); }
+__device__ __forceinline__ float ToFloat(s8 v) { return static_cast<float>(v); }  // exact
+template <typename T>
+__device__ __forceinline__ T FromFloat(float v);
+template <>
+__device__ __forceinline__ float FromFloat<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ s8 FromFloat<s8>(float v) {  // int8 layout changes only: exact
+  return static_cast<s8>(v);
+}
+template <>
+__device__ __forceinline__ f16 FromFloat<f16>(float v) {
+  return f16{FloatToF16Bits(v)};
+}
+
 constexpr int kEpiBias = 1;
 constexpr int kEpiRelu = 2;
 constexpr int kEpiOutAccumulator = 0;

@@ -49,14 +49,15 @@ __global__ void bias_relu(const float* __restrict__ x, const float* __restrict__
   }
 }
 
-// y = x + r (then relu if kRelu): ResNet's residual add, its relu fused.
-template <int kRelu>
-__global__ void add_relu(const float* __restrict__ x, const float* __restrict__ r,
-                         float* __restrict__ y, s64 total) {
+// y = x + r (then relu if kRelu): ResNet's residual add, its relu fused. T: float, or f16 on the
+// tensor-core path (added in float, rounded once).
+template <int kRelu, typename T = float>
+__global__ void add_relu(const T* __restrict__ x, const T* __restrict__ r, T* __restrict__ y,
+                         s64 total) {
   TUNEJIT_GRID_STRIDE(i, total) {
-    float v = __fadd_rn(x[i], r[i]);
+    float v = __fadd_rn(ToFloat(x[i]), ToFloat(r[i]));
     if (kRelu) v = v < 0.0f ? 0.0f : v;
-    y[i] = v;
+    y[i] = FromFloat<T>(v);
   }
 }
 
@@ -217,26 +218,6 @@ __global__ void max_pool2d_nhwc(const uint4* __restrict__ x, uint4* __restrict__
     }
     y[i] = best;
   }
-}
-
-// The fp16 path's conversions: float32 <-> fp16 (round to nearest even, the hardware's cvt.rn),
-// by way of float.
-__device__ __forceinline__ float ToFloat(float v) { return v; }
-__device__ __forceinline__ float ToFloat(f16 v) { return F16ToFloat(v); }
-__device__ __forceinline__ float ToFloat(s8 v) { return static_cast<float>(v); }  // exact
-template <typename T>
-__device__ __forceinline__ T FromFloat(float v);
-template <>
-__device__ __forceinline__ float FromFloat<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ s8 FromFloat<s8>(float v) {  // int8 layout changes only: exact
-  return static_cast<s8>(v);
-}
-template <>
-__device__ __forceinline__ f16 FromFloat<f16>(float v) {
-  return f16{FloatToF16Bits(v)};
 }
 
 // y = x in another element type, same layout.
@@ -406,6 +387,9 @@ template __global__ void tunejit::max_pool2d<signed char>(const signed char*, si
                                                           int, int);
 template __global__ void tunejit::add_relu<1>(const float*, const float*, float*, long long);
 template __global__ void tunejit::add_relu<0>(const float*, const float*, float*, long long);
+template __global__ void tunejit::add_relu<1, tunejit::f16>(const tunejit::f16*,
+                                                            const tunejit::f16*, tunejit::f16*,
+                                                            long long);
 template __global__ void tunejit::avg_pool2d<0>(const float*, float*, int, int, int, int, int, int,
                                                 int, int, int, int, int);
 template __global__ void tunejit::avg_pool2d<1>(const float*, float*, int, int, int, int, int, int,

@@ -161,14 +161,84 @@ absl::StatusOr<NodeAttrs> ConvAttrs(Importer& im, const NodeProto& n, const Cons
   return a;
 }
 
-// Name of the graph node that produced tensor `id` ("graph input" when none), for messages.
-std::string Producer(Graph& g, int id) {
-  for (const Node& node : g.nodes()) {
-    if (node.output == id) {
-      return absl::StrCat(std::string(OpKindName(node.op)), " node '", node.name, "'");
-    }
+// The BatchNormalization parameters as y = k x + shift per channel: k = gamma / sqrt(var + eps),
+// shift = beta - mean k.
+struct BnAffine {
+  std::vector<double> k, shift;
+};
+
+absl::StatusOr<BnAffine> BnParams(Importer& im, const NodeProto& n, int64_t c) {
+  TUNEJIT_ASSIGN_OR_RETURN(float eps, im.AttrFloat(n, "epsilon", 1e-5f));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> gamma, ChannelParam(im, n, 1, "scale", c));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> beta, ChannelParam(im, n, 2, "B", c));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> mean, ChannelParam(im, n, 3, "mean", c));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> var, ChannelParam(im, n, 4, "var", c));
+  BnAffine p;
+  for (int64_t i = 0; i < c; ++i) {
+    p.k.push_back(gamma[i] / std::sqrt(static_cast<double>(var[i]) + eps));
+    p.shift.push_back(beta[i] - mean[i] * p.k.back());
   }
-  return "a graph input";
+  return p;
+}
+
+// The conv whose output BatchNormalization `n` reads, when the BN can fold into it: the conv's
+// output is read by this node alone. nullptr otherwise.
+const Importer::ConvRecord* FoldableConv(Importer& im, const NodeProto& n, const Value& x) {
+  if (x.is_constant() || x.qdq_scale > 0) return nullptr;
+  auto conv = im.convs().find(x.tensor);
+  if (conv == im.convs().end() || conv->second.value != n.input(0)) return nullptr;
+  if (im.Consumers(n.input(0)) != 1 || im.IsGraphOutput(n.input(0))) return nullptr;
+  return &conv->second;
+}
+
+// w'[c] = w[c] k[c], b'[c] = b[c] k[c] + shift[c].
+absl::Status FoldIntoConv(Importer& im, const NodeProto& n, Importer::ConvRecord rec, int y) {
+  const int64_t c = im.graph().tensor(rec.weight).shape[0];
+  TUNEJIT_ASSIGN_OR_RETURN(BnAffine p, BnParams(im, n, c));
+  std::vector<float> w = UnpackFloats(im.WeightBytes(rec.weight));
+  std::vector<float> b =
+      rec.bias >= 0 ? UnpackFloats(im.WeightBytes(rec.bias)) : std::vector<float>(c);
+  const size_t per_channel = w.size() / static_cast<size_t>(c);
+  for (int64_t k = 0; k < c; ++k) {
+    for (size_t i = 0; i < per_channel; ++i) {
+      float& v = w[k * per_channel + i];
+      v = static_cast<float>(v * p.k[k]);
+    }
+    b[k] = static_cast<float>(b[k] * p.k[k] + p.shift[k]);
+  }
+  im.WeightBytes(rec.weight) = PackBytes(w);
+  if (rec.bias >= 0) {
+    im.WeightBytes(rec.bias) = PackBytes(b);
+  } else {
+    rec.bias = im.AddWeight(absl::StrCat(n.output(0), ".bias"), DType::kF32, {c}, PackBytes(b));
+    TUNEJIT_ASSIGN_OR_RETURN(
+        y, im.AddNode(n, OpKind::kBiasAdd, {y, rec.bias}, {}, im.OutName(n), ".bias_add"));
+  }
+  rec.value = n.output(0);
+  im.convs()[y] = rec;
+  return im.BindOutput(n, 0, Value::Tensor(y));
+}
+
+// Elsewhere (DenseNet normalizes concatenations): x * k as a binary multiply by a [C, 1, ...]
+// weight, then + shift as a bias_add.
+absl::Status StandaloneBatchNorm(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> x, im.ActivationShape(n, 0));
+  if (x.size() < 2) {
+    return im.Unsupported(n, absl::StrCat("input ", ShapeText(x), ": expected [N, C, ...]"));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(BnAffine p, BnParams(im, n, x[1]));
+  std::vector<int64_t> scale_dims(x.size() - 1, 1);
+  scale_dims[0] = x[1];
+  const int scale = im.AddWeight(absl::StrCat(n.output(0), ".scale"), DType::kF32, scale_dims,
+                                 PackBytes(std::vector<float>(p.k.begin(), p.k.end())));
+  const int shift = im.AddWeight(absl::StrCat(n.output(0), ".shift"), DType::kF32, {x[1]},
+                                 PackBytes(std::vector<float>(p.shift.begin(), p.shift.end())));
+  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+  NodeAttrs mul;
+  mul.binary = BinaryFn::kMul;
+  TUNEJIT_ASSIGN_OR_RETURN(
+      int y, im.AddNode(n, OpKind::kBinary, {in, scale}, mul, im.OutName(n, ".scaled"), ".scale"));
+  return im.AddOutputNode(n, OpKind::kBiasAdd, {y, shift}, {});
 }
 
 }  // namespace
@@ -191,60 +261,20 @@ absl::Status MapConv(Importer& im, const NodeProto& n) {
     TUNEJIT_ASSIGN_OR_RETURN(
         y, im.AddNode(n, OpKind::kBiasAdd, {y, bias}, {}, im.OutName(n), ".bias_add"));
   }
-  im.convs()[y] = {weight, bias, conv_output};
+  im.convs()[y] = {weight, bias, conv_output, n.output(0)};
   return im.BindOutput(n, 0, Value::Tensor(y));
 }
 
-// y = gamma (x - mean) / sqrt(var + eps) + beta, folded into the conv before it:
-// w'[c] = w[c] k[c], b'[c] = (b[c] - mean[c]) k[c] + beta[c] with k = gamma / sqrt(var + eps).
+// y = gamma (x - mean) / sqrt(var + eps) + beta: folded into the conv before it when that conv's
+// output feeds only this node, else a per-channel multiply and bias_add.
 absl::Status MapBatchNormalization(Importer& im, const NodeProto& n) {
   TUNEJIT_ASSIGN_OR_RETURN(int64_t training, im.AttrInt(n, "training_mode", 0));
   if (training != 0) return im.Unsupported(n, "training_mode = 1 (inference only)");
   TUNEJIT_RETURN_IF_ERROR(im.RequireUnusedOutputs(n, 1));
   TUNEJIT_ASSIGN_OR_RETURN(const Value* x, im.Input(n, 0));
-  auto conv = x->is_constant() || x->qdq_scale > 0 ? im.convs().end() : im.convs().find(x->tensor);
-  if (conv == im.convs().end()) {
-    return im.Unsupported(
-        n, absl::StrCat("only a BatchNormalization right after a Conv is supported (it is folded "
-                        "into the conv); input '",
-                        n.input(0), "' comes from ",
-                        x->is_constant() ? "a constant" : Producer(im.graph(), x->tensor)));
-  }
-  if (im.Consumers(n.input(0)) != 1 || im.IsGraphOutput(n.input(0))) {
-    return im.Unsupported(n, absl::StrCat("the conv output '", n.input(0),
-                                          "' is also used elsewhere, so it cannot be folded"));
-  }
-  Importer::ConvRecord rec = conv->second;
-  const int64_t c = im.graph().tensor(rec.weight).shape[0];
-  TUNEJIT_ASSIGN_OR_RETURN(float eps, im.AttrFloat(n, "epsilon", 1e-5f));
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> gamma, ChannelParam(im, n, 1, "scale", c));
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> beta, ChannelParam(im, n, 2, "B", c));
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> mean, ChannelParam(im, n, 3, "mean", c));
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> var, ChannelParam(im, n, 4, "var", c));
-
-  std::vector<float> w = UnpackFloats(im.WeightBytes(rec.weight));
-  std::vector<float> b =
-      rec.bias >= 0 ? UnpackFloats(im.WeightBytes(rec.bias)) : std::vector<float>(c);
-  const size_t per_channel = w.size() / static_cast<size_t>(c);
-  for (int64_t k = 0; k < c; ++k) {
-    const double scale = gamma[k] / std::sqrt(static_cast<double>(var[k]) + eps);
-    for (size_t i = 0; i < per_channel; ++i) {
-      float& v = w[k * per_channel + i];
-      v = static_cast<float>(v * scale);
-    }
-    b[k] = static_cast<float>((static_cast<double>(b[k]) - mean[k]) * scale + beta[k]);
-  }
-  im.WeightBytes(rec.weight) = PackBytes(w);
-  int y = x->tensor;
-  if (rec.bias >= 0) {
-    im.WeightBytes(rec.bias) = PackBytes(b);
-  } else {
-    rec.bias = im.AddWeight(absl::StrCat(n.output(0), ".bias"), DType::kF32, {c}, PackBytes(b));
-    TUNEJIT_ASSIGN_OR_RETURN(
-        y, im.AddNode(n, OpKind::kBiasAdd, {y, rec.bias}, {}, im.OutName(n), ".bias_add"));
-  }
-  im.convs()[y] = rec;
-  return im.BindOutput(n, 0, Value::Tensor(y));
+  const Importer::ConvRecord* conv = FoldableConv(im, n, *x);
+  if (conv == nullptr) return StandaloneBatchNorm(im, n);
+  return FoldIntoConv(im, n, *conv, x->tensor);
 }
 
 absl::Status MapMaxPool(Importer& im, const NodeProto& n) {

@@ -11,18 +11,46 @@
 // Operators and how they map (graph/graph.h ops):
 //   Conv                 conv2d (+ bias_add when B is given); any stride, padding (incl. auto_pad),
 //                        dilation and group (depthwise too); the weight must be an initializer
-//   BatchNormalization   folded into the preceding Conv's weight and bias (an error elsewhere)
+//   BatchNormalization   folded into the preceding Conv's weight and bias when that conv's output
+//                        feeds only it; elsewhere (DenseNet) binary mul by [C, 1, ...] + bias_add
 //   Relu, Clip           relu; clip (Clip(0, inf) is relu); min/max must be constants
 //   MaxPool              max_pool2d (ceil_mode as extra end padding, which max ignores)
 //   AveragePool          avg_pool2d (count_include_pad); a 1x1 stride-1 pool is dropped
 //   GlobalAveragePool    global_avg_pool2d
 //   Gemm                 dense [M, K] x weight [N, K]: alpha folded into the weight, transB = 0
 //                        weights transposed at import, beta * C as bias_add
-//   MatMul               dense, with a constant [K, N] right operand (transposed at import)
-//   Add                  add (two activations of one shape: residuals) or bias_add (a constant
-//                        per-channel vector over dim 1)
-//   Flatten, Reshape     flatten; Reshape only to [N, -1] (or an equivalent flatten)
-//   Softmax              softmax over the last axis of a 2-D tensor
+//   MatMul               activation x constant [K, N]: dense (weight transposed at import); an
+//                        activation of rank != 2 through reshape [rows, K] -> dense -> reshape
+//                        back, taking a following per-last-dim constant Add in as the dense's
+//                        bias_add (Linear layers of ViT / ConvNeXt); otherwise (two activations,
+//                        constant A, batched constant B) matmul, constants as weights
+//   Add                  bias_add (a constant per-channel vector over dim 1), add (two activations
+//                        of one shape: residuals), else binary add with numpy broadcasting
+//   Sub, Mul, Div, Pow,  binary with numpy broadcasting; a constant operand becomes a float32
+//   Max, Min             weight (an integer one converted; a scalar [1]); Max / Min of more than
+//                        two inputs are refused
+//   Sigmoid, Tanh, Erf,  unary; HardSigmoid reads alpha and beta; Gelu (opset 20) only
+//   Sqrt, Exp, Neg,      approximate = "none"
+//   Reciprocal, HardSigmoid, HardSwish, Gelu
+//   Concat               concat on any axis, activations and constants (as weights) mixed
+//   Transpose            transpose (perm; default reversed); the identity permutation is dropped
+//   Reshape, Flatten,    flatten when the result is [N, prod(rest)] of a rank > 2 input (Flatten
+//   Squeeze, Unsqueeze   axis 1 too), else reshape (0 / -1 / allowzero rules; axes as attributes
+//                        before opset 13, as inputs from 13)
+//   Slice                one slice per narrowed axis, chained; ONNX clamping; steps >= 1
+//   Split                one slice per output (sizes as input from opset 13, attribute before,
+//                        num_outputs in opset 18, or equal parts)
+//   Gather               on an activation with constant indices: a scalar index is a slice of
+//                        one and a reshape dropping the axis (ViT's x[:, 0]); a 1-D run of
+//                        consecutive increasing indices a slice; other indices are refused
+//   ReduceMean           reduce_mean (axes attribute before opset 18, input from 18; keepdims;
+//                        noop_with_empty_axes)
+//   LayerNormalization   layer_norm (axis, epsilon; Scale and B constants broadcast to the
+//                        normalized dims, B absent: zeros); Mean / InvStdDev must be unused
+//   Softmax              softmax over any axis from opset 13; before, only over the last axis
+//                        (where "coerce to 2-D" is the same thing)
+//   Shape, Size          constants (every shape is static once the batch is)
+//   Cast                 of an activation only to FLOAT (nothing to do)
 //   Dropout, Identity    nothing (the output is the input)
 //   Constant             a constant (as an initializer)
 //   QuantizeLinear /     QDQ int8 (symmetric: zero points 0), imported as the float graph it
@@ -31,6 +59,14 @@
 //                        int32 bias) initializer and DQ(Q(float initializer)) are the constant
 //                        q * s (per tensor or per slice of `axis`). `--precision int8` runs it on
 //                        our int8 kernels with those scales (ExecutorOptions::activation_scales).
+// A node whose inputs are all constants is evaluated at import (onnx/fold.h) and its outputs bound
+// as constants named after their ONNX values, so the shape arithmetic of a dynamic-batch export
+// folds away: Shape, Size, Gather, Unsqueeze, Squeeze, Concat, Reshape, Flatten, Expand,
+// Transpose, Slice, Split, ConstantOfShape, Range, Cast, CastLike, Where, the arithmetic (Add, Sub,
+// Mul, Div, Mod, Pow, Min, Max, Neg, Abs, Sign, Sqrt, Reciprocal, Exp, Log, Floor, Ceil, Round,
+// Sigmoid, Tanh, Erf, Relu), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual) and
+// logic (Not, And, Or, Xor). Ops of that list with no mapping above (Equal, Where, Range, ...) are
+// refused on activations.
 //
 // Errors are absl::Status naming the source and, for a node, its op type, name and inputs:
 //   resnet.onnx: unsupported op 'Resize' (node 'up1', inputs: x, roi, scales)

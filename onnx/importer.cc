@@ -7,12 +7,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "onnx/fold.h"
 
 namespace tunejit::onnx_import {
 namespace {
 
 using onnx::AttributeProto;
 using onnx::NodeProto;
+
+// What constant folding may produce beyond twice the file's own initializers: far above the
+// shape arithmetic and small tables of real models, far below what would exhaust memory.
+constexpr int64_t kFoldBaseBytes = int64_t{256} << 20;
 
 std::string AttrTypeName(int type) {
   return AttributeProto::AttributeType_IsValid(type)
@@ -61,8 +66,26 @@ absl::StatusOr<OnnxModel> Importer::Run() {
   return out;
 }
 
+int64_t Importer::InitializerBytes(const onnx::TensorProto& t) const {
+  if (t.data_location() != onnx::TensorProto::EXTERNAL) {
+    return static_cast<int64_t>(t.ByteSizeLong());
+  }
+  // External data is only read from a model file, where it must exist at its declared size.
+  if (options_.external_data_dir.empty()) return 0;
+  const std::optional<int64_t> count =
+      CheckedElements(std::vector<int64_t>(t.dims().begin(), t.dims().end()));
+  const std::optional<DType> dtype = DTypeFromOnnx(t.data_type());
+  return count && dtype ? *count * DTypeSize(*dtype) : 0;
+}
+
 absl::Status Importer::BindInitializers() {
-  for (const onnx::TensorProto& t : model_.graph().initializer()) initializers_[t.name()] = &t;
+  int64_t initializer_bytes = 0;
+  for (const onnx::TensorProto& t : model_.graph().initializer()) {
+    initializers_[t.name()] = &t;
+    initializer_bytes += InitializerBytes(t);
+    initializer_bytes = std::min(initializer_bytes, kMaxElements * 8);
+  }
+  fold_budget_ = kFoldBaseBytes + 2 * initializer_bytes;
   if (model_.graph().sparse_initializer_size() > 0) {
     return absl::UnimplementedError(
         absl::StrCat(source_, ": sparse initializers are not supported"));
@@ -131,15 +154,26 @@ absl::Status Importer::AddGraphInputs() {
 }
 
 absl::Status Importer::ImportNode(const NodeProto& n) {
+  if (auto it = absorbed_.find(&n); it != absorbed_.end()) return BindOutput(n, 0, it->second);
   if (!n.domain().empty() && n.domain() != "ai.onnx") {
     return absl::UnimplementedError(absl::StrCat(
         source_, ": unsupported op '", n.domain(), ".", n.op_type(), "' (node '", NodeName(n),
         "', inputs: ", absl::StrJoin(n.input(), ", "), "): only the ai.onnx domain is supported"));
   }
   OpMapper mapper = FindOpMapper(n.op_type());
+  const bool foldable = CanFold(n.op_type());
   // Every supported op has output 0; mappers name their tensors after it.
-  if (mapper != nullptr && (n.output_size() == 0 || n.output(0).empty())) {
+  if ((mapper != nullptr || foldable) && (n.output_size() == 0 || n.output(0).empty())) {
     return Error(n, "has no output");
+  }
+  if (foldable) {
+    TUNEJIT_ASSIGN_OR_RETURN(int activation, FirstNonConstantInput(n));
+    if (activation < 0) return FoldNode(*this, n);
+    if (mapper == nullptr) {
+      return Unsupported(n, absl::StrCat("input ", activation, " ('", n.input(activation),
+                                         "') is an activation: ", n.op_type(),
+                                         " is only supported on constants (evaluated at import)"));
+    }
   }
   if (mapper == nullptr) {
     return absl::UnimplementedError(
@@ -191,17 +225,47 @@ bool Importer::HasInput(const NodeProto& n, int i) const {
   return i < n.input_size() && !n.input(i).empty();
 }
 
-absl::StatusOr<const Value*> Importer::Input(const NodeProto& n, int i) {
-  if (!HasInput(n, i)) return Error(n, absl::StrCat("input ", i, " is missing"));
-  const std::string& name = n.input(i);
+absl::StatusOr<int> Importer::FirstNonConstantInput(const NodeProto& n) {
+  int present = 0;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (!HasInput(n, i)) continue;
+    TUNEJIT_ASSIGN_OR_RETURN(const Value* v, Input(n, i));
+    if (!v->is_constant()) return i;
+    ++present;
+  }
+  if (present == 0) return Error(n, "has no inputs");
+  return -1;
+}
+
+absl::StatusOr<const Value*> Importer::Lookup(const std::string& name) {
   if (auto it = values_.find(name); it != values_.end()) return &it->second;
   if (auto it = initializers_.find(name); it != initializers_.end()) {
     TUNEJIT_ASSIGN_OR_RETURN(ConstTensor t, DecodeTensor(*it->second, tensor_source()));
     return &(values_[name] = Value::Constant(std::move(t)));
   }
+  return nullptr;
+}
+
+absl::StatusOr<const Value*> Importer::Input(const NodeProto& n, int i) {
+  if (!HasInput(n, i)) return Error(n, absl::StrCat("input ", i, " is missing"));
+  const std::string& name = n.input(i);
+  TUNEJIT_ASSIGN_OR_RETURN(const Value* v, Lookup(name));
+  if (v != nullptr) return v;
   return Error(n, absl::StrCat("input '", name,
                                "' is not a graph input, an initializer or the output of an "
                                "earlier node (missing initializer, or nodes out of order?)"));
+}
+
+absl::StatusOr<std::shared_ptr<const ConstTensor>> Importer::KnownConstant(
+    const std::string& name) {
+  TUNEJIT_ASSIGN_OR_RETURN(const Value* v, Lookup(name));
+  if (v == nullptr || !v->is_constant()) return std::shared_ptr<const ConstTensor>();
+  return v->constant;
+}
+
+absl::StatusOr<std::vector<int64_t>> Importer::ActivationShape(const NodeProto& n, int i) {
+  TUNEJIT_ASSIGN_OR_RETURN(int t, FloatInput(n, i));
+  return graph_.tensor(t).shape;
 }
 
 absl::StatusOr<int> Importer::FloatInput(const NodeProto& n, int i) {
@@ -272,6 +336,24 @@ absl::StatusOr<int> Importer::AddNode(const NodeProto& n, OpKind op, std::vector
   return *out;
 }
 
+absl::Status Importer::AddOutputNode(const NodeProto& n, OpKind op, std::vector<int> inputs,
+                                     const NodeAttrs& attrs) {
+  TUNEJIT_ASSIGN_OR_RETURN(int y, AddNode(n, op, std::move(inputs), attrs, OutName(n)));
+  return BindOutput(n, 0, Value::Tensor(y));
+}
+
+absl::StatusOr<int> Importer::ConstantWeight(const NodeProto& n, const ConstTensor& c,
+                                             const std::string& fallback_name, size_t rank) {
+  const std::string name = c.name.empty() ? fallback_name : c.name;
+  if (c.NumElements() == 0) {
+    return Unsupported(n, absl::StrCat("the constant '", name, "' ", ShapeText(c.dims),
+                                       " is empty: empty tensors are not supported"));
+  }
+  std::vector<int64_t> dims = c.dims;
+  if (dims.empty() && rank >= 1) dims = {1};
+  return AddWeight(name, DType::kF32, std::move(dims), PackBytes(c.Floats()));
+}
+
 int Importer::AddWeight(std::string name, DType dtype, std::vector<int64_t> shape,
                         std::vector<uint8_t> bytes) {
   const int id = graph_.AddTensor(
@@ -337,6 +419,32 @@ absl::StatusOr<std::vector<int64_t>> Importer::AttrInts(const NodeProto& n,
 
 #undef TUNEJIT_ONNX_ATTR_TYPE
 
+absl::StatusOr<std::optional<std::vector<int64_t>>> Importer::AxesOperand(const NodeProto& n, int i,
+                                                                          int64_t input_since) {
+  const bool has_attr = Attr(n, "axes") != nullptr;
+  if (opset_ < input_since) {
+    if (HasInput(n, i)) {
+      return Error(n, absl::StrCat("input ", i, " (axes) is an opset ", input_since,
+                                   " form; this model is opset ", opset_,
+                                   ", where axes are the attribute 'axes'"));
+    }
+    if (!has_attr) return std::nullopt;
+    TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> axes, AttrInts(n, "axes"));
+    return axes;
+  }
+  if (has_attr) {
+    return Error(n, absl::StrCat("attribute 'axes' is not valid from opset ", input_since,
+                                 " (this model is opset ", opset_, "): axes are input ", i));
+  }
+  if (!HasInput(n, i)) return std::nullopt;
+  TUNEJIT_ASSIGN_OR_RETURN(std::shared_ptr<const ConstTensor> t, ConstInput(n, i, "axes"));
+  if (t->dtype != DType::kI64 && t->dtype != DType::kI32) {
+    return Error(n, absl::StrCat("the axes (input ", i, ") must be INT64, got ",
+                                 std::string(DTypeName(t->dtype))));
+  }
+  return t->Ints();
+}
+
 absl::Status Importer::RequireUnusedOutputs(const NodeProto& n, int first) const {
   for (int i = first; i < n.output_size(); ++i) {
     const std::string& name = n.output(i);
@@ -355,6 +463,30 @@ void Importer::SetActivationScale(int tensor, float scale) {
   Warn(absl::StrCat("activation '", graph_.tensor(tensor).name, "' has two QDQ scales (",
                     it->second, " and ", scale, "): int8 uses one per tensor, the larger"));
   it->second = std::max(it->second, scale);
+}
+
+const NodeProto* Importer::SoleConsumer(const std::string& name) const {
+  if (Consumers(name) != 1 || IsGraphOutput(name)) return nullptr;
+  for (const NodeProto& n : model_.graph().node()) {
+    for (const std::string& in : n.input()) {
+      if (in == name) return &n;
+    }
+  }
+  return nullptr;
+}
+
+absl::Status Importer::ChargeFold(const NodeProto& n, const std::vector<int64_t>& dims,
+                                  DType dtype) {
+  const std::optional<int64_t> count = CheckedElements(dims);
+  const int64_t bytes = count ? *count * DTypeSize(dtype) : fold_budget_ + 1;
+  if (bytes > fold_budget_) {
+    return Unsupported(
+        n, absl::StrCat("evaluating it at import would make a constant of ", ShapeText(dims),
+                        ", over what constant folding may "
+                        "allocate for this model"));
+  }
+  fold_budget_ -= bytes;
+  return absl::OkStatus();
 }
 
 int Importer::Consumers(const std::string& name) const {

@@ -1,5 +1,4 @@
-// The op table, and the element-wise and shape ops: Relu, Clip, Add, Flatten, Reshape, Softmax,
-// Dropout, Identity, Constant.
+// The op table, and the simplest mappers: Relu, Clip, Dropout, Identity, Constant.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,15 +14,6 @@ namespace {
 
 using onnx::AttributeProto;
 using onnx::NodeProto;
-
-absl::StatusOr<std::vector<int64_t>> ActivationShape(Importer& im, const NodeProto& n, int i) {
-  TUNEJIT_ASSIGN_OR_RETURN(const Value* v, im.Input(n, i));
-  if (v->is_constant()) {
-    return im.Unsupported(n, absl::StrCat("input ", i, " ('", n.input(i),
-                                          "') is a constant; expected an activation"));
-  }
-  return im.graph().tensor(v->tensor).shape;
-}
 
 // `op` applied to the float input, bound to output 0.
 absl::Status Unary(Importer& im, const NodeProto& n, OpKind op, const NodeAttrs& attrs = {}) {
@@ -56,102 +46,6 @@ absl::Status MapClip(Importer& im, const NodeProto& n) {
   a.clip_min = lo;
   a.clip_max = hi;
   return Unary(im, n, OpKind::kClip, a);
-}
-
-// A constant broadcast against x [N, C, ...] that varies only along C (or is a single value):
-// its C values, or nullopt.
-std::optional<std::vector<float>> ChannelVector(const ConstTensor& c,
-                                                const std::vector<int64_t>& x) {
-  if (x.size() < 2 || c.dtype != DType::kF32) return std::nullopt;
-  std::vector<float> v = c.Floats();
-  if (v.size() == 1) return std::vector<float>(static_cast<size_t>(x[1]), v[0]);
-  if (c.dims.size() > x.size()) return std::nullopt;
-  std::vector<int64_t> dims(x.size() - c.dims.size(), 1);  // right-aligned broadcasting
-  dims.insert(dims.end(), c.dims.begin(), c.dims.end());
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] != (i == 1 ? x[1] : 1)) return std::nullopt;
-  }
-  return v;
-}
-
-absl::Status AddConstant(Importer& im, const NodeProto& n, int x_input, const ConstTensor& c) {
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ActivationShape(im, n, x_input));
-  std::optional<std::vector<float>> bias = ChannelVector(c, shape);
-  if (!bias) {
-    return im.Unsupported(
-        n, absl::StrCat("adding the constant '", c.name, "' ", ShapeText(c.dims), " to ",
-                        ShapeText(shape), ": only a per-channel (dim 1) bias is supported"));
-  }
-  TUNEJIT_ASSIGN_OR_RETURN(int x, im.FloatInput(n, x_input));
-  std::vector<uint8_t> bytes = PackBytes(*bias);
-  const int b = im.AddWeight(c.name.empty() ? n.input(1 - x_input) : c.name, DType::kF32,
-                             {shape[1]}, std::move(bytes));
-  TUNEJIT_ASSIGN_OR_RETURN(int y, im.AddNode(n, OpKind::kBiasAdd, {x, b}, {}, im.OutName(n)));
-  return im.BindOutput(n, 0, Value::Tensor(y));
-}
-
-absl::Status MapAdd(Importer& im, const NodeProto& n) {
-  TUNEJIT_ASSIGN_OR_RETURN(const Value* a, im.Input(n, 0));
-  TUNEJIT_ASSIGN_OR_RETURN(const Value* b, im.Input(n, 1));
-  if (a->is_constant() && b->is_constant()) {
-    return im.Unsupported(n, "both inputs are constants");
-  }
-  if (a->is_constant() || b->is_constant()) {
-    return AddConstant(im, n, a->is_constant() ? 1 : 0, *(a->is_constant() ? a : b)->constant);
-  }
-  const std::vector<int64_t> sa = im.graph().tensor(a->tensor).shape;
-  const std::vector<int64_t> sb = im.graph().tensor(b->tensor).shape;
-  if (sa != sb) {
-    return im.Unsupported(n, absl::StrCat("adding ", ShapeText(sa), " and ", ShapeText(sb),
-                                          ": two activations must have the same shape"));
-  }
-  TUNEJIT_ASSIGN_OR_RETURN(int x, im.FloatInput(n, 0));
-  TUNEJIT_ASSIGN_OR_RETURN(int y, im.FloatInput(n, 1));
-  TUNEJIT_ASSIGN_OR_RETURN(int out, im.AddNode(n, OpKind::kAdd, {x, y}, {}, im.OutName(n)));
-  return im.BindOutput(n, 0, Value::Tensor(out));
-}
-
-absl::Status MapFlatten(Importer& im, const NodeProto& n) {
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ActivationShape(im, n, 0));
-  TUNEJIT_ASSIGN_OR_RETURN(int64_t axis, im.AttrInt(n, "axis", 1));
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  if (axis < 0) axis += rank;
-  if (axis != 1) {
-    return im.Unsupported(
-        n, absl::StrCat("axis ", axis, " on ", ShapeText(shape), ": only axis 1 ([N, -1])"));
-  }
-  return Unary(im, n, OpKind::kFlatten);
-}
-
-// Reshape to [N, -1] or an equivalent ([N, prod(rest)], with 0 / -1 for N): a flatten.
-absl::Status MapReshape(Importer& im, const NodeProto& n) {
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> x, ActivationShape(im, n, 0));
-  TUNEJIT_ASSIGN_OR_RETURN(std::shared_ptr<const ConstTensor> s, im.ConstInput(n, 1, "shape"));
-  const std::vector<int64_t> to = s->Ints();
-  int64_t inner = 1;
-  for (size_t i = 1; i < x.size(); ++i) inner *= x[i];
-  const bool keeps_batch = !x.empty() && to.size() == 2 && (to[0] == 0 || to[0] == x[0]);
-  const bool flatten = to.size() == 2 && ((keeps_batch && to[1] == -1) ||
-                                          (to[1] == inner && (keeps_batch || to[0] == -1)));
-  if (!flatten) {
-    return im.Unsupported(n, absl::StrCat("reshape of ", ShapeText(x), " to ", ShapeText(to),
-                                          ": only [N, -1] (a flatten) is supported (a batch size "
-                                          "written into the file? export with a dynamic batch)"));
-  }
-  return Unary(im, n, OpKind::kFlatten);
-}
-
-absl::Status MapSoftmax(Importer& im, const NodeProto& n) {
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> x, ActivationShape(im, n, 0));
-  // The default axis was 1 ("coerce to 2-D") before opset 13, then -1; for 2-D inputs both mean
-  // "over the columns".
-  TUNEJIT_ASSIGN_OR_RETURN(int64_t axis, im.AttrInt(n, "axis", im.opset() < 13 ? 1 : -1));
-  if (axis < 0) axis += static_cast<int64_t>(x.size());
-  if (x.size() != 2 || axis != 1) {
-    return im.Unsupported(n, absl::StrCat("softmax over axis ", axis, " of ", ShapeText(x),
-                                          ": only the last axis of a 2-D tensor"));
-  }
-  return Unary(im, n, OpKind::kSoftmax);
 }
 
 // Dropout (inference) and Identity: the output is the input.
@@ -205,21 +99,49 @@ constexpr Entry kMappers[] = {
     {"Add", MapAdd},
     {"AveragePool", MapAveragePool},
     {"BatchNormalization", MapBatchNormalization},
+    {"Cast", MapCast},
     {"Clip", MapClip},
+    {"Concat", MapConcat},
     {"Constant", MapConstant},
     {"Conv", MapConv},
     {"DequantizeLinear", MapDequantizeLinear},
+    {"Div", MapBinaryFunction},
     {"Dropout", MapIdentity},
+    {"Erf", MapUnaryFunction},
+    {"Exp", MapUnaryFunction},
     {"Flatten", MapFlatten},
+    {"Gather", MapGather},
+    {"Gelu", MapUnaryFunction},
     {"Gemm", MapGemm},
     {"GlobalAveragePool", MapGlobalAveragePool},
+    {"HardSigmoid", MapUnaryFunction},
+    {"HardSwish", MapUnaryFunction},
     {"Identity", MapIdentity},
+    {"LayerNormalization", MapLayerNormalization},
     {"MatMul", MapMatMul},
+    {"Max", MapBinaryFunction},
     {"MaxPool", MapMaxPool},
+    {"Min", MapBinaryFunction},
+    {"Mul", MapBinaryFunction},
+    {"Neg", MapUnaryFunction},
+    {"Pow", MapBinaryFunction},
     {"QuantizeLinear", MapQuantizeLinear},
+    {"Reciprocal", MapUnaryFunction},
+    {"ReduceMean", MapReduceMean},
     {"Relu", MapRelu},
     {"Reshape", MapReshape},
+    {"Shape", MapShape},
+    {"Sigmoid", MapUnaryFunction},
+    {"Size", MapSize},
+    {"Slice", MapSlice},
     {"Softmax", MapSoftmax},
+    {"Split", MapSplit},
+    {"Sqrt", MapUnaryFunction},
+    {"Squeeze", MapSqueeze},
+    {"Sub", MapBinaryFunction},
+    {"Tanh", MapUnaryFunction},
+    {"Transpose", MapTranspose},
+    {"Unsqueeze", MapUnsqueeze},
 };
 
 }  // namespace

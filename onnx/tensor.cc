@@ -226,6 +226,12 @@ std::vector<float> ConstTensor::Floats() const {
   return out;
 }
 
+std::vector<double> ConstTensor::Doubles() const {
+  std::vector<double> out(static_cast<size_t>(NumElements()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = Element<double>(*this, i);
+  return out;
+}
+
 std::vector<int64_t> ConstTensor::Ints() const {
   std::vector<int64_t> out(static_cast<size_t>(NumElements()));
   const bool floating = dtype == DType::kF32 || dtype == DType::kF64;

@@ -34,8 +34,9 @@ struct ConstTensor {
   std::vector<uint8_t> bytes;
 
   int64_t NumElements() const;
-  // Values as float / int64, converted from any numeric dtype.
+  // Values as float / double / int64, converted from any numeric dtype.
   std::vector<float> Floats() const;
+  std::vector<double> Doubles() const;
   std::vector<int64_t> Ints() const;
 };
 

@@ -25,13 +25,8 @@ absl::Status CheckCount(absl::string_view op, absl::string_view what, int64_t va
 
 PlannedKernel GridStrideKernel(std::string label, std::string expression, int64_t total,
                                std::vector<KernelArg> args) {
-  PlannedKernel kernel;
-  kernel.label = std::move(label);
-  kernel.spec = KernelSpec{"elementwise.cu", std::move(expression), {}};
-  kernel.shape.grid[0] = static_cast<uint32_t>(std::min(CeilDiv64(total, kBlock), kMaxBlocks));
-  kernel.shape.block[0] = kBlock;
-  kernel.args = std::move(args);
-  return kernel;
+  return GridStrideLaunch("elementwise.cu", std::move(label), std::move(expression), total,
+                          std::move(args));
 }
 
 absl::StatusOr<const char*> ScaledInputType(absl::string_view op, ElementType type) {
@@ -156,10 +151,14 @@ absl::StatusOr<PlannedKernel> GlobalAvgPoolKernel(int64_t planes, int64_t inner)
                           {InputArg(0), OutputArg(0), Int64Arg(planes), Int32Arg(in)});
 }
 
-absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu) {
+absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu, ElementType type) {
   TUNEJIT_RETURN_IF_ERROR(CheckCount("add", "elements", total));
+  if (type != ElementType::kFloat32 && type != ElementType::kFloat16) {
+    return absl::InvalidArgumentError("add: float32 or float16 only");
+  }
+  const char* t = type == ElementType::kFloat16 ? ", tunejit::f16" : "";
   return GridStrideKernel(relu ? "add_relu" : "add",
-                          absl::StrCat("tunejit::add_relu<", relu ? 1 : 0, ">"), total,
+                          absl::StrCat("tunejit::add_relu<", relu ? 1 : 0, t, ">"), total,
                           {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total)});
 }
 

@@ -65,8 +65,10 @@ absl::StatusOr<PlannedKernel> AvgPool2dKernel(const Pool2dParams& params);
 // inner = H*W). Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> GlobalAvgPoolKernel(int64_t planes, int64_t inner);
 
-// y = x + r (then relu), `total` floats each: the residual add. Input 0 x, input 1 r; output 0 y.
-absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu);
+// y = x + r (then relu), `total` elements each (float32, or float16 on the tensor-core path): the
+// residual add. Input 0 x, input 1 r; output 0 y.
+absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu,
+                                            ElementType type = ElementType::kFloat32);
 
 // y = min(max(x, lo), hi) over `total` floats (lo <= hi; infinite bounds allowed). Input 0 x,
 // output 0 y.

@@ -110,9 +110,12 @@ struct KernelArg {
     kInt64,
     kFloat32,
     kTensorMap,  // a TMA descriptor (128 bytes, by value) of OpPlan::tensor_maps[index]
+    // `int64s` by value, as a struct of that many int64 (kernel_sources/tensor_ops.cu Dims).
+    kInt64Array,
   } kind;
   int64_t index_or_int = 0;
   float f32 = 0;
+  std::vector<int64_t> int64s = {};
 };
 
 // A TMA view of one op tensor (KernelArg kInput, kOutput or kWorkspace with its index): encoded

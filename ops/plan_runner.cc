@@ -71,6 +71,9 @@ absl::Status AddArg(const KernelArg& arg, const PlanBinding& bound, KernelArgs& 
     case KernelArg::Kind::kFloat32:
       packed.Add(arg.f32);
       return absl::OkStatus();
+    case KernelArg::Kind::kInt64Array:
+      packed.AddBytes(arg.int64s.data(), arg.int64s.size() * sizeof(int64_t), alignof(int64_t));
+      return absl::OkStatus();
   }
   return absl::InternalError("unknown kernel argument kind");
 }

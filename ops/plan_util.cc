@@ -1,5 +1,7 @@
 #include "ops/plan_util.h"
 
+#include <algorithm>
+
 #include <limits>
 #include <string>
 
@@ -66,6 +68,22 @@ KernelArg InputArg(int index) { return KernelArg{KernelArg::Kind::kInput, index,
 KernelArg OutputArg(int index) { return KernelArg{KernelArg::Kind::kOutput, index, 0.0f}; }
 KernelArg WorkspaceArg(int index) { return KernelArg{KernelArg::Kind::kWorkspace, index, 0.0f}; }
 KernelArg TensorMapArg(int index) { return KernelArg{KernelArg::Kind::kTensorMap, index, 0.0f}; }
+PlannedKernel GridStrideLaunch(std::string source, std::string label, std::string expression,
+                               int64_t total, std::vector<KernelArg> args) {
+  constexpr int kBlock = 256;
+  constexpr int64_t kMaxBlocks = 1 << 16;
+  PlannedKernel kernel;
+  kernel.label = std::move(label);
+  kernel.spec = KernelSpec{std::move(source), std::move(expression), {}};
+  kernel.shape.grid[0] = static_cast<uint32_t>(std::min(CeilDiv64(total, kBlock), kMaxBlocks));
+  kernel.shape.block[0] = kBlock;
+  kernel.args = std::move(args);
+  return kernel;
+}
+
+KernelArg Int64ArrayArg(std::vector<int64_t> values) {
+  return KernelArg{KernelArg::Kind::kInt64Array, 0, 0.0f, std::move(values)};
+}
 
 absl::StatusOr<int> ToInt32(absl::string_view task, absl::string_view what, int64_t value) {
   if (value < 0 || value > std::numeric_limits<int>::max()) {

@@ -48,7 +48,13 @@ KernelArg Float32Arg(float value);
 KernelArg InputArg(int index);
 KernelArg OutputArg(int index);
 KernelArg WorkspaceArg(int index);
-KernelArg TensorMapArg(int index);  // OpPlan::tensor_maps[index]
+KernelArg TensorMapArg(int index);                     // OpPlan::tensor_maps[index]
+KernelArg Int64ArrayArg(std::vector<int64_t> values);  // a struct of int64 by value
+
+// A grid-stride launch of `expression` from kernel file `source`: 256-thread blocks, enough to
+// cover `total` elements, at most 2^16 (the kernels loop, so any grid is correct).
+PlannedKernel GridStrideLaunch(std::string source, std::string label, std::string expression,
+                               int64_t total, std::vector<KernelArg> args);
 
 // `value` as an int kernel argument; InvalidArgument naming `what` if it does not fit.
 absl::StatusOr<int> ToInt32(absl::string_view task, absl::string_view what, int64_t value);

@@ -53,6 +53,12 @@ import torchvision
 def build(name, seed):
     torch.manual_seed(seed)
     model = getattr(torchvision.models, name)(weights=None)
+    # Some classifiers start from zeros (ViT's head): every logit would be 0 whatever ran
+    # before, which checks nothing. Such weights get N(0, 0.02) values instead.
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0.0, 0.02)
     return model.eval()
 
 

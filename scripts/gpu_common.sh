@@ -9,6 +9,7 @@ bin=.gpu/bin
 
 # DEADLINE=S (optional): no step runs past S seconds of this script, and a step that would get
 # less than 10 s is skipped, so the results are packed before the device tool's own limit.
+# After it, $last_rc is the command's exit code (124: timed out), or "skipped".
 step() {  # step NAME TIMEOUT CMD...
   local name=$1 limit=$2; shift 2
   local start=$SECONDS
@@ -16,10 +17,12 @@ step() {  # step NAME TIMEOUT CMD...
     ((limit > DEADLINE - SECONDS)) && limit=$((DEADLINE - SECONDS))
     if ((limit < 10)); then
       echo "=== $name skipped (deadline)" | tee -a "$out/summary.txt"
+      last_rc=skipped
       return 0
     fi
   fi
   timeout "$limit" stdbuf -oL -eL "$@" > "$out/$name.txt" 2>&1
   local rc=$?
+  last_rc=$rc
   echo "=== $name exit $rc ($((SECONDS - start)) s)" | tee -a "$out/summary.txt"
 }

@@ -344,6 +344,45 @@ TEST(ExecutorGpuTest, ResidualNetInt8CloseToFloatReference) {
   }
 }
 
+// The general tensor ops chained as the zoo's models do (SE gate, attention with a class token):
+// float32 within 1e-4 of the CPU reference; at fp16 the conv runs on the tensor cores (fp16
+// operands: ~1e-3 relative), the tensor ops in float32 after one convert.
+TEST(ExecutorGpuTest, TensorOpsNetMatchesReferenceInFp32AndFp16) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::TensorOpsNet();
+  const WeightSet w = RandomWeights(g, 31);
+  const std::vector<float> input = testing::NormalFloats(2 * 8 * 6 * 6, 32);
+  const std::vector<float> want = ReferenceLogits(g, w, input);
+  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
+    absl::StatusOr<Executor> ex = BuildExecutor(g, w, mode);
+    ASSERT_TRUE(ex.ok()) << ex.status();
+    const std::vector<float> got = RunOnce(*ex, input);
+    ASSERT_EQ(got.size(), 20u);
+    EXPECT_LT(cpuref::RelativeError(got, want), mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
+        << NumericModeName(mode);
+    EXPECT_EQ(std::memcmp(RunOnce(*ex, input).data(), got.data(), got.size() * 4), 0);
+  }
+}
+
+// The fp16 NHWC chain (residual add, hard_swish, SE gate between tensor-core convs) computes what
+// the float32 reference does, within fp16 rounding.
+TEST(ExecutorGpuTest, NhwcChainNetFp16MatchesReference) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::NhwcChainNet();
+  const WeightSet w = RandomWeights(g, 41);
+  const std::vector<float> input = testing::NormalFloats(2 * 32 * 8 * 8, 42);
+  const std::string out = g.tensor(g.TensorsOfKind(TensorKind::kOutput)[0]).name;
+  absl::StatusOr<std::vector<std::vector<float>>> ref = ReferenceForward(g, w, {{"input", input}});
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  absl::StatusOr<Executor> ex = BuildExecutor(g, w, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  ASSERT_TRUE(ex->SetInput("input", input).ok());
+  ASSERT_TRUE(ex->Run().ok());
+  absl::StatusOr<std::vector<float>> got = ex->Output(out);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_LT(cpuref::RelativeError(*got, (*ref)[*g.FindTensor(out)]), 1e-2);
+}
+
 TEST(ExecutorGpuTest, BadInputsAreInvalidArgument) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::SmallNet();

@@ -13,6 +13,14 @@
 //   avg pool 3x3/1 pad 1 (padding excluded) -> global avg pool -> flatten -> clip [0, clip_max]
 //   -> dense 10 + bias -> "logits"
 // Every conv has channel counts divisible by 4 (all int8 at NumericMode::kInt8Dp4a).
+//
+// TensorOpsNet, the general tensor ops as the zoo's models chain them (an SE gate, then a
+// one-head attention over the pixels with a class token):
+//   input [N, 8, 6, 6] -> conv3x3 16 + bias -> "conv.out"; reduce_mean(H, W) -> hard_sigmoid
+//   -> mul(conv.out) -> hard_swish -> reshape [N, 16, 36] -> transpose [N, 36, 16] -> layer_norm
+//   -> concat(class token weight [N, 1, 16], axis 1) = "tokens" [N, 37, 16];
+//   q = tokens + weight [16]; s = matmul(q, transpose(tokens)) / weight [1] -> softmax(axis 2)
+//   -> matmul(tokens) -> gelu -> slice token 0 -> reshape [N, 16] -> dense 10 + bias -> "logits"
 #ifndef TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 #define TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 
@@ -128,6 +136,98 @@ inline const Step& StepNamed(const StepProgram& p, const std::string& name) {
   }
   ADD_FAILURE() << "no step " << name;
   return p.steps.front();
+}
+
+inline int TensorOp(Graph* g, const std::string& name, OpKind op, std::vector<int> inputs,
+                    NodeAttrs attrs = {}) {
+  absl::StatusOr<int> out = g->AddNode(name, op, std::move(inputs), attrs, name + ".out");
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : 0;
+}
+
+inline NodeAttrs Attrs(UnaryFn fn) {
+  NodeAttrs a;
+  a.unary = fn;
+  return a;
+}
+inline NodeAttrs Attrs(BinaryFn fn) {
+  NodeAttrs a;
+  a.binary = fn;
+  return a;
+}
+
+inline Graph TensorOpsNet(int64_t batch = 2) {
+  Graph g;
+  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
+    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
+  };
+  int x = g.AddTensor({"input", {batch, 8, 6, 6}, DType::kF32, TensorKind::kInput});
+  const int conv = ConvBias(&g, "conv", x, 8, 16, 3, 1, false);
+  NodeAttrs mean;
+  mean.axes = {2, 3};
+  x = TensorOp(&g, "se.mean", OpKind::kReduceMean, {conv}, mean);
+  x = TensorOp(&g, "se.gate", OpKind::kUnary, {x}, Attrs(UnaryFn::kHardSigmoid));
+  x = TensorOp(&g, "se.mul", OpKind::kBinary, {conv, x}, Attrs(BinaryFn::kMul));
+  x = TensorOp(&g, "act", OpKind::kUnary, {x}, Attrs(UnaryFn::kHardSwish));
+  NodeAttrs reshape;
+  reshape.shape = {batch, 16, 36};
+  x = TensorOp(&g, "tokens.reshape", OpKind::kReshape, {x}, reshape);
+  NodeAttrs swap;
+  swap.perm = {0, 2, 1};
+  x = TensorOp(&g, "tokens.transpose", OpKind::kTranspose, {x}, swap);
+  NodeAttrs norm;
+  norm.axis = 2;
+  x = TensorOp(&g, "norm", OpKind::kLayerNorm,
+               {x, weight("norm.weight", {16}), weight("norm.bias", {16})}, norm);
+  NodeAttrs tokens_axis;
+  tokens_axis.axis = 1;
+  const int tokens = TensorOp(&g, "tokens", OpKind::kConcat,
+                              {weight("class_token", {batch, 1, 16}), x}, tokens_axis);
+  const int q =
+      TensorOp(&g, "q", OpKind::kBinary, {tokens, weight("q.bias", {16})}, Attrs(BinaryFn::kAdd));
+  const int kt = TensorOp(&g, "k.transpose", OpKind::kTranspose, {tokens}, swap);
+  x = TensorOp(&g, "scores", OpKind::kMatMul, {q, kt});
+  x = TensorOp(&g, "scores.scale", OpKind::kBinary, {x, weight("scale", {1})},
+               Attrs(BinaryFn::kDiv));
+  NodeAttrs last;
+  last.axis = 2;
+  x = TensorOp(&g, "probs", OpKind::kSoftmax, {x}, last);
+  x = TensorOp(&g, "attend", OpKind::kMatMul, {x, tokens});
+  x = TensorOp(&g, "gelu", OpKind::kUnary, {x}, Attrs(UnaryFn::kGelu));
+  NodeAttrs first;
+  first.axis = 1;
+  first.start = 0;
+  first.end = 1;
+  x = TensorOp(&g, "class", OpKind::kSlice, {x}, first);
+  NodeAttrs flat;
+  flat.shape = {batch, 16};
+  x = TensorOp(&g, "class.reshape", OpKind::kReshape, {x}, flat);
+  x = *g.AddNode("fc", OpKind::kDense, {x, weight("fc.weight", {10, 16})}, {}, "fc.out");
+  x = *g.AddNode("fc.bias_add", OpKind::kBiasAdd, {x, weight("fc.bias", {10})}, {}, "logits",
+                 TensorKind::kOutput);
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
+// NhwcChainNet: two 32-channel convs (tensor-core sized) joined by a residual add (+relu), then
+// hard_swish, SiLU as PyTorch exports it (sigmoid, mul), an SE-style gate (global average pool,
+// broadcast multiply) and a third conv -> output. At fp16 everything between the first and last
+// conv can stay fp16 NHWC.
+inline Graph NhwcChainNet(int64_t batch = 2) {
+  Graph g;
+  int x = g.AddTensor({"input", {batch, 32, 8, 8}, DType::kF32, TensorKind::kInput});
+  const int a = ConvBias(&g, "a", x, 32, 32, 3, 1, true);
+  const int b = ConvBias(&g, "b", a, 32, 32, 3, 1, false);
+  x = *g.AddNode("add", OpKind::kAdd, {a, b}, {}, "add.out");
+  x = TensorOp(&g, "act", OpKind::kUnary, {x}, Attrs(UnaryFn::kHardSwish));
+  const int sigmoid = TensorOp(&g, "silu.sigmoid", OpKind::kUnary, {x}, Attrs(UnaryFn::kSigmoid));
+  x = TensorOp(&g, "silu.mul", OpKind::kBinary, {sigmoid, x}, Attrs(BinaryFn::kMul));
+  const int pooled = *g.AddNode("pool", OpKind::kGlobalAvgPool2d, {x}, {}, "pool.out");
+  x = TensorOp(&g, "gate", OpKind::kBinary, {x, pooled}, Attrs(BinaryFn::kMul));
+  x = ConvBias(&g, "c", x, 32, 32, 3, 1, false);
+  g.mutable_tensor(x).kind = TensorKind::kOutput;
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
 }
 
 }  // namespace tunejit::testing

@@ -87,8 +87,10 @@ TEST(GraphTest, InferenceErrorsNameTheField) {
   ASSERT_TRUE(InferOutput(OpKind::kRequantize, {}, rq).ok());
   EXPECT_EQ(InferOutput(OpKind::kRequantize, {}, rq)->dtype, DType::kI8);
   const TensorDesc* sm[] = {&x};
-  EXPECT_THAT(InferOutput(OpKind::kSoftmax, {}, sm).status().message(),
-              HasSubstr("expected rank 2"));
+  NodeAttrs axis4;
+  axis4.axis = 4;
+  EXPECT_THAT(InferOutput(OpKind::kSoftmax, axis4, sm).status().message(),
+              HasSubstr("axis 4 is not a dim of a rank-4 tensor"));
   EXPECT_THAT(InferOutput(OpKind::kRelu, {}, in).status().message(),
               HasSubstr("expected 1 inputs, got 2"));
 }
@@ -163,6 +165,72 @@ TEST(GraphTest, ValidateCatchesStructuralErrors) {
     v.g.AddNodeUnchecked({"into_input", OpKind::kRelu, {v.y}, v.x, {}});
     EXPECT_THAT(v.g.Validate().message(), HasSubstr("output 'x' is a graph input"));
   }
+}
+
+// The general tensor ops' shape rules and the errors that name what does not fit.
+TEST(GraphTest, TensorOpShapesAndErrors) {
+  TensorDesc a{"a", {2, 3, 4}, DType::kF32, TensorKind::kActivation};
+  TensorDesc b{"b", {3, 1}, DType::kF32, TensorKind::kWeight};
+  TensorDesc c{"c", {2, 5, 4}, DType::kF32, TensorKind::kActivation};
+  const TensorDesc* ab[] = {&a, &b};
+  NodeAttrs mul;
+  mul.binary = BinaryFn::kMul;
+  EXPECT_EQ(InferOutput(OpKind::kBinary, mul, ab)->shape, (std::vector<int64_t>{2, 3, 4}));
+  b.shape = {2, 4};
+  EXPECT_THAT(InferOutput(OpKind::kBinary, mul, ab).status().message(),
+              HasSubstr("do not broadcast (dim 1: 3 vs 2)"));
+  NodeAttrs axis1;
+  axis1.axis = 1;
+  const TensorDesc* ac[] = {&a, &c};
+  EXPECT_EQ(InferOutput(OpKind::kConcat, axis1, ac)->shape, (std::vector<int64_t>{2, 8, 4}));
+  NodeAttrs axis2;
+  axis2.axis = 2;
+  EXPECT_THAT(InferOutput(OpKind::kConcat, axis2, ac).status().message(), HasSubstr("input 1 'c'"));
+  const TensorDesc* x[] = {&a};
+  NodeAttrs perm;
+  perm.perm = {2, 0, 1};
+  EXPECT_EQ(InferOutput(OpKind::kTranspose, perm, x)->shape, (std::vector<int64_t>{4, 2, 3}));
+  perm.perm = {0, 0, 1};
+  EXPECT_THAT(InferOutput(OpKind::kTranspose, perm, x).status().message(),
+              HasSubstr("not a permutation"));
+  NodeAttrs reshape;
+  reshape.shape = {6, 5};
+  EXPECT_THAT(InferOutput(OpKind::kReshape, reshape, x).status().message(),
+              HasSubstr("same element count"));
+  NodeAttrs slice;
+  slice.axis = 2;
+  slice.start = 1;
+  slice.end = 4;
+  slice.step = 2;
+  EXPECT_EQ(InferOutput(OpKind::kSlice, slice, x)->shape, (std::vector<int64_t>{2, 3, 2}));
+  slice.end = 5;
+  EXPECT_THAT(InferOutput(OpKind::kSlice, slice, x).status().message(),
+              HasSubstr("expected 0 <= start < end <= dim"));
+  NodeAttrs mean;
+  mean.axes = {1, 2};
+  mean.keepdims = false;
+  EXPECT_EQ(InferOutput(OpKind::kReduceMean, mean, x)->shape, (std::vector<int64_t>{2}));
+  mean.axes = {2, 1};
+  EXPECT_THAT(InferOutput(OpKind::kReduceMean, mean, x).status().message(),
+              HasSubstr("sorted and unique"));
+  TensorDesc k{"k", {2, 4, 7}, DType::kF32, TensorKind::kActivation};
+  const TensorDesc* ak[] = {&a, &k};
+  EXPECT_EQ(InferOutput(OpKind::kMatMul, {}, ak)->shape, (std::vector<int64_t>{2, 3, 7}));
+  const TensorDesc* aa[] = {&a, &a};
+  EXPECT_THAT(InferOutput(OpKind::kMatMul, {}, aa).status().message(),
+              HasSubstr("expected [..., 4, N]"));
+  TensorDesc scale{"scale", {4}, DType::kF32, TensorKind::kWeight};
+  TensorDesc wrong{"bias", {3}, DType::kF32, TensorKind::kWeight};
+  const TensorDesc* ln[] = {&a, &scale, &wrong};
+  NodeAttrs last;
+  last.axis = 2;
+  EXPECT_THAT(InferOutput(OpKind::kLayerNorm, last, ln).status().message(),
+              HasSubstr("input 2 'bias' F32 [3]: expected [4]"));
+  const TensorDesc* none[] = {&a};
+  EXPECT_THAT(InferOutput(OpKind::kLayerNorm, last, none).status().message(),
+              HasSubstr("expected 3 inputs"));
+  EXPECT_EQ(ExpectedInputKind(OpKind::kConcat, 0), InputKind::kEither);
+  EXPECT_EQ(ExpectedInputKind(OpKind::kLayerNorm, 2), InputKind::kWeight);
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ TEST(ResnetOpsTest, NamesOfTheNewOps) {
   EXPECT_EQ(OpKindName(OpKind::kAvgPool2d), "avg_pool2d");
   EXPECT_EQ(OpKindName(OpKind::kGlobalAvgPool2d), "global_avg_pool2d");
   EXPECT_EQ(OpKindName(OpKind::kClip), "clip");
-  EXPECT_TRUE(WeightInputPositions(OpKind::kAdd).empty());  // the residual is an activation
+  EXPECT_EQ(ExpectedInputKind(OpKind::kAdd, 1), InputKind::kActivation);  // the residual
 }
 
 TEST(ResnetOpsTest, AddNeedsTwoFloatOperandsOfOneShape) {

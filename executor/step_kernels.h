@@ -1,0 +1,31 @@
+// File: executor/step_kernels.h
+// The kernels of the steps that are not tuned (executor/step_program.h): pools, clips, adds,
+// converts and quantizes (ops/elementwise.h) and the general tensor ops (ops/tensor_ops.h). The
+// executor plans them at build time; `tunejit warm --model` lists them with the tuned layers', so a
+// fleet's cache holds every kernel a model launches.
+//
+//   TUNEJIT_ASSIGN_OR_RETURN(std::vector<PlannedKernel> k,
+//                            UntunedStepKernels(graph, program, program.steps[i], /*scale=*/1));
+#ifndef TUNEJIT_EXECUTOR_STEP_KERNELS_H_
+#define TUNEJIT_EXECUTOR_STEP_KERNELS_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "executor/step_program.h"
+#include "graph/graph.h"
+#include "ops/op_template.h"
+
+namespace tunejit {
+
+// The launches of `step` (one, or one per input of a concat). `quantize_scale`: a quantize step's
+// scale (a kernel argument, not part of the compiled kernel). InvalidArgument for a tuned step;
+// a shape the kernels cannot take is an error naming the node.
+absl::StatusOr<std::vector<PlannedKernel>> UntunedStepKernels(const Graph& graph,
+                                                              const StepProgram& program,
+                                                              const Step& step,
+                                                              float quantize_scale);
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_EXECUTOR_STEP_KERNELS_H_

@@ -1,0 +1,237 @@
+// File: kernel_sources/tensor_ops.cu
+// The general tensor ops of the graph (graph/graph.h: unary, binary, transpose, slice, concat,
+// reduce_mean, layer_norm, matmul, softmax over an inner axis), float32, for the models beyond
+// plain CNNs. No AutoTVM knobs: ops/tensor_ops.h plans each launch. Shapes arrive as Dims (six
+// int64 by value) already collapsed by the host to the fewest dims that describe the access
+// (kRank of them, a template argument, so the index math unrolls). The element functions match
+// ops/tensor_ops_reference.cc: same formulas, float arithmetic.
+//
+//   KernelSpec{"tensor_ops.cu", "tunejit::binary<2, 3, float, float, float>"}  // mul, 3 dims
+#include "common.cuh"
+#include "elementwise_fn.cuh"
+
+namespace tunejit {
+
+constexpr int kMaxRank = 6;
+struct Dims {
+  s64 v[kMaxRank];
+};
+
+#define TUNEJIT_GRID_STRIDE(i, total)                                                \
+  for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < (total); \
+       i += static_cast<s64>(gridDim.x) * blockDim.x)
+
+// The offset `strides` give to flat index `i` of the row-major `dims` (first kRank used).
+template <int kRank>
+__device__ __forceinline__ s64 StridedOffset(s64 i, const Dims& dims, const Dims& strides) {
+  s64 offset = 0;
+#pragma unroll
+  for (int d = kRank - 1; d > 0; --d) {
+    offset += (i % dims.v[d]) * strides.v[d];
+    i /= dims.v[d];
+  }
+  return offset + i * strides.v[0];
+}
+
+// The function a kernel's int template argument names (elementwise_fn.cuh).
+__host__ __device__ constexpr int Fn(UnaryFn f) { return static_cast<int>(f); }
+__host__ __device__ constexpr int Fn(BinaryFn f) { return static_cast<int>(f); }
+
+template <int kFn>
+__device__ __forceinline__ float UnaryValue(float x, float alpha, float beta) {
+  if constexpr (kFn == Fn(UnaryFn::kSigmoid)) return 1.0f / (1.0f + expf(-x));
+  if constexpr (kFn == Fn(UnaryFn::kTanh)) return tanhf(x);
+  if constexpr (kFn == Fn(UnaryFn::kErf)) return erff(x);
+  if constexpr (kFn == Fn(UnaryFn::kGelu))
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  if constexpr (kFn == Fn(UnaryFn::kHardSigmoid)) return fminf(fmaxf(alpha * x + beta, 0.0f), 1.0f);
+  if constexpr (kFn == Fn(UnaryFn::kHardSwish))
+    return x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
+  if constexpr (kFn == Fn(UnaryFn::kSilu)) return x / (1.0f + expf(-x));
+  if constexpr (kFn == Fn(UnaryFn::kSqrt)) return sqrtf(x);
+  if constexpr (kFn == Fn(UnaryFn::kExp)) return expf(x);
+  if constexpr (kFn == Fn(UnaryFn::kReciprocal)) return 1.0f / x;
+  if constexpr (kFn == Fn(UnaryFn::kNeg)) return -x;
+  return x;
+}
+
+template <int kFn>
+__device__ __forceinline__ float BinaryValue(float a, float b) {
+  if constexpr (kFn == Fn(BinaryFn::kAdd)) return a + b;
+  if constexpr (kFn == Fn(BinaryFn::kSub)) return a - b;
+  if constexpr (kFn == Fn(BinaryFn::kMul)) return a * b;
+  if constexpr (kFn == Fn(BinaryFn::kDiv)) return a / b;
+  if constexpr (kFn == Fn(BinaryFn::kPow)) return powf(a, b);
+  if constexpr (kFn == Fn(BinaryFn::kMax)) return fmaxf(a, b);
+  if constexpr (kFn == Fn(BinaryFn::kMin)) return fminf(a, b);
+  return a;
+}
+
+// T: float or f16 (the tensor-core path's activations, computed in float).
+template <int kFn, typename T>
+__global__ void unary(const T* __restrict__ x, T* __restrict__ y, s64 total, float alpha,
+                      float beta) {
+  TUNEJIT_GRID_STRIDE(i, total) {
+    y[i] = FromFloat<T>(UnaryValue<kFn>(ToFloat(x[i]), alpha, beta));
+  }
+}
+
+// y = a (op) b over the broadcast shape `dims`; an operand's stride is 0 along a dim it repeats.
+// Operands and output float or f16 each (an fp16 activation times a float32 weight).
+template <int kFn, int kRank, typename TA, typename TB, typename TOut>
+__global__ void binary(const TA* __restrict__ a, const TB* __restrict__ b, TOut* __restrict__ y,
+                       s64 total, Dims dims, Dims a_strides, Dims b_strides) {
+  TUNEJIT_GRID_STRIDE(i, total) {
+    y[i] = FromFloat<TOut>(BinaryValue<kFn>(ToFloat(a[StridedOffset<kRank>(i, dims, a_strides)]),
+                                            ToFloat(b[StridedOffset<kRank>(i, dims, b_strides)])));
+  }
+}
+
+// y[y_offset + (i at y_strides)] = x[x_offset + (i at x_strides)] over `dims`: transpose, slice,
+// and each input of a concat written into its slice of the output. T: any element type.
+template <int kRank, typename T>
+__global__ void strided_copy(const T* __restrict__ x, T* __restrict__ y, s64 total, Dims dims,
+                             Dims x_strides, Dims y_strides, s64 x_offset, s64 y_offset) {
+  TUNEJIT_GRID_STRIDE(i, total) {
+    y[y_offset + StridedOffset<kRank>(i, dims, y_strides)] =
+        x[x_offset + StridedOffset<kRank>(i, dims, x_strides)];
+  }
+}
+
+// Mean over the middle dim of [outer, count, inner] with inner > 1: one thread per output, the
+// threads of a warp on adjacent inner elements (coalesced). T: float, or f16 (an NHWC global
+// average pool on the tensor-core path: [N, H*W, C]), summed in float.
+template <typename T>
+__global__ void reduce_mean_strided(const T* __restrict__ x, T* __restrict__ y, s64 outer,
+                                    s64 count, s64 inner) {
+  TUNEJIT_GRID_STRIDE(i, outer * inner) {
+    const T* p = x + (i / inner) * count * inner + i % inner;
+    float s = 0.0f;
+    for (s64 j = 0; j < count; ++j) s += ToFloat(p[j * inner]);
+    y[i] = FromFloat<T>(s / static_cast<float>(count));
+  }
+}
+
+// The sum of one row of `cols` floats by a block of kBlock threads, valid in every thread (the
+// caller's `shared` slot carries it; the trailing barrier lets the next call reuse it).
+template <int kBlock>
+__device__ __forceinline__ float RowSum(float v, float* shared) {
+  const float total = BlockSum<kBlock>(v);
+  if (threadIdx.x == 0) *shared = total;
+  __syncthreads();
+  const float out = *shared;
+  __syncthreads();
+  return out;
+}
+
+// Mean of each row of [rows, cols] (reduce_mean over trailing dims); one block per row.
+template <int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    reduce_mean_rows(const float* __restrict__ x, float* __restrict__ y, s64 rows, s64 cols) {
+  __shared__ float shared;
+  for (s64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float* in = x + row * cols;
+    float s = 0.0f;
+    for (s64 j = threadIdx.x; j < cols; j += kBlock) s += in[j];
+    const float total = RowSum<kBlock>(s, &shared);
+    if (threadIdx.x == 0) y[row] = total / static_cast<float>(cols);
+  }
+}
+
+// Layer normalization of each row of [rows, cols] (two passes over the row: the mean, then the
+// centred variance, as the reference), then * scale[c] + bias[c]; one block per row.
+template <int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    layer_norm(const float* __restrict__ x, const float* __restrict__ scale,
+               const float* __restrict__ bias, float* __restrict__ y, s64 rows, s64 cols,
+               float epsilon) {
+  __shared__ float shared;
+  for (s64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float* in = x + row * cols;
+    float s = 0.0f;
+    for (s64 j = threadIdx.x; j < cols; j += kBlock) s += in[j];
+    const float mean = RowSum<kBlock>(s, &shared) / static_cast<float>(cols);
+    float v = 0.0f;
+    for (s64 j = threadIdx.x; j < cols; j += kBlock) v += (in[j] - mean) * (in[j] - mean);
+    const float var = RowSum<kBlock>(v, &shared) / static_cast<float>(cols);
+    const float inv = rsqrtf(var + epsilon);
+    for (s64 j = threadIdx.x; j < cols; j += kBlock) {
+      y[row * cols + j] = (in[j] - mean) * inv * scale[j] + bias[j];
+    }
+  }
+}
+
+// Softmax over the middle dim of [outer, count, inner] with inner > 1 (softmax_rows in
+// elementwise.cu takes inner == 1): one thread per (outer, inner) position, three passes.
+__global__ void softmax_strided(const float* __restrict__ x, float* __restrict__ y, s64 outer,
+                                s64 count, s64 inner) {
+  TUNEJIT_GRID_STRIDE(i, outer * inner) {
+    const s64 base = (i / inner) * count * inner + i % inner;
+    float m = x[base];
+    for (s64 j = 1; j < count; ++j) m = fmaxf(m, x[base + j * inner]);
+    float s = 0.0f;
+    for (s64 j = 0; j < count; ++j) s += expf(x[base + j * inner] - m);
+    const float inv = 1.0f / s;
+    for (s64 j = 0; j < count; ++j) y[base + j * inner] = expf(x[base + j * inner] - m) * inv;
+  }
+}
+
+// Batched C[b] = A[b] [M, K] x B[b] [K, N], float32, row-major; blockIdx.z walks the broadcast
+// batch `batch` (first kRank dims; an operand's batch stride is 0 where it repeats, in
+// elements). kTile x kTile outputs per block, one per thread, K in kTile steps through shared
+// memory.
+template <int kRank>
+__global__ void __launch_bounds__(256)
+    batched_matmul(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                   int m, int n, int k, s64 batches, Dims batch, Dims a_strides, Dims b_strides) {
+  constexpr int kTile = 16;
+  __shared__ float as[kTile][kTile + 1];
+  __shared__ float bs[kTile][kTile + 1];
+  const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;
+  const int row = blockIdx.y * kTile + ty, col = blockIdx.x * kTile + tx;
+  for (s64 z = blockIdx.z; z < batches; z += gridDim.z) {
+    const float* pa = a + StridedOffset<kRank>(z, batch, a_strides);
+    const float* pb = b + StridedOffset<kRank>(z, batch, b_strides);
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < k; k0 += kTile) {
+      const int ka = k0 + tx, kb = k0 + ty;
+      as[ty][tx] = row < m && ka < k ? pa[static_cast<s64>(row) * k + ka] : 0.0f;
+      bs[ty][tx] = kb < k && col < n ? pb[static_cast<s64>(kb) * n + col] : 0.0f;
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < kTile; ++j) acc += as[ty][j] * bs[j][tx];
+      __syncthreads();
+    }
+    if (row < m && col < n) c[z * m * n + static_cast<s64>(row) * n + col] = acc;
+  }
+}
+
+#undef TUNEJIT_GRID_STRIDE
+
+}  // namespace tunejit
+
+#ifdef TUNEJIT_NVCC_CHECK
+template __global__ void tunejit::unary<3, float>(const float*, float*, long long, float, float);
+template __global__ void tunejit::unary<5, tunejit::f16>(const tunejit::f16*, tunejit::f16*,
+                                                         long long, float, float);
+template __global__ void tunejit::binary<2, 3, tunejit::f16, float, tunejit::f16>(
+    const tunejit::f16*, const float*, tunejit::f16*, long long, tunejit::Dims, tunejit::Dims,
+    tunejit::Dims);
+template __global__ void tunejit::binary<4, 1, float, float, float>(const float*, const float*,
+                                                                    float*, long long,
+                                                                    tunejit::Dims, tunejit::Dims,
+                                                                    tunejit::Dims);
+template __global__ void tunejit::strided_copy<4, tunejit::f16>(const tunejit::f16*, tunejit::f16*,
+                                                                long long, tunejit::Dims,
+                                                                tunejit::Dims, tunejit::Dims,
+                                                                long long, long long);
+template __global__ void tunejit::reduce_mean_rows<256>(const float*, float*, long long, long long);
+template __global__ void tunejit::reduce_mean_strided<tunejit::f16>(const tunejit::f16*,
+                                                                    tunejit::f16*, long long,
+                                                                    long long, long long);
+template __global__ void tunejit::layer_norm<256>(const float*, const float*, const float*, float*,
+                                                  long long, long long, float);
+template __global__ void tunejit::batched_matmul<2>(const float*, const float*, float*, int, int,
+                                                    int, long long, tunejit::Dims, tunejit::Dims,
+                                                    tunejit::Dims);
+#endif  // TUNEJIT_NVCC_CHECK

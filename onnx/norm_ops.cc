@@ -1,0 +1,105 @@
+// ReduceMean, LayerNormalization and Softmax on activations: the normalizations of transformers
+// and ConvNeXt, each over explicit (normalized) axes.
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "onnx/const_ops.h"
+#include "onnx/importer.h"
+
+namespace tunejit::onnx_import {
+namespace {
+
+using onnx::NodeProto;
+
+// LayerNormalization's scale or bias: a FLOAT constant that broadcasts to the normalized dims,
+// as a weight of exactly those dims. Absent (the bias only): `fill`.
+absl::StatusOr<int> NormParam(Importer& im, const NodeProto& n, int i, const char* role,
+                              const Dims& normalized, float fill) {
+  const std::string name = absl::StrCat(n.output(0), ".", role);
+  // Materialized at the activation's size, not the file's: charged like a folded constant.
+  TUNEJIT_RETURN_IF_ERROR(im.ChargeFold(n, normalized, DType::kF32));
+  if (!im.HasInput(n, i)) {
+    const std::vector<float> v(static_cast<size_t>(DimsProduct(normalized)), fill);
+    return im.AddWeight(name, DType::kF32, normalized, PackBytes(v));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(std::shared_ptr<const ConstTensor> t, im.ConstInput(n, i, role));
+  absl::StatusOr<ConstTensor> full = BroadcastTo(*t, normalized);
+  if (!full.ok() || !IsFloatType(t->dtype)) {
+    return im.Unsupported(n, absl::StrCat("the ", role, " '", n.input(i), "' (",
+                                          std::string(DTypeName(t->dtype)), " ", ShapeText(t->dims),
+                                          ") must be FLOAT of the normalized "
+                                          "dims ",
+                                          ShapeText(normalized)));
+  }
+  return im.AddWeight(n.input(i), DType::kF32, normalized, PackBytes(full->Floats()));
+}
+
+}  // namespace
+
+// ReduceMean: axes as the attribute before opset 18, input 1 from 18; no axes means all of them,
+// or nothing with noop_with_empty_axes.
+absl::Status MapReduceMean(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  TUNEJIT_ASSIGN_OR_RETURN(std::optional<Dims> axes, im.AxesOperand(n, 1, 18));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t keepdims, im.AttrInt(n, "keepdims", 1));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t noop, im.AttrInt(n, "noop_with_empty_axes", 0));
+  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+  NodeAttrs attrs;
+  attrs.keepdims = keepdims != 0;
+  if (!axes || axes->empty()) {
+    if (noop != 0) return im.BindOutput(n, 0, Value::Tensor(in));
+    for (size_t d = 0; d < x.size(); ++d) attrs.axes.push_back(static_cast<int64_t>(d));
+  } else {
+    TUNEJIT_ASSIGN_OR_RETURN(attrs.axes,
+                             im.AtNode(n, NormalizeAxes(*axes, static_cast<int64_t>(x.size()))));
+  }
+  if (attrs.axes.empty()) return im.Unsupported(n, "a mean over no axes of a scalar");
+  return im.AddOutputNode(n, OpKind::kReduceMean, {in}, attrs);
+}
+
+// LayerNormalization over the dims from `axis` on (stash_type only sets the precision of the
+// statistics). The Mean / InvStdDev outputs are training outputs: they must be unused.
+absl::Status MapLayerNormalization(Importer& im, const NodeProto& n) {
+  TUNEJIT_RETURN_IF_ERROR(im.RequireUnusedOutputs(n, 1));
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t axis, im.AttrInt(n, "axis", -1));
+  NodeAttrs attrs;
+  TUNEJIT_ASSIGN_OR_RETURN(
+      int64_t a,
+      im.AtNode(n, NormalizeAxis(axis, static_cast<int64_t>(x.size()), "attribute 'axis'")));
+  attrs.axis = static_cast<int>(a);
+  TUNEJIT_ASSIGN_OR_RETURN(attrs.epsilon, im.AttrFloat(n, "epsilon", 1e-5f));
+  if (!(attrs.epsilon > 0) || !std::isfinite(attrs.epsilon)) {
+    return im.Error(n, absl::StrCat("attribute 'epsilon' = ", attrs.epsilon,
+                                    ": it must be positive and finite"));
+  }
+  const Dims normalized(x.begin() + a, x.end());
+  TUNEJIT_ASSIGN_OR_RETURN(int scale, NormParam(im, n, 1, "scale", normalized, 1.f));
+  TUNEJIT_ASSIGN_OR_RETURN(int bias, NormParam(im, n, 2, "bias", normalized, 0.f));
+  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+  return im.AddOutputNode(n, OpKind::kLayerNorm, {in, scale, bias}, attrs);
+}
+
+// Softmax over any axis from opset 13. Before, Softmax flattened the dims from `axis` on into one
+// ("coerce to 2-D"): that is a softmax over the last axis only when axis is the last one.
+absl::Status MapSoftmax(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  const bool coerce = im.opset() < 13;
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t axis, im.AttrInt(n, "axis", coerce ? 1 : -1));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t a, im.AtNode(n, NormalizeAxis(axis, rank, "attribute 'axis'")));
+  if (coerce && a != rank - 1) {
+    return im.Unsupported(
+        n, absl::StrCat("attribute 'axis' = ", axis, " on ", ShapeText(x), " at opset ", im.opset(),
+                        ": before opset 13 Softmax flattens the dims from axis on into one; only "
+                        "axis = rank - 1 (a softmax over the last axis) is supported"));
+  }
+  NodeAttrs attrs;
+  attrs.axis = static_cast<int>(a);
+  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+  return im.AddOutputNode(n, OpKind::kSoftmax, {in}, attrs);
+}
+
+}  // namespace tunejit::onnx_import

@@ -1,0 +1,132 @@
+// Shape ops on activations: Shape and Size (constants: every shape is static), Reshape, Flatten,
+// Squeeze, Unsqueeze (flatten or reshape views), Transpose and Concat. Their constant forms fold
+// (onnx/fold.cc) with the same rules (onnx/op_attrs.h).
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "onnx/const_ops.h"
+#include "onnx/importer.h"
+#include "onnx/op_attrs.h"
+
+namespace tunejit::onnx_import {
+namespace {
+
+using onnx::NodeProto;
+
+// The dims of input 0, an activation or a constant.
+absl::StatusOr<Dims> InputDims(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(const Value* v, im.Input(n, 0));
+  if (v->is_constant()) return v->constant->dims;
+  return im.graph().tensor(v->tensor).shape;
+}
+
+absl::Status BindReshaped(Importer& im, const NodeProto& n, absl::StatusOr<Dims> to) {
+  TUNEJIT_RETURN_IF_ERROR(to.status());
+  TUNEJIT_ASSIGN_OR_RETURN(int x, im.FloatInput(n, 0));
+  TUNEJIT_ASSIGN_OR_RETURN(int y, ReshapeTensor(im, n, x, *std::move(to)));
+  return im.BindOutput(n, 0, Value::Tensor(y));
+}
+
+}  // namespace
+
+absl::StatusOr<int> ReshapeTensor(Importer& im, const NodeProto& n, int x, Dims shape,
+                                  absl::string_view suffix) {
+  const Dims& in = im.graph().tensor(x).shape;
+  if (shape == in) return x;
+  const bool flatten = in.size() > 2 && shape.size() == 2 && shape[0] == in[0];
+  NodeAttrs attrs;
+  attrs.shape = shape;
+  return im.AddNode(n, flatten ? OpKind::kFlatten : OpKind::kReshape, {x}, attrs,
+                    im.OutName(n, suffix), suffix);
+}
+
+// Shape (opset 15's start / end included) of an activation's static shape or a constant.
+absl::Status MapShape(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, InputDims(im, n));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t start, im.AttrInt(n, "start", 0));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t end, im.AttrInt(n, "end", rank));
+  const SliceRange r = ClampSlice(start, end, 1, rank);
+  const Dims dims(x.begin() + r.start, x.begin() + r.start + r.count);
+  ConstTensor t = FromInts(DType::kI64, {r.count}, dims);
+  t.name = n.output(0);
+  return im.BindOutput(n, 0, Value::Constant(std::move(t)));
+}
+
+absl::Status MapSize(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, InputDims(im, n));
+  ConstTensor t = FromInts(DType::kI64, {}, {DimsProduct(x)});
+  t.name = n.output(0);
+  return im.BindOutput(n, 0, Value::Constant(std::move(t)));
+}
+
+absl::Status MapReshape(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  absl::StatusOr<Dims> to = ReshapeOutputDims(im, n, x);
+  if (!to.ok() && absl::StrContains(to.status().message(), " elements")) {
+    // The usual cause: a static batch written into the shape, imported with another --batch.
+    return absl::InvalidArgumentError(
+        absl::StrCat(to.status().message(),
+                     " (a batch size written into the file? export with a dynamic "
+                     "batch, or import with the file's own)"));
+  }
+  return BindReshaped(im, n, std::move(to));
+}
+
+// Flatten: axis 1 is the flatten op; any other axis a reshape to [prod(:axis), prod(axis:)].
+absl::Status MapFlatten(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t axis, im.AttrInt(n, "axis", 1));
+  if ((axis == 1 || axis == 1 - static_cast<int64_t>(x.size())) && x.size() >= 2) {
+    TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+    return im.AddOutputNode(n, OpKind::kFlatten, {in}, {});
+  }
+  return BindReshaped(im, n, FlattenOutputDims(im, n, x));
+}
+
+absl::Status MapSqueeze(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  return BindReshaped(im, n, SqueezeOutputDims(im, n, x));
+}
+
+absl::Status MapUnsqueeze(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  return BindReshaped(im, n, UnsqueezeOutputDims(im, n, x));
+}
+
+absl::Status MapTranspose(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  NodeAttrs attrs;
+  TUNEJIT_ASSIGN_OR_RETURN(attrs.perm, TransposePerm(im, n, static_cast<int64_t>(x.size())));
+  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+  bool identity = true;
+  for (size_t i = 0; i < attrs.perm.size(); ++i) identity &= attrs.perm[i] == int64_t(i);
+  if (identity) return im.BindOutput(n, 0, Value::Tensor(in));
+  return im.AddOutputNode(n, OpKind::kTranspose, {in}, attrs);
+}
+
+// Concat of activations and constants (those become weights).
+absl::Status MapConcat(Importer& im, const NodeProto& n) {
+  if (n.input_size() < 1) return im.Error(n, "has no inputs");
+  TUNEJIT_ASSIGN_OR_RETURN(Dims first, InputDims(im, n));
+  const int64_t rank = static_cast<int64_t>(first.size());
+  NodeAttrs attrs;
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t axis, ConcatAxis(im, n, rank));
+  attrs.axis = static_cast<int>(axis);
+  std::vector<int> inputs;
+  for (int i = 0; i < n.input_size(); ++i) {
+    TUNEJIT_ASSIGN_OR_RETURN(const Value* v, im.Input(n, i));
+    int id = -1;
+    if (v->is_constant()) {
+      TUNEJIT_ASSIGN_OR_RETURN(id, im.ConstantWeight(n, *v->constant, n.input(i), 0));
+    } else {
+      TUNEJIT_ASSIGN_OR_RETURN(id, im.FloatInput(n, i));
+    }
+    inputs.push_back(id);
+  }
+  if (inputs.size() == 1) return im.BindOutput(n, 0, Value::Tensor(inputs[0]));
+  return im.AddOutputNode(n, OpKind::kConcat, std::move(inputs), attrs);
+}
+
+}  // namespace tunejit::onnx_import

@@ -1,0 +1,118 @@
+// The general tensor ops through lowering (CPU): TensorOpsNet (tests/executor/executor_test_util.h)
+// becomes one step per op with its inputs as operands (weights among them), reshapes are views,
+// every operand stays live through its step, and the tensor-core modes convert the conv's output
+// once for the float32 tensor ops.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "executor/reference_forward.h"
+#include "executor/step_program.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/executor/executor_test_util.h"
+
+namespace tunejit {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::vector<std::string> StepKinds(const StepProgram& p) {
+  std::vector<std::string> kinds;
+  for (const Step& s : p.steps) kinds.emplace_back(StepKindName(s.kind));
+  return kinds;
+}
+
+TEST(TensorOpsNetTest, Fp32LowersOneStepPerOpWithReshapesAsViews) {
+  const Graph g = testing::TensorOpsNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(StepKinds(*p),
+              ElementsAre("conv2d", "reduce_mean", "unary", "binary", "unary", "transpose",
+                          "layer_norm", "concat", "binary", "transpose", "matmul", "binary",
+                          "softmax", "matmul", "unary", "slice", "dense"));
+  // The class-token concat reads a weight, then the normalized tokens.
+  const Step& concat = p->steps[7];
+  ASSERT_EQ(concat.operands.size(), 2u);
+  EXPECT_EQ(g.tensor(concat.operands[0].weight).name, "class_token");
+  EXPECT_EQ(concat.operands[0].tensor, -1);
+  EXPECT_EQ(concat.input, concat.operands[1].tensor);
+  // The reshape before the transpose is a view of the hard_swish output.
+  const StepTensor& viewed = p->tensors[p->steps[5].input];
+  EXPECT_EQ(viewed.name, "tokens.reshape.out");
+  EXPECT_EQ(viewed.alias_of, p->steps[4].output);
+}
+
+TEST(TensorOpsNetTest, OperandsStayLiveThroughTheirStep) {
+  const Graph g = testing::TensorOpsNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<StepMemory> m = PlanStepMemory(*p);
+  ASSERT_TRUE(m.ok()) << m.status();
+  // "tokens" is read by q, k.transpose and the second matmul: live until the last of them.
+  const int tokens = p->value_of[*g.FindTensor("tokens.out")];
+  EXPECT_EQ(m->last[tokens], 13);
+  for (size_t s = 0; s < p->steps.size(); ++s) {
+    for (const StepOperand& o : p->steps[s].operands) {
+      if (o.tensor < 0) continue;
+      EXPECT_LE(m->first[o.tensor], static_cast<int>(s));
+      EXPECT_GE(m->last[o.tensor], static_cast<int>(s));
+    }
+  }
+}
+
+TEST(TensorOpsNetTest, Fp16ConvertsTheConvOutputOnceForTheFloatOps) {
+  const Graph g = testing::TensorOpsNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const int conv = p->value_of[*g.FindTensor("conv.bias_out")];
+  ASSERT_GE(conv, 0);
+  int converts_of_conv = 0;
+  for (const Step& s : p->steps) {
+    if (s.kind == StepKind::kConvert && s.input == conv) ++converts_of_conv;
+  }
+  // Both the reduce_mean and the mul read the same float32 NCHW copy.
+  EXPECT_LE(converts_of_conv, 1);
+}
+
+// NhwcChainNet (residual add, hard_swish, SiLU, an SE-style gate between tensor-core convs): at
+// fp16 everything between the convs stays fp16 NHWC (no convert step).
+TEST(TensorOpsNetTest, Fp16NhwcValuesStayFp16ThroughAddPoolAndElementwiseOps) {
+  const Graph g = testing::NhwcChainNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<std::string> kinds = StepKinds(*p);
+  // The input's convert for the first conv and the output's back to float32, nothing between.
+  EXPECT_THAT(kinds, ElementsAre("convert", "conv2d", "conv2d", "add", "unary", "unary",
+                                 "global_avg_pool2d", "binary", "conv2d", "convert"));
+  // sigmoid(x) * x is one silu step.
+  EXPECT_EQ(p->steps[5].unary, UnaryFn::kSilu);
+  EXPECT_EQ(p->steps[5].fused, "mul");
+  EXPECT_EQ(p->tensors[p->steps[5].output].name, "silu.mul.out");
+  for (size_t s = 3; s < 8; ++s) {
+    const StepTensor& out = p->tensors[p->steps[s].output];
+    EXPECT_EQ(out.dtype, DType::kF16) << kinds[s];
+    EXPECT_TRUE(out.nhwc) << kinds[s];
+  }
+}
+
+TEST(TensorOpsNetTest, ReferenceForwardIsFiniteAndNormalizesTheAttention) {
+  const Graph g = testing::TensorOpsNet();
+  const WeightSet w = RandomWeights(g, 3);
+  const std::vector<float> input = testing::NormalFloats(2 * 8 * 6 * 6, 4);
+  absl::StatusOr<std::vector<std::vector<float>>> v = ReferenceForward(g, w, {{"input", input}});
+  ASSERT_TRUE(v.ok()) << v.status();
+  const std::vector<float>& probs = (*v)[*g.FindTensor("probs.out")];
+  ASSERT_EQ(probs.size(), 2u * 37 * 37);
+  for (int row = 0; row < 2 * 37; ++row) {
+    double sum = 0;
+    for (int j = 0; j < 37; ++j) sum += probs[row * 37 + j];
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+  for (float logit : (*v)[*g.FindTensor("logits")]) EXPECT_TRUE(std::isfinite(logit));
+}
+
+}  // namespace
+}  // namespace tunejit
