@@ -105,7 +105,9 @@ absl::StatusOr<WarmPlan> PlanModelKernels(const WarmFlags& f, const autotvm::Log
                                           const DeviceLimits& limits) {
   TUNEJIT_ASSIGN_OR_RETURN(ModelSource model, LoadModel(f.model, f.batch, 128));
   TUNEJIT_ASSIGN_OR_RETURN(NumericMode mode, ResolveNumericMode(f.precision, f.tensor_cores));
-  TUNEJIT_ASSIGN_OR_RETURN(StepProgram program, LowerToSteps(model.graph, mode));
+  TUNEJIT_ASSIGN_OR_RETURN(
+      StepProgram program,
+      LowerToSteps(model.graph, mode, model.weights ? &*model.weights : nullptr));
   TUNEJIT_ASSIGN_OR_RETURN(autotvm::Target target, autotvm::ParseTarget("cuda"));
   autotvm::HistoryBest history;
   history.AddAll(log);

@@ -34,6 +34,7 @@ absl::Status BuildSteps(Executor::State& s, const KernelCompiler& compiler,
 }
 
 absl::StatusOr<std::unique_ptr<Executor::State>> NewState(const Device& device, const Graph& graph,
+                                                          const WeightSet& weights,
                                                           const ExecutorOptions& options) {
   auto s = std::make_unique<Executor::State>();
   s->device = &device;
@@ -44,7 +45,7 @@ absl::StatusOr<std::unique_ptr<Executor::State>> NewState(const Device& device, 
   }
   s->graph = graph;
   s->limits = DeviceLimits::FromProperties(device.properties());
-  TUNEJIT_ASSIGN_OR_RETURN(s->program, LowerToSteps(graph, options.mode));
+  TUNEJIT_ASSIGN_OR_RETURN(s->program, LowerToSteps(graph, options.mode, &weights));
   TUNEJIT_ASSIGN_OR_RETURN(Stream stream, Stream::Create(device));
   s->stream.emplace(std::move(stream));
   return s;
@@ -65,7 +66,7 @@ absl::StatusOr<std::vector<float>> CalibrateSlots(Executor::State& s,
   fp32_options.verify_records = false;
   fp32_options.progress = nullptr;
   TUNEJIT_ASSIGN_OR_RETURN(std::unique_ptr<Executor::State> fp32,
-                           NewState(*s.device, s.graph, fp32_options));
+                           NewState(*s.device, s.graph, weights, fp32_options));
   TUNEJIT_RETURN_IF_ERROR(BuildSteps(*fp32, compiler, weights));
   std::vector<int> sources;
   for (int j : slots) sources.push_back(s.program.scale_sources[j]);
@@ -126,7 +127,7 @@ absl::StatusOr<Executor> Executor::Build(const Device& device, const KernelCompi
                                          const ExecutorOptions& options) {
   TUNEJIT_RETURN_IF_ERROR(graph.Validate());
   TUNEJIT_RETURN_IF_ERROR(CheckWeights(graph, weights));
-  TUNEJIT_ASSIGN_OR_RETURN(std::unique_ptr<State> s, NewState(device, graph, options));
+  TUNEJIT_ASSIGN_OR_RETURN(std::unique_ptr<State> s, NewState(device, graph, weights, options));
   for (const std::string& w : weights.warnings()) s->Warn(w);
   if (IsInt8(options.mode)) {
     TUNEJIT_RETURN_IF_ERROR(ResolveScales(*s, compiler, weights));

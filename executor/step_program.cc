@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <tuple>
 #include <utility>
 
@@ -28,7 +29,10 @@ Form FormOf(const StepTensor& t) { return {t.dtype, t.nhwc}; }
 
 class Lowerer {
  public:
-  Lowerer(const Graph& graph, NumericMode mode) : g_(graph) { p_.mode = mode; }
+  Lowerer(const Graph& graph, NumericMode mode, const WeightSet* weights)
+      : g_(graph), weights_(weights) {
+    p_.mode = mode;
+  }
 
   absl::StatusOr<StepProgram> Run() {
     TUNEJIT_RETURN_IF_ERROR(g_.Validate());
@@ -109,6 +113,7 @@ class Lowerer {
       case OpKind::kUnary:
         return LowerTensorOp(i, StepKind::kUnary);
       case OpKind::kBinary:
+        if (std::vector<int> chain = GeluChain(i); !chain.empty()) return LowerGelu(i, chain);
         return LowerTensorOp(i, StepKind::kBinary);
       case OpKind::kConcat:
         return LowerTensorOp(i, StepKind::kConcat);
@@ -532,7 +537,93 @@ class Lowerer {
     });
   }
 
+  // Weight tensor `t` is float32 and every element is `value` (to 1e-6 relative); false when the
+  // weights are not known.
+  bool WeightIs(int t, double value) const {
+    if (weights_ == nullptr || g_.tensor(t).kind != TensorKind::kWeight ||
+        g_.tensor(t).dtype != DType::kF32) {
+      return false;
+    }
+    absl::Span<const uint8_t> bytes = weights_->Get(t);
+    if (bytes.empty() || static_cast<int64_t>(bytes.size()) != g_.tensor(t).Bytes()) return false;
+    for (size_t k = 0; k < bytes.size(); k += sizeof(float)) {
+      float v;
+      std::memcpy(&v, bytes.data() + k, sizeof(float));
+      if (!(std::abs(v - value) <= 1e-6 * std::abs(value))) return false;
+    }
+    return true;
+  }
+
+  // The node reading activation `t` when it is its only reader, else -1.
+  int SoleConsumer(int t) const {
+    const bool single = g_.tensor(t).kind == TensorKind::kActivation && consumers_[t].size() == 1;
+    return single ? consumers_[t][0] : -1;
+  }
+
+  // The binary node `n` computes `fn` of activation `t` and a weight of `value` (either order).
+  bool IsBinaryWithWeight(int n, BinaryFn fn, int t, double value) const {
+    if (n < 0) return false;
+    const Node& node = g_.nodes()[n];
+    if (node.op != OpKind::kBinary || node.attrs.binary != fn) return false;
+    return (node.inputs[0] == t && WeightIs(node.inputs[1], value)) ||
+           (fn != BinaryFn::kDiv && node.inputs[1] == t && WeightIs(node.inputs[0], value));
+  }
+
+  // From binary node `i`, the exact GELU as PyTorch exports it: x / sqrt(2) -> erf -> + 1 (a
+  // binary add or a bias_add of ones) -> * x -> * 0.5, each value read once. The nodes after
+  // `i` (erf, add, mul, mul), or empty.
+  std::vector<int> GeluChain(int i) const {
+    const Node& div = g_.nodes()[i];
+    const int x = div.inputs[0];
+    if (!IsBinaryWithWeight(i, BinaryFn::kDiv, x, std::sqrt(2.0))) return {};
+    const int erf = SoleConsumer(div.output);
+    if (erf < 0 || g_.nodes()[erf].op != OpKind::kUnary ||
+        g_.nodes()[erf].attrs.unary != UnaryFn::kErf) {
+      return {};
+    }
+    const int e = g_.nodes()[erf].output;
+    const int add = SoleConsumer(e);
+    const bool plus_one =
+        IsBinaryWithWeight(add, BinaryFn::kAdd, e, 1.0) ||
+        (add >= 0 && g_.nodes()[add].op == OpKind::kBiasAdd && g_.nodes()[add].inputs[0] == e &&
+         WeightIs(g_.nodes()[add].inputs[1], 1.0));
+    if (!plus_one) return {};
+    const int a = g_.nodes()[add].output;
+    const int mul = SoleConsumer(a);
+    if (mul < 0) return {};
+    const Node& m = g_.nodes()[mul];
+    const bool times_x =
+        m.op == OpKind::kBinary && m.attrs.binary == BinaryFn::kMul &&
+        ((m.inputs[0] == x && m.inputs[1] == a) || (m.inputs[0] == a && m.inputs[1] == x));
+    if (!times_x) return {};
+    const int half = SoleConsumer(m.output);
+    if (!IsBinaryWithWeight(half, BinaryFn::kMul, m.output, 0.5)) return {};
+    return {erf, add, mul, half};
+  }
+
+  // The GELU chain from node `i` as one gelu step on its input.
+  absl::Status LowerGelu(int i, const std::vector<int>& chain) {
+    const Node& div = g_.nodes()[i];
+    const Form form = TensorOpForm(div, StepKind::kUnary);
+    Step s;
+    s.kind = StepKind::kUnary;
+    s.name = div.name;
+    s.node = i;
+    s.unary = UnaryFn::kGelu;
+    s.fused = "gelu";
+    s.fused_nodes = chain;
+    for (int n : chain) consumed_[n] = true;
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, div.inputs[0]));
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(div.inputs[0], form, i));
+    s.operands = {StepOperand{s.input, -1}};
+    s.output = AddOutput(g_.nodes()[chain.back()].output, form.dtype, -1);
+    p_.tensors[s.output].nhwc = form.nhwc;
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
   const Graph& g_;
+  const WeightSet* weights_;  // may be null: no fusion that depends on weight values
   StepProgram p_;
   std::vector<std::vector<int>> consumers_;
   std::vector<int> task_of_node_;
@@ -594,8 +685,9 @@ std::string_view StepKindName(StepKind kind) {
   return "?";
 }
 
-absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, NumericMode mode) {
-  return Lowerer(graph, mode).Run();
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, NumericMode mode,
+                                         const WeightSet* weights) {
+  return Lowerer(graph, mode, weights).Run();
 }
 
 absl::StatusOr<GivenScales> MatchGivenScales(const Graph& graph, const StepProgram& program,

@@ -14,7 +14,8 @@
 //  * the general tensor ops (unary, binary, concat, transpose, slice, reduce_mean, layer_norm,
 //    matmul, softmax) run on ops/tensor_ops.h's kernels, one step each, reading their inputs as
 //    Step::operands (weights among them as float32): float32 row-major, except that element-wise
-//    ops and copies keep an fp16 (NHWC) input's form; x * sigmoid(x) is one silu step;
+//    ops and copies keep an fp16 (NHWC) input's form; x * sigmoid(x) is one silu step, and with
+//    the weights PyTorch's five-op exact GELU one gelu step;
 //  * in the int8 modes (graph/quantize.h), an int8 conv whose input is float gets a quantize
 //    step before it, and a conv whose output only feeds int8 convs (directly or through max
 //    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
@@ -141,8 +142,11 @@ struct StepProgram {
 };
 
 // InvalidArgument when the graph does not validate; Unimplemented for ops the executor cannot run
-// (graph-level quantize/dequantize/requantize, non-float graphs), naming the node.
-absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, NumericMode mode);
+// (graph-level quantize/dequantize/requantize, non-float graphs), naming the node. With the
+// weights, fusions that depend on constant values happen too (the exact GELU PyTorch exports as
+// x / sqrt(2), erf, + 1, * x, * 0.5 becomes one gelu step).
+absl::StatusOr<StepProgram> LowerToSteps(const Graph& graph, NumericMode mode,
+                                         const WeightSet* weights = nullptr);
 
 // int8 activation scales given by the caller (ExecutorOptions::activation_scales: graph tensor
 // name -> scale, e.g. a QDQ model's), matched to the scale slots of `program`. A slot is shared

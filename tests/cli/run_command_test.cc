@@ -102,6 +102,25 @@ TEST(RunCommand, OnnxModelAndRawInputAreCheckedBeforeTheGpu) {
   std::filesystem::remove_all(dir);
 }
 
+// A model with an op the importer does not map: exit 1 naming the node and its op, with or
+// without a GPU (the import comes first).
+TEST(RunCommand, UnsupportedOnnxOpExits1NamingTheNode) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("tunejit-run-unsupported-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "nms.onnx").string();
+  testing::OnnxBuilder b;
+  b.Input("x", {1, 3, 8, 8}).Output("y");
+  b.Node("Relu", {"x"}, {"r"}).set_name("act");
+  b.Node("Resize", {"r"}, {"y"}).set_name("upsample");
+  std::ofstream(model, std::ios::binary) << b.Bytes();
+  std::string out, err;
+  EXPECT_EQ(RunCli({"--model", model, "--precision", "fp32"}, &out, &err), kExitFailure);
+  EXPECT_THAT(err, HasSubstr("unsupported op 'Resize'"));
+  EXPECT_THAT(err, HasSubstr("'upsample'"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RunCommand, MissingFilesExit1NamingTheFile) {
   const std::string missing =
       (std::filesystem::temp_directory_path() / ("tunejit-run-" + std::to_string(::getpid())))

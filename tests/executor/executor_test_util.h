@@ -24,13 +24,16 @@
 #ifndef TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 #define TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "executor/step_program.h"
 #include "graph/graph.h"
+#include "graph/weights.h"
 #include "gtest/gtest.h"
 
 namespace tunejit::testing {
@@ -228,6 +231,52 @@ inline Graph NhwcChainNet(int64_t batch = 2) {
   g.mutable_tensor(x).kind = TensorKind::kOutput;
   EXPECT_TRUE(g.Validate().ok()) << g.Validate();
   return g;
+}
+
+// GeluNet: a 32-channel conv, PyTorch's exact GELU as its exporter writes it (x / sqrt(2), erf,
+// + 1 as the importer's bias_add of ones, * x, * 0.5), then another conv -> output. Its
+// constants need their values: GeluNetWeights.
+inline Graph GeluNet(int64_t batch = 2) {
+  Graph g;
+  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
+    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
+  };
+  int x = g.AddTensor({"input", {batch, 32, 8, 8}, DType::kF32, TensorKind::kInput});
+  x = ConvBias(&g, "a", x, 32, 32, 3, 1, false);
+  int y = TensorOp(&g, "gelu.div", OpKind::kBinary, {x, weight("gelu.sqrt2", {1})},
+                   Attrs(BinaryFn::kDiv));
+  y = TensorOp(&g, "gelu.erf", OpKind::kUnary, {y}, Attrs(UnaryFn::kErf));
+  y = *g.AddNode("gelu.add", OpKind::kBiasAdd, {y, weight("gelu.one", {32})}, {}, "gelu.add.out");
+  y = TensorOp(&g, "gelu.mul", OpKind::kBinary, {x, y}, Attrs(BinaryFn::kMul));
+  y = TensorOp(&g, "gelu.half", OpKind::kBinary, {y, weight("gelu.half", {1})},
+               Attrs(BinaryFn::kMul));
+  y = ConvBias(&g, "b", y, 32, 32, 3, 1, false);
+  g.mutable_tensor(y).kind = TensorKind::kOutput;
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
+// Random weights for GeluNet with its GELU constants set (half != 0.5 makes it another function,
+// which lowering must not fuse).
+inline WeightSet GeluNetWeights(const Graph& g, uint64_t seed, float half = 0.5f) {
+  const WeightSet random = RandomWeights(g, seed);
+  std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
+  for (int id : g.TensorsOfKind(TensorKind::kWeight)) {
+    const absl::Span<const uint8_t> b = random.Get(id);
+    bytes[id].assign(b.begin(), b.end());
+    const std::string& name = g.tensor(id).name;
+    const float value = name == "gelu.sqrt2"  ? std::sqrt(2.0f)
+                        : name == "gelu.one"  ? 1.0f
+                        : name == "gelu.half" ? half
+                                              : 0.0f;
+    if (value == 0.0f) continue;
+    for (size_t k = 0; k < bytes[id].size(); k += sizeof(float)) {
+      std::memcpy(bytes[id].data() + k, &value, sizeof(float));
+    }
+  }
+  absl::StatusOr<WeightSet> w = WeightsFromImport(g, std::move(bytes), "gelu net");
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *std::move(w);
 }
 
 }  // namespace tunejit::testing

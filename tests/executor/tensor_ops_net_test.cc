@@ -98,6 +98,30 @@ TEST(TensorOpsNetTest, Fp16NhwcValuesStayFp16ThroughAddPoolAndElementwiseOps) {
   }
 }
 
+// PyTorch's five-op exact GELU is one gelu step when the weights show its constants; without the
+// weights, or with another constant, the five ops stay.
+TEST(TensorOpsNetTest, ExportedGeluChainIsOneStepWhenItsConstantsAreKnown) {
+  const Graph g = testing::GeluNet();
+  const WeightSet w = testing::GeluNetWeights(g, 5);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32, &w);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(StepKinds(*p), ElementsAre("conv2d", "unary", "conv2d"));
+  EXPECT_EQ(p->steps[1].unary, UnaryFn::kGelu);
+  EXPECT_EQ(p->steps[1].fused, "gelu");
+  EXPECT_EQ(p->tensors[p->steps[1].output].name, "gelu.half.out");
+  absl::StatusOr<StepProgram> unknown = LowerToSteps(g, NumericMode::kFp32);
+  ASSERT_TRUE(unknown.ok()) << unknown.status();
+  EXPECT_EQ(unknown->steps.size(), 7u);
+  const WeightSet other = testing::GeluNetWeights(g, 5, /*half=*/0.4f);
+  absl::StatusOr<StepProgram> not_gelu = LowerToSteps(g, NumericMode::kFp32, &other);
+  ASSERT_TRUE(not_gelu.ok()) << not_gelu.status();
+  EXPECT_EQ(not_gelu->steps.size(), 7u);
+  // At fp16 the gelu reads the tensor-core conv's fp16 NHWC output as it is.
+  absl::StatusOr<StepProgram> half = LowerToSteps(g, NumericMode::kFp16TensorCores, &w);
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_THAT(StepKinds(*half), ElementsAre("convert", "conv2d", "unary", "conv2d", "convert"));
+}
+
 TEST(TensorOpsNetTest, ReferenceForwardIsFiniteAndNormalizesTheAttention) {
   const Graph g = testing::TensorOpsNet();
   const WeightSet w = RandomWeights(g, 3);
