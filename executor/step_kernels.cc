@@ -56,11 +56,11 @@ absl::StatusOr<PlannedKernel> ConvertStepKernel(const StepTensor& in, const Step
 }
 
 // A clip step runs a graph clip or a relu that no producer absorbed (clip to [0, inf)).
-absl::StatusOr<PlannedKernel> ClipStepKernel(const Node& node, int64_t total) {
+absl::StatusOr<PlannedKernel> ClipStepKernel(const Node& node, int64_t total, ElementType type) {
   if (node.op == OpKind::kRelu) {
-    return ClipKernel(total, 0.0f, std::numeric_limits<float>::infinity());
+    return ClipKernel(total, 0.0f, std::numeric_limits<float>::infinity(), type);
   }
-  return ClipKernel(total, node.attrs.clip_min, node.attrs.clip_max);
+  return ClipKernel(total, node.attrs.clip_min, node.attrs.clip_max, type);
 }
 
 absl::StatusOr<PlannedKernel> ElementwiseKernel(const Graph& graph, const StepProgram& program,
@@ -82,9 +82,14 @@ absl::StatusOr<PlannedKernel> ElementwiseKernel(const Graph& graph, const StepPr
     case StepKind::kAdd:
       return AddReluKernel(in.NumElements(), step.epilogue.relu, ElementOf(in.dtype));
     case StepKind::kClip:
-      return ClipStepKernel(node, in.NumElements());
+      return ClipStepKernel(node, in.NumElements(), ElementOf(in.dtype));
     case StepKind::kBiasAdd:
-      return BiasReluKernel(in.shape[0], in.shape[1], Inner(in.shape), step.epilogue.relu);
+      if (in.nhwc) {  // the channel is the fastest dim
+        return BiasReluKernel(in.shape[0] * Inner(in.shape), in.shape[1], 1, step.epilogue.relu,
+                              ElementOf(in.dtype));
+      }
+      return BiasReluKernel(in.shape[0], in.shape[1], Inner(in.shape), step.epilogue.relu,
+                            ElementOf(in.dtype));
     case StepKind::kQuantize:
       return QuantizeKernel(in.NumElements(), quantize_scale);
     case StepKind::kConvert:

@@ -323,10 +323,19 @@ class Lowerer {
       s.fused = "bias+relu";
       end = g_.nodes()[r].output;
     }
-    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], false, i));
-    s.output = AddOutput(end, DType::kF32, -1);
+    const Form form = Fp16FormOr(node.inputs[0], kFloatNchw);
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], form, i));
+    s.output = AddOutput(end, form.dtype, -1);
+    p_.tensors[s.output].nhwc = form.nhwc;
     p_.steps.push_back(std::move(s));
     return absl::OkStatus();
+  }
+
+  // The form of graph tensor `t`'s value when it is float16 (either layout: the element-wise
+  // kernels take it as it is), else `otherwise`.
+  Form Fp16FormOr(int t, Form otherwise) const {
+    const int v = p_.value_of[t];
+    return v >= 0 && p_.tensors[v].dtype == DType::kF16 ? FormOf(p_.tensors[v]) : otherwise;
   }
 
   // The residual add, with a following relu fused when it is the add's only consumer. Both
@@ -376,7 +385,7 @@ class Lowerer {
 
   // max pool (float32 NCHW, int8 NCHW or fp16 NHWC, following its input; int8 keeps the input's
   // scale: max commutes with a positive scale and with rounding); global average pool (fp16 NHWC
-  // stays so, else float32 NCHW); average pool and clip (float32 NCHW).
+  // stays so) and clip (fp16 stays so), else float32 NCHW; average pool (float32 NCHW).
   absl::Status LowerSimple(int i, StepKind kind) {
     const Node& node = g_.nodes()[i];
     TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
@@ -386,10 +395,10 @@ class Lowerer {
       const Form in = FormOf(p_.tensors[v]);
       if (in.dtype == DType::kI8 || in == Form{DType::kF16, true}) form = in;
     }
-    if (kind == StepKind::kGlobalAvgPool2d && v >= 0 && p_.tensors[v].nhwc &&
-        p_.tensors[v].dtype == DType::kF16) {
-      form = FormOf(p_.tensors[v]);  // [N, C, 1, 1] is the same bytes in either layout
+    if (kind == StepKind::kGlobalAvgPool2d && v >= 0 && p_.tensors[v].nhwc) {
+      form = Fp16FormOr(node.inputs[0], form);  // [N, C, 1, 1]: the same bytes in either layout
     }
+    if (kind == StepKind::kClip) form = Fp16FormOr(node.inputs[0], form);
     Step s;
     s.kind = kind;
     s.name = node.name;

@@ -8,8 +8,8 @@
 //  * max_pool2d, avg_pool2d, global_avg_pool2d, clip, a standalone bias_add (+relu) and the
 //    residual add (+relu, fused when the add's output has no other consumer) are elementwise
 //    steps; a relu that cannot be fused runs as a clip step to [0, inf). Where their input is an
-//    fp16 NHWC tensor-core output, max pools, global average pools and residual adds (both operands
-//    so) stay fp16 NHWC;
+//    fp16 NHWC tensor-core output, max pools, global average pools, clips, standalone bias_adds
+//    and residual adds (both operands so) stay fp16 NHWC;
 //  * flatten and reshape are views: the step tensor aliases its input's bytes (no step);
 //  * the general tensor ops (unary, binary, concat, transpose, slice, reduce_mean, layer_norm,
 //    matmul, softmax) run on ops/tensor_ops.h's kernels, one step each, reading their inputs as

@@ -37,15 +37,16 @@ struct NhwcVector {
   }
 };
 
-// y[n, c, ...] = x + bias[c] (then relu if kRelu); `inner` = elements per channel (H*W).
-template <int kRelu>
-__global__ void bias_relu(const float* __restrict__ x, const float* __restrict__ bias,
-                          float* __restrict__ y, s64 total, int channels, s64 inner) {
+// y[n, c, ...] = x + bias[c] (then relu if kRelu); `inner` = elements per channel (H*W; 1 for
+// NHWC, whose channel is the fastest dim). T: float, or f16 on the tensor-core path.
+template <int kRelu, typename T = float>
+__global__ void bias_relu(const T* __restrict__ x, const float* __restrict__ bias,
+                          T* __restrict__ y, s64 total, int channels, s64 inner) {
   TUNEJIT_GRID_STRIDE(i, total) {
     const int ch = static_cast<int>((i / inner) % channels);
-    float v = __fadd_rn(x[i], __ldg(bias + ch));
+    float v = __fadd_rn(ToFloat(x[i]), __ldg(bias + ch));
     if (kRelu) v = v < 0.0f ? 0.0f : v;
-    y[i] = v;
+    y[i] = FromFloat<T>(v);
   }
 }
 
@@ -62,11 +63,11 @@ __global__ void add_relu(const T* __restrict__ x, const T* __restrict__ r, T* __
 }
 
 // y = min(max(x, lo), hi), NaN passing through (as the CPU reference's comparisons do).
-__global__ void clip(const float* __restrict__ x, float* __restrict__ y, s64 total, float lo,
-                     float hi) {
+template <typename T = float>
+__global__ void clip(const T* __restrict__ x, T* __restrict__ y, s64 total, float lo, float hi) {
   TUNEJIT_GRID_STRIDE(i, total) {
-    const float v = x[i];
-    y[i] = v < lo ? lo : (v > hi ? hi : v);
+    const float v = ToFloat(x[i]);
+    y[i] = FromFloat<T>(v < lo ? lo : (v > hi ? hi : v));
   }
 }
 
@@ -385,6 +386,11 @@ template __global__ void tunejit::max_pool2d<float>(const float*, float*, int, i
 template __global__ void tunejit::max_pool2d<signed char>(const signed char*, signed char*, int,
                                                           int, int, int, int, int, int, int, int,
                                                           int, int);
+template __global__ void tunejit::bias_relu<1, tunejit::f16>(const tunejit::f16*, const float*,
+                                                             tunejit::f16*, long long, int,
+                                                             long long);
+template __global__ void tunejit::clip<tunejit::f16>(const tunejit::f16*, tunejit::f16*, long long,
+                                                     float, float);
 template __global__ void tunejit::add_relu<1>(const float*, const float*, float*, long long);
 template __global__ void tunejit::add_relu<0>(const float*, const float*, float*, long long);
 template __global__ void tunejit::add_relu<1, tunejit::f16>(const tunejit::f16*,

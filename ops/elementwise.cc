@@ -42,6 +42,13 @@ absl::StatusOr<const char*> ScaledInputType(absl::string_view op, ElementType ty
   return absl::InvalidArgumentError(absl::StrCat(op, ": input must be int8 or int32"));
 }
 
+// The kernels' name of a float element type: "float" or "tunejit::f16".
+absl::StatusOr<const char*> FloatTypeName(absl::string_view op, ElementType type) {
+  if (type == ElementType::kFloat32) return "float";
+  if (type == ElementType::kFloat16) return "tunejit::f16";
+  return absl::InvalidArgumentError(absl::StrCat(op, ": float32 or float16 only"));
+}
+
 absl::Status CheckPool(absl::string_view op, const Pool2dParams& p) {
   for (int64_t v : {p.n, p.c, p.h, p.w, int64_t{p.kh}, int64_t{p.kw}, int64_t{p.stride_h},
                     int64_t{p.stride_w}}) {
@@ -69,16 +76,17 @@ PlannedKernel PoolKernel(std::string label, std::string expression, const Pool2d
 
 }  // namespace
 
-absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_t inner,
-                                             bool relu) {
+absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_t inner, bool relu,
+                                             ElementType type) {
+  TUNEJIT_ASSIGN_OR_RETURN(const char* t, FloatTypeName("bias_add", type));
   TUNEJIT_RETURN_IF_ERROR(CheckCount("bias_add", "batch", n));
   TUNEJIT_RETURN_IF_ERROR(CheckCount("bias_add", "channels", channels));
   TUNEJIT_RETURN_IF_ERROR(CheckCount("bias_add", "inner", inner));
   TUNEJIT_ASSIGN_OR_RETURN(int c, ToInt32("bias_add", "channels", channels));
   const int64_t total = n * channels * inner;
   return GridStrideKernel(
-      relu ? "bias_add_relu" : "bias_add", absl::StrCat("tunejit::bias_relu<", relu ? 1 : 0, ">"),
-      total,
+      relu ? "bias_add_relu" : "bias_add",
+      absl::StrCat("tunejit::bias_relu<", relu ? 1 : 0, ", ", t, ">"), total,
       {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total), Int32Arg(c), Int64Arg(inner)});
 }
 
@@ -152,24 +160,22 @@ absl::StatusOr<PlannedKernel> GlobalAvgPoolKernel(int64_t planes, int64_t inner)
 }
 
 absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu, ElementType type) {
+  TUNEJIT_ASSIGN_OR_RETURN(const char* t, FloatTypeName("add", type));
   TUNEJIT_RETURN_IF_ERROR(CheckCount("add", "elements", total));
-  if (type != ElementType::kFloat32 && type != ElementType::kFloat16) {
-    return absl::InvalidArgumentError("add: float32 or float16 only");
-  }
-  const char* t = type == ElementType::kFloat16 ? ", tunejit::f16" : "";
   return GridStrideKernel(relu ? "add_relu" : "add",
-                          absl::StrCat("tunejit::add_relu<", relu ? 1 : 0, t, ">"), total,
+                          absl::StrCat("tunejit::add_relu<", relu ? 1 : 0, ", ", t, ">"), total,
                           {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total)});
 }
 
-absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi) {
+absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi, ElementType type) {
+  TUNEJIT_ASSIGN_OR_RETURN(const char* t, FloatTypeName("clip", type));
   TUNEJIT_RETURN_IF_ERROR(CheckCount("clip", "elements", total));
   if (!(lo <= hi)) {
     return absl::InvalidArgumentError(
         absl::StrCat("clip: range [", lo, ", ", hi, "] must be ordered, without NaN"));
   }
   return GridStrideKernel(
-      "clip", "tunejit::clip", total,
+      "clip", absl::StrCat("tunejit::clip<", t, ">"), total,
       {InputArg(0), OutputArg(0), Int64Arg(total), Float32Arg(lo), Float32Arg(hi)});
 }
 

@@ -23,7 +23,9 @@ namespace tunejit {
 enum class ElementType { kFloat32, kInt8, kInt32, kFloat16 };
 
 // y = x + bias[c] (then relu). Input 0 x [N, C, inner...] float, input 1 bias [C]; output 0 y.
-absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_t inner, bool relu);
+// float32, or float16 on the tensor-core path (NHWC: n = N*H*W, inner = 1; the bias float32).
+absl::StatusOr<PlannedKernel> BiasReluKernel(int64_t n, int64_t channels, int64_t inner, bool relu,
+                                             ElementType type = ElementType::kFloat32);
 
 // NCHW max / average pooling (floor output size). Max: padding counts as the type's lowest value.
 // Average: padding counts as zeros in the divisor only with count_include_pad (ONNX's default is
@@ -72,7 +74,8 @@ absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu,
 
 // y = min(max(x, lo), hi) over `total` floats (lo <= hi; infinite bounds allowed). Input 0 x,
 // output 0 y.
-absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi);
+absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi,
+                                         ElementType type = ElementType::kFloat32);
 
 // Softmax over each row of a float [rows, cols]. Input 0 x, output 0 y.
 absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols);

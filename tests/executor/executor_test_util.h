@@ -213,7 +213,8 @@ inline Graph TensorOpsNet(int64_t batch = 2) {
 }
 
 // NhwcChainNet: two 32-channel convs (tensor-core sized) joined by a residual add (+relu), then
-// hard_swish, SiLU as PyTorch exports it (sigmoid, mul), an SE-style gate (global average pool,
+// hard_swish, a ReLU6 clip, SiLU as PyTorch exports it (sigmoid, mul), an SE-style gate, a
+// standalone per-channel bias_add (global average pool,
 // broadcast multiply) and a third conv -> output. At fp16 everything between the first and last
 // conv can stay fp16 NHWC.
 inline Graph NhwcChainNet(int64_t batch = 2) {
@@ -223,10 +224,16 @@ inline Graph NhwcChainNet(int64_t batch = 2) {
   const int b = ConvBias(&g, "b", a, 32, 32, 3, 1, false);
   x = *g.AddNode("add", OpKind::kAdd, {a, b}, {}, "add.out");
   x = TensorOp(&g, "act", OpKind::kUnary, {x}, Attrs(UnaryFn::kHardSwish));
+  NodeAttrs relu6;
+  relu6.clip_min = 0;
+  relu6.clip_max = 6;
+  x = *g.AddNode("relu6", OpKind::kClip, {x}, relu6, "relu6.out");
   const int sigmoid = TensorOp(&g, "silu.sigmoid", OpKind::kUnary, {x}, Attrs(UnaryFn::kSigmoid));
   x = TensorOp(&g, "silu.mul", OpKind::kBinary, {sigmoid, x}, Attrs(BinaryFn::kMul));
   const int pooled = *g.AddNode("pool", OpKind::kGlobalAvgPool2d, {x}, {}, "pool.out");
   x = TensorOp(&g, "gate", OpKind::kBinary, {x, pooled}, Attrs(BinaryFn::kMul));
+  const int shift = g.AddTensor({"shift", {32}, DType::kF32, TensorKind::kWeight});
+  x = *g.AddNode("shift.add", OpKind::kBiasAdd, {x, shift}, {}, "shift.out");
   x = ConvBias(&g, "c", x, 32, 32, 3, 1, false);
   g.mutable_tensor(x).kind = TensorKind::kOutput;
   EXPECT_TRUE(g.Validate().ok()) << g.Validate();

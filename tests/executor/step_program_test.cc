@@ -326,18 +326,22 @@ TEST(ExecutorStepsTest, Fp16ValuesLeaveAsFloat32ThroughOneConvertEach) {
   int w2 = g.AddTensor({"w2", {16, 16, 3, 3}, DType::kF32, TensorKind::kWeight});
   NodeAttrs pad;
   pad.pad_top = pad.pad_left = pad.pad_bottom = pad.pad_right = 1;
-  // y feeds a conv (so it is float16) and is a graph output too; the relu reads it as float32.
+  // y feeds a conv (so it is float16) and is a graph output too; the relu reads it as the conv
+  // wrote it (fp16 NHWC), and its output, a graph output, is converted like y's.
   int y = *g.AddNode("conv1", OpKind::kConv2d, {x, w1}, pad, "y", TensorKind::kOutput);
   *g.AddNode("conv2", OpKind::kConv2d, {y, w2}, pad, "z", TensorKind::kOutput);
-  *g.AddNode("relu", OpKind::kRelu, {y}, {}, "r", TensorKind::kOutput);
+  int r = *g.AddNode("relu", OpKind::kRelu, {y}, {}, "r", TensorKind::kOutput);
   absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(Kinds(*p), ElementsAre("convert", "conv2d", "conv2d", "convert", "clip", "convert"));
+  EXPECT_THAT(Kinds(*p),
+              ElementsAre("convert", "conv2d", "conv2d", "clip", "convert", "convert", "convert"));
   const int y_value = p->value_of[y];
   EXPECT_EQ(p->tensors[y_value].dtype, DType::kF32);  // the converted copy, read by Output
   EXPECT_FALSE(p->tensors[y_value].nhwc);
   EXPECT_TRUE(p->tensors[y_value].external);
-  EXPECT_EQ(p->steps[4].input, y_value);  // the clip shares that one conversion
+  EXPECT_EQ(p->tensors[p->steps[3].input].dtype, DType::kF16);  // the clip reads y unconverted
+  EXPECT_EQ(p->tensors[p->value_of[r]].dtype, DType::kF32);
+  EXPECT_TRUE(p->tensors[p->value_of[r]].external);
   // conv2's output feeds nothing: float32 straight from its epilogue, NHWC, converted for Output.
   const int z_value = p->value_of[*g.FindTensor("z")];
   EXPECT_EQ(p->tensors[z_value].dtype, DType::kF32);

@@ -85,13 +85,13 @@ TEST(TensorOpsNetTest, Fp16NhwcValuesStayFp16ThroughAddPoolAndElementwiseOps) {
   ASSERT_TRUE(p.ok()) << p.status();
   std::vector<std::string> kinds = StepKinds(*p);
   // The input's convert for the first conv and the output's back to float32, nothing between.
-  EXPECT_THAT(kinds, ElementsAre("convert", "conv2d", "conv2d", "add", "unary", "unary",
-                                 "global_avg_pool2d", "binary", "conv2d", "convert"));
+  EXPECT_THAT(kinds, ElementsAre("convert", "conv2d", "conv2d", "add", "unary", "clip", "unary",
+                                 "global_avg_pool2d", "binary", "bias_add", "conv2d", "convert"));
   // sigmoid(x) * x is one silu step.
-  EXPECT_EQ(p->steps[5].unary, UnaryFn::kSilu);
-  EXPECT_EQ(p->steps[5].fused, "mul");
-  EXPECT_EQ(p->tensors[p->steps[5].output].name, "silu.mul.out");
-  for (size_t s = 3; s < 8; ++s) {
+  EXPECT_EQ(p->steps[6].unary, UnaryFn::kSilu);
+  EXPECT_EQ(p->steps[6].fused, "mul");
+  EXPECT_EQ(p->tensors[p->steps[6].output].name, "silu.mul.out");
+  for (size_t s = 3; s < 10; ++s) {
     const StepTensor& out = p->tensors[p->steps[s].output];
     EXPECT_EQ(out.dtype, DType::kF16) << kinds[s];
     EXPECT_TRUE(out.nhwc) << kinds[s];

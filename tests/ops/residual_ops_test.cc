@@ -114,12 +114,12 @@ TEST(ResidualOpsKernels, NamesAndLaunchGeometry) {
   EXPECT_EQ(gap->shape.grid[0], 32768u);
   EXPECT_EQ(GlobalAvgPoolKernel(3, 49)->shape.grid[0], 1u);
 
-  EXPECT_EQ(AddReluKernel(1000, true)->spec.name_expression, "tunejit::add_relu<1>");
-  EXPECT_EQ(AddReluKernel(1000, false)->spec.name_expression, "tunejit::add_relu<0>");
+  EXPECT_EQ(AddReluKernel(1000, true)->spec.name_expression, "tunejit::add_relu<1, float>");
+  EXPECT_EQ(AddReluKernel(1000, false)->spec.name_expression, "tunejit::add_relu<0, float>");
   EXPECT_EQ(AddReluKernel(1000, true)->args.size(), 4u);
   absl::StatusOr<PlannedKernel> clip = ClipKernel(1000, 0.f, 6.f);
   ASSERT_TRUE(clip.ok()) << clip.status();
-  EXPECT_EQ(clip->spec.name_expression, "tunejit::clip");
+  EXPECT_EQ(clip->spec.name_expression, "tunejit::clip<float>");
   EXPECT_EQ(clip->args.size(), 5u);
 }
 

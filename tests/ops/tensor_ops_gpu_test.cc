@@ -153,7 +153,8 @@ TEST_F(TensorOpsGpu, BatchedMatMul) {
 }
 
 // The tensor-core path's fp16 activations stay fp16 through the element-wise ops: an fp16 SE
-// gate (an fp16 activation times a float32 per-channel weight) and an fp16 hard_swish, within
+// gate (an fp16 activation times a float32 per-channel weight), hard_swish, clip, bias_add and
+// the residual add, within
 // fp16 rounding (2^-11 relative per value) of the float reference on the same fp16 inputs.
 TEST_F(TensorOpsGpu, Fp16ElementwiseOps) {
   const TensorDims x_shape = {2, 7, 7, 24}, w_shape = {24};  // NHWC, channel weights
@@ -180,6 +181,14 @@ TEST_F(TensorOpsGpu, Fp16ElementwiseOps) {
   ExpectClose(run(UnaryKernel(UnaryFn::kHardSwish, x.size(), 0.2f, 0.5f, ElementType::kFloat16),
                   {Bytes(xh)}),
               cpuref::Unary(UnaryFn::kHardSwish, x), 1e-3, "fp16 hard_swish");
+  // The elementwise.cu steps that keep fp16: ReLU6, an NHWC bias_add (+relu), the residual add.
+  ExpectClose(run(ClipKernel(x.size(), 0.0f, 6.0f, ElementType::kFloat16), {Bytes(xh)}),
+              cpuref::Clip(x, 0.0f, 6.0f), 1e-3, "fp16 clip");
+  ExpectClose(
+      run(BiasReluKernel(2 * 7 * 7, 24, 1, true, ElementType::kFloat16), {Bytes(xh), Bytes(w)}),
+      cpuref::BiasRelu(x, 24, 1, w, true), 1e-3, "fp16 NHWC bias_add+relu");
+  ExpectClose(run(AddReluKernel(x.size(), false, ElementType::kFloat16), {Bytes(xh), Bytes(xh)}),
+              cpuref::Binary(BinaryFn::kAdd, x_shape, x, x_shape, x), 1e-3, "fp16 add");
 }
 
 }  // namespace
