@@ -155,13 +155,7 @@ absl::Status GeneralMatMul(Importer& im, const NodeProto& n) {
   std::vector<int> ids;
   std::vector<std::vector<int64_t>> shapes;
   for (int i = 0; i < 2; ++i) {
-    TUNEJIT_ASSIGN_OR_RETURN(const Value* v, im.Input(n, i));
-    int id = -1;
-    if (v->is_constant()) {
-      TUNEJIT_ASSIGN_OR_RETURN(id, im.ConstantWeight(n, *v->constant, n.input(i), 0));
-    } else {
-      TUNEJIT_ASSIGN_OR_RETURN(id, im.FloatInput(n, i));
-    }
+    TUNEJIT_ASSIGN_OR_RETURN(const int id, im.TensorOrWeight(n, i));
     ids.push_back(id);
     shapes.push_back(im.graph().tensor(id).shape);
   }

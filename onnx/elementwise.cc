@@ -58,13 +58,6 @@ absl::Status UnaryAttrs(Importer& im, const NodeProto& n, UnaryFn fn, NodeAttrs*
   return absl::OkStatus();
 }
 
-// Operand `i` of a binary node as a tensor id: the activation, or a weight holding the constant.
-absl::StatusOr<int> Operand(Importer& im, const NodeProto& n, int i, size_t other_rank) {
-  TUNEJIT_ASSIGN_OR_RETURN(const Value* v, im.Input(n, i));
-  if (!v->is_constant()) return im.FloatInput(n, i);
-  return im.ConstantWeight(n, *v->constant, n.input(i), other_rank);
-}
-
 size_t RankOf(Importer& im, const Value& v) {
   return v.is_constant() ? v.constant->dims.size() : im.graph().tensor(v.tensor).shape.size();
 }
@@ -76,8 +69,8 @@ absl::StatusOr<int> BinaryNode(Importer& im, const NodeProto& n, BinaryFn fn, in
   TUNEJIT_ASSIGN_OR_RETURN(const Value* va, im.Input(n, a));
   TUNEJIT_ASSIGN_OR_RETURN(const Value* vb, im.Input(n, b));
   const size_t ra = RankOf(im, *va), rb = RankOf(im, *vb);
-  TUNEJIT_ASSIGN_OR_RETURN(int x, Operand(im, n, a, rb));
-  TUNEJIT_ASSIGN_OR_RETURN(int y, Operand(im, n, b, ra));
+  TUNEJIT_ASSIGN_OR_RETURN(int x, im.TensorOrWeight(n, a, rb));
+  TUNEJIT_ASSIGN_OR_RETURN(int y, im.TensorOrWeight(n, b, ra));
   NodeAttrs attrs;
   attrs.binary = fn;
   return im.AddNode(n, OpKind::kBinary, {x, y}, attrs, out_name, suffix);

@@ -342,6 +342,12 @@ absl::Status Importer::AddOutputNode(const NodeProto& n, OpKind op, std::vector<
   return BindOutput(n, 0, Value::Tensor(y));
 }
 
+absl::StatusOr<int> Importer::TensorOrWeight(const NodeProto& n, int i, size_t rank) {
+  TUNEJIT_ASSIGN_OR_RETURN(const Value* v, Input(n, i));
+  if (!v->is_constant()) return FloatInput(n, i);
+  return ConstantWeight(n, *v->constant, n.input(i), rank);
+}
+
 absl::StatusOr<int> Importer::ConstantWeight(const NodeProto& n, const ConstTensor& c,
                                              const std::string& fallback_name, size_t rank) {
   const std::string name = c.name.empty() ? fallback_name : c.name;

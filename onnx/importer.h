@@ -92,6 +92,8 @@ class Importer {
   // error: the graph has no empty tensors.
   absl::StatusOr<int> ConstantWeight(const onnx::NodeProto& n, const ConstTensor& c,
                                      const std::string& fallback_name, size_t rank);
+  // Input `i` as a graph tensor id: the float activation, or ConstantWeight of the constant.
+  absl::StatusOr<int> TensorOrWeight(const onnx::NodeProto& n, int i, size_t rank = 0);
   std::vector<uint8_t>& WeightBytes(int tensor) { return weights_[tensor]; }
 
   // Errors, prefixed "<source>: <Op> node '<name>' (inputs: a, b): ".

@@ -116,13 +116,7 @@ absl::Status MapConcat(Importer& im, const NodeProto& n) {
   attrs.axis = static_cast<int>(axis);
   std::vector<int> inputs;
   for (int i = 0; i < n.input_size(); ++i) {
-    TUNEJIT_ASSIGN_OR_RETURN(const Value* v, im.Input(n, i));
-    int id = -1;
-    if (v->is_constant()) {
-      TUNEJIT_ASSIGN_OR_RETURN(id, im.ConstantWeight(n, *v->constant, n.input(i), 0));
-    } else {
-      TUNEJIT_ASSIGN_OR_RETURN(id, im.FloatInput(n, i));
-    }
+    TUNEJIT_ASSIGN_OR_RETURN(const int id, im.TensorOrWeight(n, i));
     inputs.push_back(id);
   }
   if (inputs.size() == 1) return im.BindOutput(n, 0, Value::Tensor(inputs[0]));
