@@ -1,6 +1,5 @@
 // Per-step plans: kernel choice for conv / dense (executor/kernel_choice.h), the untuned kernels
 // (executor/step_kernels.h) for the rest, and the LayerInfo of every step.
-#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"

@@ -357,12 +357,9 @@ class Lowerer {
       s.fused = "relu";
       end = g_.nodes()[r].output;
     }
-    const int va = p_.value_of[node.inputs[0]], vb = p_.value_of[node.inputs[1]];
-    Form form = kFloatNchw;
-    if (va >= 0 && vb >= 0 && FormOf(p_.tensors[va]) == FormOf(p_.tensors[vb]) &&
-        p_.tensors[va].dtype == DType::kF16) {
-      form = FormOf(p_.tensors[va]);
-    }
+    const Form a = Fp16FormOr(node.inputs[0], kFloatNchw);
+    const Form form =
+        a.dtype == DType::kF16 && a == Fp16FormOr(node.inputs[1], kFloatNchw) ? a : kFloatNchw;
     TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], form, i));
     TUNEJIT_ASSIGN_OR_RETURN(s.residual, InputValue(node.inputs[1], form, i));
     s.output = AddOutput(end, form.dtype, -1);

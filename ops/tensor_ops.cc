@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "ops/broadcast.h"
 #include "ops/elementwise.h"
 #include "ops/plan_util.h"
 
@@ -41,37 +42,12 @@ absl::Status CheckShape(absl::string_view op, const TensorDims& shape) {
   return absl::OkStatus();
 }
 
-TensorDims RowMajorStrides(const TensorDims& shape) {
-  TensorDims s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
-  return s;
-}
-
-// Strides of `shape` read at the broadcast shape `out` (right-aligned; 0 along repeated dims).
-TensorDims BroadcastStrides(const TensorDims& shape, const TensorDims& out) {
-  TensorDims strides(out.size(), 0);
-  const TensorDims own = RowMajorStrides(shape);
-  for (size_t i = 0; i < shape.size(); ++i) {
-    const size_t d = shape.size() - 1 - i, o = out.size() - 1 - i;
-    strides[o] = shape[d] == out[o] && shape[d] != 1 ? own[d] : 0;
-  }
-  return strides;
-}
-
-// numpy broadcasting of `a` and `b`.
+// numpy broadcasting of `a` and `b`, errors prefixed by `op`.
 absl::StatusOr<TensorDims> Broadcast(absl::string_view op, const TensorDims& a,
                                      const TensorDims& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  TensorDims out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(op, ": shapes ", DimsText(a), " and ", DimsText(b), " do not broadcast"));
-    }
-    out[i] = std::max(da, db);
-  }
+  absl::StatusOr<TensorDims> out = BroadcastDims(a, b);
+  if (!out.ok())
+    return absl::Status(out.status().code(), absl::StrCat(op, ": ", out.status().message()));
   return out;
 }
 

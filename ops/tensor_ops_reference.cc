@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/broadcast.h"
+
 namespace tunejit::cpuref {
 namespace {
 
@@ -10,32 +12,6 @@ int64_t Count(const Dims& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
-}
-
-// Row-major strides of `shape`, right-aligned to `rank` dims; 0 where the dim is broadcast
-// (missing or 1 against a larger output dim).
-Dims BroadcastStrides(const Dims& shape, const Dims& out) {
-  const size_t rank = out.size();
-  Dims strides(rank, 0);
-  int64_t s = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    const size_t d = shape.size() - 1 - i;
-    const size_t o = rank - 1 - i;
-    strides[o] = shape[d] == out[o] ? s : 0;
-    s *= shape[d];
-  }
-  return strides;
-}
-
-Dims Broadcast(const Dims& a, const Dims& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  Dims out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    out[i] = std::max(da, db);
-  }
-  return out;
 }
 
 // The offset `strides` give to flat index `i` of `shape`.
@@ -46,12 +22,6 @@ int64_t Offset(int64_t i, const Dims& shape, const Dims& strides) {
     i /= shape[d];
   }
   return offset;
-}
-
-Dims Strides(const Dims& shape) {
-  Dims s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
-  return s;
 }
 
 // [outer, dim, inner] around `axis`.
@@ -124,7 +94,7 @@ std::vector<float> Unary(UnaryFn fn, absl::Span<const float> x, float alpha, flo
 
 std::vector<float> Binary(BinaryFn fn, const Dims& a_shape, absl::Span<const float> a,
                           const Dims& b_shape, absl::Span<const float> b) {
-  const Dims out = Broadcast(a_shape, b_shape);
+  const Dims out = *BroadcastDims(a_shape, b_shape);
   const Dims sa = BroadcastStrides(a_shape, out), sb = BroadcastStrides(b_shape, out);
   std::vector<float> y(Count(out));
   for (int64_t i = 0; i < static_cast<int64_t>(y.size()); ++i) {
@@ -154,7 +124,7 @@ std::vector<float> Concat(int axis, const std::vector<Dims>& shapes,
 }
 
 std::vector<float> Transpose(const Dims& shape, const Dims& perm, absl::Span<const float> x) {
-  Dims out(perm.size()), in_strides = Strides(shape), strides(perm.size());
+  Dims out(perm.size()), in_strides = RowMajorStrides(shape), strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
     out[i] = shape[perm[i]];
     strides[i] = in_strides[perm[i]];
@@ -187,7 +157,7 @@ std::vector<float> ReduceMean(const Dims& shape, const Dims& axes, absl::Span<co
     out[a] = 1;
   }
   std::vector<double> sum(Count(out), 0.0);
-  const Dims out_strides = Strides(out);
+  const Dims out_strides = RowMajorStrides(out);
   for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
     int64_t rest = i, o = 0;
     for (size_t d = shape.size(); d-- > 0;) {
@@ -227,7 +197,7 @@ std::vector<float> MatMul(const Dims& a_shape, absl::Span<const float> a, const 
   const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
   const Dims a_batch(a_shape.begin(), a_shape.end() - 2),
       b_batch(b_shape.begin(), b_shape.end() - 2);
-  const Dims batch = Broadcast(a_batch, b_batch);
+  const Dims batch = *BroadcastDims(a_batch, b_batch);
   const Dims sa = BroadcastStrides(a_batch, batch), sb = BroadcastStrides(b_batch, batch);
   const int64_t batches = Count(batch);
   std::vector<float> y(batches * m * n);
