@@ -17,6 +17,7 @@ namespace {
 constexpr uint64_t kMaxDim = uint64_t{1} << 32;
 constexpr uint64_t kMaxStride = uint64_t{1} << 40;
 constexpr uint32_t kMaxBox = 256;
+constexpr uint32_t kMaxElementStride = 8;
 constexpr uint64_t kAlignment = 16;
 
 const char* ElementName(TensorMapDesc::Element e) {
@@ -129,9 +130,18 @@ size_t ElementBytes(TensorMapDesc::Element element) {
 std::string TensorMapText(const TensorMapDesc& desc) {
   const int rank = std::clamp(desc.rank, 0, TensorMapDesc::kMaxRank);
   const uint32_t span = SwizzleSpan(desc.swizzle);
+  const bool strided =
+      std::any_of(desc.element_strides.begin(), desc.element_strides.begin() + rank,
+                  [](uint32_t s) { return s != 1; });
   return absl::StrCat(ElementName(desc.element), " [",
                       absl::StrJoin(desc.dims.begin(), desc.dims.begin() + rank, ", "), "] box [",
                       absl::StrJoin(desc.box.begin(), desc.box.begin() + rank, ", "), "]",
+                      strided
+                          ? absl::StrCat(" element strides [",
+                                         absl::StrJoin(desc.element_strides.begin(),
+                                                       desc.element_strides.begin() + rank, ", "),
+                                         "]")
+                          : "",
                       span ? absl::StrCat(" swizzle ", span, "B") : "",
                       desc.im2col ? absl::StrCat(" im2col ", desc.im2col->pixels, " pixels") : "");
 }
@@ -147,6 +157,13 @@ absl::Status CheckTensorMap(const TensorMapDesc& desc, DevicePtr address) {
   for (int i = 0; i < desc.rank; ++i) {
     if (desc.dims[i] < 1 || desc.dims[i] > kMaxDim) {
       return Bad(desc, absl::StrCat("dimension ", i, " = ", desc.dims[i], " outside [1, 2^32]"));
+    }
+    const uint32_t step = desc.element_strides[i];
+    if (step < 1 || step > kMaxElementStride || (i == 0 && step != 1)) {
+      return Bad(desc,
+                 absl::StrCat("element stride of dimension ", i, " = ", step,
+                              i == 0 ? " (dimension 0 takes no stride: 1)"
+                                     : absl::StrCat(" outside [1, ", kMaxElementStride, "]")));
     }
     if (desc.im2col && i > 0) continue;  // an im2col load's box is box[0] x pixels
     if (desc.box[i] < 1 || desc.box[i] > kMaxBox) {
@@ -179,13 +196,14 @@ absl::StatusOr<TensorMap> EncodeTensorMap(const TensorMapDesc& desc, DevicePtr a
   TUNEJIT_ASSIGN_OR_RETURN(const jit_internal::DriverApi* cu, jit_internal::LoadDriver());
   static_assert(sizeof(CUtensorMap) == sizeof(TensorMap) &&
                 alignof(CUtensorMap) <= alignof(TensorMap));
-  const cuuint32_t element_strides[TensorMapDesc::kMaxRank] = {1, 1, 1, 1, 1};
+  cuuint32_t element_strides[TensorMapDesc::kMaxRank];
   cuuint64_t dims[TensorMapDesc::kMaxRank];
   cuuint64_t strides[TensorMapDesc::kMaxRank - 1];
   cuuint32_t box[TensorMapDesc::kMaxRank];
   for (int i = 0; i < TensorMapDesc::kMaxRank; ++i) {
     dims[i] = desc.dims[i];
     box[i] = desc.box[i];
+    element_strides[i] = desc.element_strides[i];
     if (i + 1 < TensorMapDesc::kMaxRank) strides[i] = desc.strides_bytes[i];
   }
   void* const global = reinterpret_cast<void*>(address);

@@ -37,6 +37,11 @@ struct TensorMapDesc {
   std::array<uint64_t, kMaxRank - 1> strides_bytes{};  // of dimensions 1..rank-1
   std::array<uint32_t, kMaxRank> box{};                // elements per dimension of one copy
   Swizzle swizzle = Swizzle::kNone;
+  // Traversal step of each dimension (1..8; dimension 0's must be 1): a box of box[i] elements
+  // along dimension i brings ceil(box[i] / element_strides[i]) of them, every element_strides[i]-th
+  // from the load's coordinate, which is a strided convolution's input pixels. In im2col mode
+  // the pixels step so through the bounding box.
+  std::array<uint32_t, kMaxRank> element_strides{1, 1, 1, 1, 1};
   // Outside the tensor TMA reads zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE): tails need no masks.
 
   // Im2col mode (cuTensorMapEncodeIm2col) of a tensor {C, spatial..., N}, rank 3..5: one load
@@ -65,9 +70,10 @@ std::string TensorMapText(const TensorMapDesc& desc);
 // tiled map at `address`: rank 1..5; dims in [1, 2^32]; strides multiples of 16 bytes below
 // 2^40; box dims in [1, 256] (a box may overhang the tensor: TMA fills zeros); the inner box row
 // (box[0] * element bytes) a multiple of 16 bytes and, when swizzled, at most the swizzle span
-// (32/64/128 bytes); the address 16-byte aligned. An im2col map: rank 3..5, box[0] the channels
-// (a box dimension like the others), 1..256 pixels, each corner within [-L, L) where CUDA's L
-// is 2^15, 2^7, 2^4 for rank 3, 4, 5. InvalidArgument names the rule.
+// (32/64/128 bytes); element strides in [1, 8], dimension 0's 1; the address 16-byte aligned. An
+// im2col map: rank 3..5, box[0] the channels (a box dimension like the others), 1..256 pixels, each
+// corner within [-L, L) where CUDA's L is 2^15, 2^7, 2^4 for rank 3, 4, 5. InvalidArgument names
+// the rule.
 absl::Status CheckTensorMap(const TensorMapDesc& desc, DevicePtr address);
 
 // The driver's opaque descriptor (CUtensorMap: 128 bytes, 128-byte aligned in CUDA 13).

@@ -18,7 +18,10 @@
 // A fragment straight from the window (its patch offsets are fixed per lane, so they are computed
 // once), and holds its B fragments (the whole padded [CO, K] weight) in registers for the block's
 // life, converted from the float32 OIHW weight as the graph has it (no packing step: a [CO, CI, KH,
-// KW] row is the patch in the window's order). The epilogue (common.cuh's formula) goes through a
+// KW] row is the patch in the window's order). A patch of more than four k16 steps (ResNet's 7x7
+// RGB stem: 147 values, 10 steps, whose fragments would take 160 registers a lane) keeps them in
+// shared memory instead, a word per lane, so that each warp-wide read hits 32 banks. The epilogue
+// (common.cuh's formula) goes through a
 // per-warp staging buffer, so that the 16 pixels' CO channels, contiguous in NHWC, leave as 16-byte
 // stores.
 //
@@ -75,9 +78,38 @@ struct StemShape {
   static constexpr int kRowBytes = CO * kOutBytes;
   static constexpr int kStageRow = kRowBytes + 16;
   static constexpr int kMTiles = TH * TW / 16;
+  // The B fragments: a 32-bit word per lane for each k step, n tile and half of the k step.
+  static constexpr bool kWeightsInSmem = kKSteps > 4;
+  static constexpr int kFragWords = kKSteps * kNTiles * 2 * 32;
   static_assert(TW % 16 == 0, "a warp's 16 pixels lie in one tile row");
   static_assert(CO % 16 == 0, "whole 16-byte output chunks");
-  static_assert(kKSteps <= 4, "the stem takes patches of at most 64 values");
+  static_assert(kKSteps <= 16, "the stem takes patches of at most 256 values");
+};
+
+// The block's B fragments (the padded [CO, K] weight as float16 pairs): in registers, one lane's
+// words (kInSmem false), or all lanes' words in shared memory (kInSmem true).
+template <typename S, bool kInSmem = S::kWeightsInSmem>
+struct StemWeights {
+  unsigned frag[S::kKSteps][S::kNTiles][2];
+  __device__ __forceinline__ void Set(int s, int n, int half, int /*lane*/, unsigned word) {
+    frag[s][n][half] = word;
+  }
+  __device__ __forceinline__ unsigned Get(int s, int n, int half, int /*lane*/) const {
+    return frag[s][n][half];
+  }
+};
+template <typename S>
+struct StemWeights<S, true> {
+  unsigned* words;  // kFragWords, lane fastest
+  __device__ __forceinline__ static int Index(int s, int n, int half, int lane) {
+    return ((s * S::kNTiles + n) * 2 + half) * 32 + lane;
+  }
+  __device__ __forceinline__ void Set(int s, int n, int half, int lane, unsigned word) {
+    words[Index(s, n, half, lane)] = word;
+  }
+  __device__ __forceinline__ unsigned Get(int s, int n, int half, int lane) const {
+    return words[Index(s, n, half, lane)];
+  }
 };
 
 template <int CI, int KH, int KW, int SH, int SW, int DH, int DW, int CO, int TH, int TW, int WARPS,
@@ -92,6 +124,7 @@ __global__ void __launch_bounds__(32 * WARPS)
   typedef StemShape<CI, KH, KW, SH, SW, DH, DW, CO, TH, TW, WARPS, kOutBytes> S;
   __shared__ unsigned short window[S::kWindow];
   __shared__ __align__(16) unsigned char stage[WARPS][16 * S::kStageRow];
+  __shared__ unsigned frag_words[S::kWeightsInSmem ? S::kFragWords : 1];
   // The wgmma conv after the stem (an overlaps_previous launch) may set up in the SMs our last
   // blocks free; it waits for this grid before reading our output.
   LaunchDependents();
@@ -144,22 +177,37 @@ __global__ void __launch_bounds__(32 * WARPS)
       patch[s][j] = k < S::kPatch ? (c * S::kWinH + r * DH) * S::kWinW + q * DW : 0;
     }
   }
-  // B fragments: column g of each 8-channel tile, K pairs (2t, 2t + 1) and (2t + 8, 2t + 9).
-  unsigned bfrag[S::kKSteps][S::kNTiles][2];
+  // B fragments: column g of each 8-channel tile, K pairs (2t, 2t + 1) and (2t + 8, 2t + 9). In
+  // shared memory the block's threads fill all lanes' words between them.
+  StemWeights<S> weights;
+  auto fragment = [&](int s, int n, int half, int lane_g, int lane_t) {
+    const float* row = weight + StemChannel<kInt8Out>(n, lane_g) * S::kPatch;
+    const int k = 16 * s + 8 * half + 2 * lane_t;
+    const float w0 = k < S::kPatch ? __ldg(row + k) : 0.0f;
+    const float w1 = k + 1 < S::kPatch ? __ldg(row + k + 1) : 0.0f;
+    return FloatToF16Bits(w0) | unsigned(FloatToF16Bits(w1)) << 16;
+  };
+  if constexpr (S::kWeightsInSmem) {
+    weights.words = frag_words;
+    for (int i = threadIdx.x; i < S::kFragWords; i += kThreads) {
+      const int l = i % 32, half = i / 32 % 2, n = i / 64 % S::kNTiles, s = i / (64 * S::kNTiles);
+      weights.Set(s, n, half, l, fragment(s, n, half, l >> 2, l & 3));
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < S::kNTiles; ++n) {
+#pragma unroll
+      for (int s = 0; s < S::kKSteps; ++s) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          weights.Set(s, n, half, lane, fragment(s, n, half, g, t));
+        }
+      }
+    }
+  }
   float col_bias[S::kNTiles][2], col_scale[S::kNTiles][2];
 #pragma unroll
   for (int n = 0; n < S::kNTiles; ++n) {
-    const float* row = weight + StemChannel<kInt8Out>(n, g) * S::kPatch;
-#pragma unroll
-    for (int s = 0; s < S::kKSteps; ++s) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int k = 16 * s + 8 * half + 2 * t;
-        const float w0 = k < S::kPatch ? __ldg(row + k) : 0.0f;
-        const float w1 = k + 1 < S::kPatch ? __ldg(row + k + 1) : 0.0f;
-        bfrag[s][n][half] = FloatToF16Bits(w0) | unsigned(FloatToF16Bits(w1)) << 16;
-      }
-    }
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int c = StemChannel<kInt8Out>(n, 2 * t + e);
@@ -191,7 +239,7 @@ __global__ void __launch_bounds__(32 * WARPS)
       }
 #pragma unroll
       for (int n = 0; n < S::kNTiles; ++n)
-        MmaF16M16N8K16(acc[n], a, bfrag[s][n][0], bfrag[s][n][1]);
+        MmaF16M16N8K16(acc[n], a, weights.Get(s, n, 0, lane), weights.Get(s, n, 1, lane));
     }
     // Epilogue into the staging rows: row g holds acc[.][0..1], row g + 8 acc[.][2..3].
     if constexpr (kInt8Out) {  // tiles 2p and 2p + 1 together: 4 adjacent channels (StemChannel)
@@ -253,4 +301,5 @@ TUNEJIT_CONV2D_STEM(3, 3, 1, 1, 64, 8, 32, 4, 3, 1);   // VGG-16's stem: bias + 
 TUNEJIT_CONV2D_STEM(3, 3, 1, 1, 64, 4, 64, 8, 11, 0);  // bias + relu + requantize to int8
 TUNEJIT_CONV2D_STEM(1, 5, 2, 1, 32, 2, 16, 2, 0, 0);   // fp32 out, stride 2, K 25 -> 32
 TUNEJIT_CONV2D_STEM(4, 3, 1, 2, 32, 1, 16, 1, 7, 0);   // dilation 2, scaled fp32, K 36 -> 48
+TUNEJIT_CONV2D_STEM(3, 7, 2, 1, 64, 4, 32, 4, 3, 1);   // ResNet's: K 147 -> 160, weights in smem
 #endif                                                 // TUNEJIT_NVCC_CHECK

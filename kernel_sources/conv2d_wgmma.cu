@@ -2,8 +2,8 @@
 // conv2d_nhwc_wgmma.cuda (docs/tensorcore-design.md 1.3): implicit-GEMM
 // convolution on Hopper tensor cores, NHWC: fp16 in, fp32 accumulation, fp32 or fp16 out; or
 // (kInt8) int8 in, int32 accumulation, int32, fp32 or requantized int8 out.
-//   out[b, y, x, co] = epilogue(sum_{r, s, c} in[b, y + r * DH - PT, x + s * DW - PL, c]
-//                                           * weight[co, r, s, c])          (stride 1)
+//   out[b, y, x, co] = epilogue(sum_{r, s, c} in[b, y * SH + r * DH - PT, x * SW + s * DW - PL, c]
+//                                           * weight[co, r, s, c])
 //
 //   conv2d_wgmma<ConvTilePolicy<TH, TW, TB, BN, SWAP_AB>,
 //                ConvPipelinePolicy<STAGES, CONS_WG, PINGPONG, CLUSTER>,
@@ -23,15 +23,18 @@
 // image by image);
 // N = CO; K = KH * KW * C, walked one tap (r, s) and one 128-byte swizzled row of E channels
 // (E = 64 fp16 or 128 int8) per k tile. Everything but the loads is wgmma_core.cuh's. The loads
-// need no im2col: for stride 1, tap (r, s) of the tile's pixels is one 4-D box {E, TW, TH, TB} of
-// the input at {c0, x0 + s * DW - PL, y0 + r * DH - PT, b}, and TMA writes zeros for coordinates
+// need no im2col: tap (r, s) of the tile's pixels is one 4-D box {E, TW, TH, TB} of the input at
+// {c0, x0 * SW + s * DW - PL, y0 * SH + r * DH - PT, b}, whose W and H dimensions step SW and SH
+// elements (the map's element strides: its box is {E, TW * SW, TH * SH, TB} elements of the
+// input, of which TMA brings every SW-th and SH-th), and TMA writes zeros for coordinates
 // outside the image, which is exactly the zero padding (and the C tail when C % E != 0; and the
 // images past N). It lands as TB * TH * TW rows of 128 bytes, the A operand layout of the GEMM
 // core. The weight's k tile is a
 // 3-D box {E, 1, BN} of the weight viewed as {C, KH * KW, CO}, zeros past C and CO.
 // kIm2col = 1: the M tile is TH * TW consecutive output pixels in (N, H, W) order instead, loaded
-// with TMA's im2col mode (x_map from cuTensorMapEncodeIm2col, its bounding box the output pixels
-// shifted by the padding; tap (r, s) is the load's offset {s * DW, r * DH}). The rows may run
+// with TMA's im2col mode (x_map from cuTensorMapEncodeIm2col, its bounding box the input pixels
+// of the output pixels' first taps, walked in steps of SW and SH, the map's element strides; tap
+// (r, s) is the load's offset {s * DW, r * DH}). The rows may run
 // across image rows and images, so no tile overhangs the output where TH x TW does not divide it
 // (a 28 x 28 output in 4 x 32 tiles computes 14% of its rows for nothing; 14 x 14 in 8 x 16, 31%).
 // ATOM = 64 (C within 64 bytes: int8 C <= 64, the fp16 stem's 32 patch values): rows of 64
@@ -46,12 +49,13 @@
 //
 // HALO = KH (the filter's rows; 0: off): a stage holds one filter column s and one row of
 // channels for all KH filter rows, from one input box of TH + KH - 1 image rows {E, TW, TH + KH -
-// 1, 1} at {c0, x0 + s * DW - PL, y0 - PT, b}: filter row r's A operand is the TH * TW rows from
-// row r * TW on (wgmma_core.cuh WgmmaStage's overlapping atoms; TW a multiple of 8 so each starts
-// on a swizzle group), and the weight's KH boxes of taps r * KW + s follow. The input goes from L2
-// to shared memory (TH + KH - 1) / (KH * TH) as often as with a box per tap (3x3, TH = 8: 42%),
-// the traffic that bounds the 64-channel convs, whose wgmmas are short (N = 64: conv1_2). Tiled
-// loads only (kIm2col 0), no cluster, filter rows DH = 1 apart (the box's rows are consecutive).
+// 1, 1} at {c0, x0 * SW + s * DW - PL, y0 - PT, b}: filter row r's A operand is the TH * TW rows
+// from row r * TW on (wgmma_core.cuh WgmmaStage's overlapping atoms; TW a multiple of 8 so each
+// starts on a swizzle group), and the weight's KH boxes of taps r * KW + s follow. The input goes
+// from L2 to shared memory (TH + KH - 1) / (KH * TH) as often as with a box per tap (3x3, TH = 8:
+// 42%), the traffic that bounds the 64-channel convs, whose wgmmas are short (N = 64: conv1_2).
+// Tiled loads only (kIm2col 0), no cluster, filter rows DH = 1 apart and SH = 1 (the box's rows are
+// consecutive).
 //
 // SWAP_AB = 1 (BN = 64, at most 256 pixels per consumer): the weight's 64 rows are wgmma's A and
 // the pixels its B, so that a 64-channel conv's wgmmas (conv1_2) read 10 KiB of shared memory per
@@ -71,15 +75,15 @@
 //
 // Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, TB}), w_map ({C, KH * KW, CO}, box
 // {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
-// NHWC); then the geometry as runtime values (C, CO, OH, OW, KW, KH * KW, pad top/left, dilation
-// h/w, tiles per image along h/w, pixel tiles in all, output pixels in all), so one compiled
-// kernel serves every layer of a network that shares the tile config.
+// NHWC); then the geometry as runtime values (C, CO, OH, OW, KW, KH * KW, pad top/left, stride
+// h/w, dilation h/w, tiles per image along h/w, pixel tiles in all, output pixels in all), so one
+// compiled kernel serves every layer of a network that shares the tile config.
 #include "wgmma_core.cuh"
 
 namespace tunejit {
 
 struct ConvWgmmaGeometry {
-  int c, co, oh, ow, kw, taps, pad_top, pad_left, dil_h, dil_w;
+  int c, co, oh, ow, kw, taps, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w;
   int tiles_h, tiles_w;  // tiles per image
   int m_tiles;           // pixel tiles: ceil(N / TB) * tiles_h * tiles_w (im2col: pixels / TH TW)
   int pixels;            // output pixels in all: N * OH * OW
@@ -140,7 +144,8 @@ struct ConvProducer {
   __device__ __forceinline__ void LoadTap(unsigned char* a, unsigned char* w, hopper::u64* full,
                                           int tap, int c0, int weight_tap) const {
     const int r = tap / g.kw, s = tap % g.kw;
-    const int x = x0 - g.pad_left, y = y0 - g.pad_top;
+    // The input pixel of the load's first output pixel under the filter's first tap.
+    const int x = x0 * g.stride_w - g.pad_left, y = y0 * g.stride_h - g.pad_top;
     const unsigned short off_w = static_cast<unsigned short>(s * g.dil_w);
     const unsigned short off_h = static_cast<unsigned short>(r * g.dil_h);
     if constexpr (CLUSTER == 1) {
@@ -166,7 +171,8 @@ struct ConvProducer {
                                              int kt) const {
     constexpr int kRowElems = ATOM / (kInt8 ? 1 : 2);
     const int s = kt / c_tiles, c0 = (kt % c_tiles) * kRowElems;
-    hopper::TmaLoad4d(a, x_map, full, c0, x0 - g.pad_left + s * g.dil_w, y0 - g.pad_top, b);
+    hopper::TmaLoad4d(a, x_map, full, c0, x0 * g.stride_w - g.pad_left + s * g.dil_w,
+                      y0 - g.pad_top, b);
 #pragma unroll
     for (int r = 0; r < HALO; ++r) {
       hopper::TmaLoad3d(w + r * BN * ATOM, w_map, full, c0, r * g.kw + s, n0);
@@ -280,7 +286,8 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
                      const __grid_constant__ hopper::TmaDescriptor w_map,
                      const float* __restrict__ bias, const float* __restrict__ scale, void* out,
                      int c, int co, int oh, int ow, int kw, int taps, int pad_top, int pad_left,
-                     int dil_h, int dil_w, int tiles_h, int tiles_w, int m_tiles, int pixels) {
+                     int stride_h, int stride_w, int dil_h, int dil_w, int tiles_h, int tiles_w,
+                     int m_tiles, int pixels) {
   constexpr int TH = Tile::kH, TW = Tile::kW, TB = Tile::kImages, BN = Tile::kChannels,
                 SWAP_AB = Tile::kSwapAB;
   constexpr int STAGES = Pipeline::kStages, CONS_WG = Pipeline::kConsumers,
@@ -288,8 +295,8 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
   constexpr int ATOM = Loads::kAtom, kIm2col = Loads::kIm2col, HALO = Loads::kHalo;
   constexpr int kInt8 = Output::kInt8, kEpi = Output::kEpi, kOutF16 = Output::kOutF16,
                 POOL = Output::kPool;
-  const ConvWgmmaGeometry g{c,        co,    oh,    ow,      kw,      taps,    pad_top,
-                            pad_left, dil_h, dil_w, tiles_h, tiles_w, m_tiles, pixels};
+  const ConvWgmmaGeometry g{c,        co,       oh,    ow,    kw,      taps,    pad_top, pad_left,
+                            stride_h, stride_w, dil_h, dil_w, tiles_h, tiles_w, m_tiles, pixels};
   static_assert(TH <= 256 && TW <= 256, "a TMA box dimension is at most 256");
   static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
   static_assert(CLUSTER == 1 || kIm2col != 0 || TH % CLUSTER == 0, "whole rows per half tile");
@@ -330,7 +337,7 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
       tunejit::ConvOutputPolicy<I8, tunejit::Epi<BIAS, RELU, tunejit::EpiOut::OUT>, F16, PL>>(    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*,  \
-      int, int, int, int, int, int, int, int, int, int, int, int, int, int)
+      int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int)
 // The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
 TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 0, false, false, kAccumulator, 0, 0);
 TUNEJIT_CONV2D_WGMMA(8, 16, 1, 256, 0, 3, 2, 0, 1, 128, 0, 0, 0, true, true, kAccumulator, 1, 0);

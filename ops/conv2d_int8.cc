@@ -251,7 +251,11 @@ class Conv2dNchwcInt8 final : public OpTemplate {
   }
 
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
-    if (request.op != OpRequest::Op::kConv2d || request.mode != NumericMode::kInt8Dp4a) {
+    // Whole 4-channel groups, groups 1 (the executor keeps other convs float: Relay.quantize's
+    // rule).
+    const autotvm::Conv2dParams& geometry = request.conv;
+    if (request.op != OpRequest::Op::kConv2d || request.mode != NumericMode::kInt8Dp4a ||
+        geometry.groups != 1 || geometry.ci % 4 != 0 || geometry.co % 4 != 0) {
       return std::nullopt;
     }
     autotvm::Conv2dParams p = request.conv;

@@ -6,8 +6,10 @@
 // Workload: [data [N, C, H, W] float32, kernel [CO, C, KH, KW] float32, strides, padding,
 // dilation, out_dtype float16 | float32] (autotvm::ParseConv2dWorkload; nhwc_out). Knobs (all
 // `ot`, its ConfigSpace below): tile_h x tile_w output pixels per block, `warps` warps taking its
-// 16-pixel row pieces in turn. Template rules: C * KH * KW <= 64 (the patch is at most four k16
-// steps), CO a multiple of 16 up to 64 (weights and accumulators live in registers), groups 1.
+// 16-pixel row pieces in turn. Template rules: C * KH * KW <= 256 (the patch is at most 16 k16
+// steps; past four the weight fragments live in shared memory rather than registers: ResNet's 7x7
+// RGB stem, 147 values), CO a multiple of 16 up to 64 (the accumulators live in registers),
+// groups 1, shared memory within 48 KiB.
 #include <string>
 #include <string_view>
 
@@ -24,9 +26,11 @@ namespace tunejit {
 namespace {
 
 constexpr const char* kTask = autotvm::kConv2dNchwStemMma;
-// The patch C * KH * KW is at most four k16 steps (VGG-16's RGB stem: 27), and the output channels
-// (multiples of 16) stay in registers with the weights.
-constexpr int64_t kMaxStemPatch = 64;
+// The patch C * KH * KW is at most 16 k16 steps (VGG-16's RGB stem: 27, ResNet's: 147); past 4
+// (kRegisterPatch) the weight fragments move from registers to shared memory. The output
+// channels (multiples of 16) stay in registers.
+constexpr int64_t kMaxStemPatch = 256;
+constexpr int64_t kRegisterPatch = 64;
 constexpr int64_t kMaxStemChannels = 64;
 
 struct StemTile {
@@ -81,13 +85,17 @@ int64_t OutBytes(const autotvm::Conv2dParams& p, const Epilogue& epilogue) {
   return p.out_dtype == "float16" ? 2 : 4;
 }
 
-// The kernel's static shared memory (conv2d_stem.cu StemShape): the float16 input window, and per
-// warp 16 staged output rows of CO values + 16 bytes.
+// The kernel's static shared memory (conv2d_stem.cu StemShape): the float16 input window, per
+// warp 16 staged output rows of CO values + 16 bytes, and a patch past kRegisterPatch's weight
+// fragments (a 4-byte word per lane, k16 step, 8-channel tile and half step).
 int64_t StemSharedBytes(const autotvm::Conv2dParams& p, const StemTile& t, int64_t out_bytes) {
   const int64_t win_h = (t.h - 1) * p.stride_h + (p.kh - 1) * p.dilation_h + 1;
   const int64_t win_w = (t.w - 1) * p.stride_w + (p.kw - 1) * p.dilation_w + 1;
   const int64_t window = p.ci * win_h * win_w * 2;
-  return (window + 15) / 16 * 16 + t.warps * 16 * (p.co * out_bytes + 16);
+  const int64_t patch = p.ci * p.kh * p.kw;
+  const int64_t fragments =
+      patch > kRegisterPatch ? CeilDiv64(patch, 16) * (p.co / 8) * 2 * 32 * 4 : 4;
+  return (window + 15) / 16 * 16 + t.warps * 16 * (p.co * out_bytes + 16) + fragments;
 }
 
 class Conv2dNchwStemMma final : public OpTemplate {
@@ -165,7 +173,7 @@ class Conv2dNchwStemMma final : public OpTemplate {
 
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     // A float16 conv with too few input channels for the wgmma template (the RGB stem), when the
-    // patch and channels fit its registers: it reads the float32 NCHW input and weight as they
+    // patch and channels fit: it reads the float32 NCHW input and weight as they
     // are and writes NHWC. Rank 1: only where conv2d_nhwc_wgmma.cuda cannot take the conv.
     const autotvm::Conv2dParams& geometry = request.conv;
     if (request.op != OpRequest::Op::kConv2d || request.mode != NumericMode::kFp16TensorCores ||

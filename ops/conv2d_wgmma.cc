@@ -19,8 +19,9 @@
 // windows can divide a 56 x 56 output; last, so records without it are tile_b 1). K is walked one
 // filter tap (halo: one filter column)
 // and one 128-byte row of channels (64 fp16, 128 int8) per stage. The rules of ops/wgmma_rules.h
-// apply, plus this template's own: stride 1 (the loads are plain tiled TMA boxes shifted per
-// tap), C a multiple of 16 bytes (TMA strides), groups 1.
+// apply, plus this template's own: strides up to 8 (TMA's element strides step the loads over
+// the input's pixels; a box spans tile_w * stride_w by rows * stride_h input pixels, at most 256
+// each), C a multiple of 16 bytes (TMA strides), groups 1.
 //
 // conv2d_nhwc_wgmma_pool.cuda (the same class, pooled): the convolution, its epilogue, then a 2x2
 // max pool of stride 2, written [N, OH / 2, OW / 2, CO]. With a config whose tiles hold whole
@@ -60,6 +61,13 @@ struct ConvTile {
 // An im2col M tile is tile_h x kIm2colTileW consecutive pixels: tile_w must be this, so that the
 // space holds each M size once (tile_h 1, 2, 4: 64, 128, 256 pixels).
 constexpr int64_t kIm2colTileW = 64;
+
+// The largest conv stride: TMA's largest element stride, with which the loads step over the
+// input's pixels.
+constexpr int64_t kMaxStride = 8;
+bool StrideFits(const autotvm::Conv2dParams& p) {
+  return p.stride_h >= 1 && p.stride_w >= 1 && p.stride_h <= kMaxStride && p.stride_w <= kMaxStride;
+}
 
 // A convolution this template takes, with its operand kind.
 struct WgmmaConv {
@@ -114,6 +122,7 @@ absl::Status CheckHaloTile(const ConvTile& t, const autotvm::Conv2dParams& p) {
   if (t.cluster != 1) why = "clusters (each block loads its own box)";
   if (p.kh < 2) why = absl::StrCat("a ", p.kh, "-row filter (nothing to share)");
   if (p.dilation_h != 1) why = absl::StrCat("dilation_h ", p.dilation_h, " (rows not consecutive)");
+  if (p.stride_h != 1) why = absl::StrCat("stride_h ", p.stride_h, " (rows not consecutive)");
   if (t.w % 8 != 0) why = absl::StrCat("tile_w ", t.w, " (not whole 8-row swizzle groups)");
   if (t.h + p.kh - 1 > 256) why = absl::StrCat("a box of ", t.h + p.kh - 1, " rows (at most 256)");
   if (why.empty()) return absl::OkStatus();
@@ -228,9 +237,9 @@ absl::StatusOr<WgmmaConv> ParseWgmmaConv(const autotvm::Workload& workload, cons
   const autotvm::Conv2dParams& p = conv.p;
   TUNEJIT_ASSIGN_OR_RETURN(conv.int8,
                            WgmmaIsInt8(kTask, p.data_dtype, p.kernel_dtype, p.out_dtype));
-  if (p.stride_h != 1 || p.stride_w != 1) {
-    return absl::UnimplementedError(
-        absl::StrCat(kTask, ": stride ", p.stride_h, "x", p.stride_w, " (only stride 1 so far)"));
+  if (!StrideFits(p)) {
+    return absl::UnimplementedError(absl::StrCat(kTask, ": stride ", p.stride_h, "x", p.stride_w,
+                                                 " (TMA steps 1 to ", kMaxStride, " pixels)"));
   }
   const int64_t align = 16 / conv.element_bytes();
   if (p.ci % align != 0) {
@@ -258,23 +267,30 @@ int64_t PixelTiles(const ConvTile& t, const autotvm::Conv2dParams& p) {
 }
 
 // The input's TMA view: {C, W, H, N} in boxes of a row of channels x the tile's pixels x tile_b
-// images (halo: and KH - 1 rows more), or the im2col view whose bounding box is the output pixels
-// shifted by the padding. In a cluster each block loads 1 / cluster of the tile's pixels.
+// images (halo: and KH - 1 rows more), or the im2col view whose bounding box is the input pixels
+// of the output pixels' first taps. Either steps the conv's strides over the input's pixels (the
+// element strides; a tiled box spans stride times the pixels it brings). In a cluster each block
+// loads 1 / cluster of the tile's pixels.
 TensorMapDesc InputMap(const ConvTile& t, const WgmmaConv& conv, int64_t row_bytes) {
   const autotvm::Conv2dParams& p = conv.p;
+  TensorMapDesc d;
   if (t.im2col == 0) {
     const int64_t rows = t.h / t.cluster + (t.halo != 0 ? p.kh - 1 : 0);
-    return SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {t.w, rows, t.b}, row_bytes);
+    d = SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n},
+                    {t.w * p.stride_w, rows * p.stride_h, t.b}, row_bytes);
+  } else {
+    d = SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {1, 1, 1}, row_bytes);
+    TensorMapDesc::Im2col m;
+    // Output (y, x)'s first tap reads input (y * SH - pad_top, x * SW - pad_left); the last
+    // output's, ((OH - 1) * SH - pad_top), is (H - 1) + upper.
+    m.lower = {-static_cast<int32_t>(p.pad_left), -static_cast<int32_t>(p.pad_top)};
+    m.upper = {static_cast<int32_t>((p.OutW() - 1) * p.stride_w - p.pad_left - (p.w - 1)),
+               static_cast<int32_t>((p.OutH() - 1) * p.stride_h - p.pad_top - (p.h - 1))};
+    m.pixels = static_cast<uint32_t>(t.gemm.m / t.cluster);
+    d.im2col = m;
   }
-  TensorMapDesc d = SwizzledMap(conv.element(), {p.ci, p.w, p.h, p.n}, {1, 1, 1}, row_bytes);
-  TensorMapDesc::Im2col m;
-  // Base pixel of output (y, x) is (y - pad_top, x - pad_left); the last one is (OH - 1 - pad_top)
-  // = (H - 1) + upper.
-  m.lower = {-static_cast<int32_t>(p.pad_left), -static_cast<int32_t>(p.pad_top)};
-  m.upper = {static_cast<int32_t>(p.OutW() - p.w - p.pad_left),
-             static_cast<int32_t>(p.OutH() - p.h - p.pad_top)};
-  m.pixels = static_cast<uint32_t>(t.gemm.m / t.cluster);
-  d.im2col = m;
+  d.element_strides[1] = static_cast<uint32_t>(p.stride_w);
+  d.element_strides[2] = static_cast<uint32_t>(p.stride_h);
   return d;
 }
 
@@ -307,7 +323,8 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   kernel.args[1] = TensorMapArg(1);
   for (int64_t v :
        {p.ci, p.co, p.OutH(), p.OutW(), p.kw, p.kh * p.kw, static_cast<int64_t>(p.pad_top),
-        static_cast<int64_t>(p.pad_left), static_cast<int64_t>(p.dilation_h),
+        static_cast<int64_t>(p.pad_left), static_cast<int64_t>(p.stride_h),
+        static_cast<int64_t>(p.stride_w), static_cast<int64_t>(p.dilation_h),
         static_cast<int64_t>(p.dilation_w), CeilDiv64(p.OutH(), t.h), CeilDiv64(p.OutW(), t.w),
         PixelTiles(t, p), p.n * p.OutH() * p.OutW()}) {
     kernel.args.push_back(Int32Arg(v));
@@ -444,14 +461,13 @@ class Conv2dNhwcWgmma final : public OpTemplate {
   }
 
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
-    // groups 1, stride 1 and C in whole 16 bytes (TMA's pixel stride); the pooled task where a
-    // 2x2 pool follows and the output has a window. NHWC data, OHWI weights.
+    // groups 1, strides TMA can step and C in whole 16 bytes (TMA's pixel stride); the pooled
+    // task where a 2x2 pool follows and the output has a window. NHWC data, OHWI weights.
     const autotvm::Conv2dParams& geometry = request.conv;
     const int64_t align = WgmmaAlignment(request.mode);
     const OpRequest::Op op = pool_ ? OpRequest::Op::kConv2dMaxPool : OpRequest::Op::kConv2d;
-    if (request.op != op || align == 0 || geometry.groups != 1 || geometry.stride_h != 1 ||
-        geometry.stride_w != 1 || geometry.ci % align != 0 ||
-        (pool_ && (geometry.OutH() < 2 || geometry.OutW() < 2))) {
+    if (request.op != op || align == 0 || geometry.groups != 1 || !StrideFits(geometry) ||
+        geometry.ci % align != 0 || (pool_ && (geometry.OutH() < 2 || geometry.OutW() < 2))) {
       return std::nullopt;
     }
     autotvm::Conv2dParams p = geometry;

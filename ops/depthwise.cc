@@ -126,18 +126,24 @@ class DepthwiseConv2dNchw final : public OpTemplate {
 
   // TVM uses TopHub reference records (then forces unroll_explicit = 0). Our default: one channel
   // per block, a 16 (y) x 16 (x) output tile on 8 x 16 threads, two outputs per thread; threads
-  // shrink for small outputs and the tile halves until the window fits in 40 KiB.
+  // shrink for small outputs and the tile halves until the window fits in 40 KiB. Grid z holds N x
+  // the channel blocks, at most 65,535 (MobileNetV2's 576 channels at batch 128: 73,728): there a
+  // thread takes the fewest channels, a divisor of CO (the split's factors divide it), that fit.
   absl::StatusOr<autotvm::ConfigEntity> FallbackConfig(
       const autotvm::Workload& workload) const override {
     TUNEJIT_ASSIGN_OR_RETURN(DepthwiseShape s, ParseDepthwise(workload));
     const autotvm::Conv2dParams& p = s.p;
+    constexpr int64_t kMaxGridZ = 65535;
+    int64_t fi = 1;
+    while (fi < s.co() && (s.co() % fi != 0 || p.n * (s.co() / fi) > kMaxGridZ)) ++fi;
+    const int64_t cspan = std::min<int64_t>((fi + s.multiplier - 2) / s.multiplier + 1, p.ci);
     int64_t tx = std::min<int64_t>(16, p.OutW());
     int64_t ty = std::min<int64_t>(8, p.OutH());
     int64_t yi = p.OutH() >= 16 ? 2 : 1;
     auto smem = [&] {
       const int64_t rows = (ty * yi - 1) * p.stride_h + (p.kh - 1) * p.dilation_h + 1;
       const int64_t cols = (tx - 1) * p.stride_w + (p.kw - 1) * p.dilation_w + 1;
-      return (rows * cols + p.kh * p.kw) * 4;
+      return (cspan * rows * cols + fi * p.kh * p.kw) * 4;
     };
     while (smem() > 40 * 1024 && (yi > 1 || ty > 1 || tx > 1)) {
       if (yi > 1) {
@@ -148,7 +154,7 @@ class DepthwiseConv2dNchw final : public OpTemplate {
       }
     }
     autotvm::ConfigEntity config;
-    config.knobs.push_back(SplitKnob("tile_f", {-1, 1, 1, 1}));
+    config.knobs.push_back(SplitKnob("tile_f", {-1, 1, 1, fi}));
     config.knobs.push_back(SplitKnob("tile_y", {-1, 1, ty, yi}));
     config.knobs.push_back(SplitKnob("tile_x", {-1, 1, tx, 1}));
     config.knobs.push_back(OtherKnob("auto_unroll_max_step", 256));

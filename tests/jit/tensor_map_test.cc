@@ -95,6 +95,23 @@ TEST(TensorMap, EachRuleRejectsWithItsReason) {
   EXPECT_THAT(Why(d), HasSubstr("more than the 64-byte swizzle span"));
 }
 
+TEST(TensorMap, ElementStridesStepOneToEightOutsideDimensionZero) {
+  TensorMapDesc d = Operand();
+  d.element_strides[1] = 2;
+  d.box[1] = 256;  // 128 rows, every other one
+  EXPECT_TRUE(CheckTensorMap(d, kAligned).ok());
+  EXPECT_EQ(TensorMapText(d), "f16 [1024, 4096] box [64, 256] element strides [1, 2] swizzle 128B");
+  d.element_strides[1] = 8;
+  EXPECT_TRUE(CheckTensorMap(d, kAligned).ok());
+  d.element_strides[1] = 9;
+  EXPECT_THAT(Why(d), HasSubstr("element stride of dimension 1 = 9 outside [1, 8]"));
+  d.element_strides[1] = 0;
+  EXPECT_THAT(Why(d), HasSubstr("element stride of dimension 1 = 0"));
+  d = Operand();
+  d.element_strides[0] = 2;
+  EXPECT_THAT(Why(d), HasSubstr("dimension 0 takes no stride"));
+}
+
 TensorMapDesc Im2colInput() {  // NHWC f16 [8, 28, 28, 256], 128 pixels of 64 channels
   TensorMapDesc d;
   d.element = TensorMapDesc::Element::kF16;

@@ -121,10 +121,12 @@ TEST(Conv2dStemGpu, FallbackMatchesEveryOutputKind) {
   std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
   ASSERT_NE(harness, nullptr);
   const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNchwStemMma);
-  for (const Shape& s : std::vector<Shape>{{2, 3, 19, 37, 64, 3, 1, 1, 1},     // VGG's stem, tails
-                                           {1, 1, 23, 29, 32, 5, 2, 2, 1},     // stride 2, K 25
-                                           {2, 4, 17, 20, 16, 3, 2, 1, 2},     // dilation 2, K 36
-                                           {1, 7, 15, 33, 48, 3, 1, 1, 1}}) {  // K 63: 4 steps
+  for (const Shape& s : std::vector<Shape>{{2, 3, 19, 37, 64, 3, 1, 1, 1},  // VGG's stem, tails
+                                           {1, 1, 23, 29, 32, 5, 2, 2, 1},  // stride 2, K 25
+                                           {2, 4, 17, 20, 16, 3, 2, 1, 2},  // dilation 2, K 36
+                                           {1, 7, 15, 33, 48, 3, 1, 1, 1},  // K 63: 4 steps
+                                           // ResNet's 7x7 stride 2: K 147, weights in smem
+                                           {2, 3, 45, 39, 64, 7, 3, 2, 1}}) {
     const Operands o = MakeOperands(s, static_cast<uint32_t>(s.h * s.c + s.co));
     const autotvm::ConfigEntity fallback = *op->FallbackConfig(Workload(s, "float16"));
     CheckCases(*harness, o,

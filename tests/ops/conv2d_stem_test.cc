@@ -73,8 +73,13 @@ TEST(Conv2dStemWorkload, VggStemIsOfferedAndRoundTrips) {
     return n;
   };
   autotvm::Conv2dParams q = p;
-  q.ci = 8;  // 72 > 64
+  q.ci = 32;  // 288 > 256
   EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 0);
+  q = p;  // ResNet's stem: 7x7 stride 2, 147 values
+  q.kh = q.kw = 7;
+  q.stride_h = q.stride_w = 2;
+  q.pad_top = q.pad_left = q.pad_bottom = q.pad_right = 3;
+  EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 1);
   q = p;
   q.co = 128;
   EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 0);
@@ -119,7 +124,8 @@ TEST(Conv2dStem, RejectsBadWorkloadsConfigsAndEpilogues) {
   const autotvm::Workload w = StemWorkload(2, 3, 32, 32, 64, 3);
   auto reason = [](const absl::Status& s) { return std::string(s.message()); };
   // Workloads.
-  EXPECT_THAT(reason(Op().CanImplement(StemWorkload(2, 8, 32, 32, 64, 3))), HasSubstr("patch"));
+  EXPECT_THAT(reason(Op().CanImplement(StemWorkload(2, 32, 32, 32, 64, 3))),
+              HasSubstr("patch C*KH*KW = 288 > 256"));
   EXPECT_THAT(reason(Op().CanImplement(StemWorkload(2, 3, 32, 32, 72, 3))), HasSubstr("CO = 72"));
   EXPECT_THAT(reason(Op().CanImplement(StemWorkload(2, 3, 32, 32, 64, 3, 1, 1, 1, "int32"))),
               HasSubstr("float32 x float32"));
@@ -145,6 +151,30 @@ TEST(Conv2dStem, RejectsBadWorkloadsConfigsAndEpilogues) {
   // Pre-Ampere GPUs have no m16n8k16 float16 mma.
   EXPECT_FALSE(
       Op().Specialize(w, Tile(8, 32, 4), DeviceLimits::ForArch(GpuArch{7, 5, false}), {}).ok());
+}
+
+// ResNet's 7x7 stride-2 RGB stem: 147 patch values, 10 k16 steps, whose weight fragments live in
+// shared memory (20 KiB for 64 channels) rather than registers.
+TEST(Conv2dStem, LongPatchesKeepTheWeightsInSharedMemory) {
+  const autotvm::Workload w = StemWorkload(128, 3, 224, 224, 64, 7, 3, 2);
+  ASSERT_TRUE(Op().CanImplement(w).ok()) << Op().CanImplement(w);
+  absl::StatusOr<OpPlan> plan =
+      Op().Specialize(w, Tile(4, 32, 4), kHopper, {.bias = true, .relu = true});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->kernels[0].spec.name_expression,
+            "tunejit::conv2d_stem<3, 7, 7, 2, 2, 1, 1, 64, 4, 32, 4, 3, 1>");
+  EXPECT_EQ(plan->kernels[0].shape.grid[0], 128u * 28 * 4);  // 112 x 112 in 4 x 32 tiles
+  // A 13 x 69 window of 3 channels, 4 warps' staging, 10 x 8 x 2 x 32 fragment words: 35,088
+  // bytes (ptxas reports the same).
+  const absl::Status too_big =
+      Op().Specialize(w, Tile(8, 64, 8), kHopper, {.bias = true, .relu = true}).status();
+  EXPECT_THAT(std::string(too_big.message()), HasSubstr("shared"));
+  KernelCompiler compiler(nullptr);
+  absl::StatusOr<CompiledKernel> kernel =
+      compiler.Compile(plan->kernels[0].spec, GpuArch{9, 0, false});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "mma.sync.aligned.m16n8k16"));
+  EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "ld.shared.u32"));
 }
 
 TEST(Conv2dStemSpace, IndexEntityRoundTripAndValidCount) {

@@ -4,7 +4,7 @@
 // channels within 64 bytes (64-byte rows, two taps a stage, an odd tap count), all
 // epilogues (requantized int8 outputs of 4-byte words, and of bytes when CO % 4 != 0), in fp16
 // and int8, on pixel tiles of one image, on im2col tiles of consecutive pixels and on halo boxes
-// (a stage per filter column); then per-layer
+// (a stage per filter column), at stride 1 and 2; then per-layer
 // throughput on VGG-16's convolutions at batch 128.
 // Inputs are RandomQuarters: the fp32 outputs must equal the CPU sums bit for bit.
 #include <algorithm>
@@ -28,16 +28,16 @@ namespace tunejit {
 namespace {
 
 struct Shape {
-  int64_t n, h, w, c, co, k, pad, dilation;
-  int64_t oh() const { return h + 2 * pad - dilation * (k - 1); }
-  int64_t ow() const { return w + 2 * pad - dilation * (k - 1); }
+  int64_t n, h, w, c, co, k, pad, dilation, stride = 1;
+  int64_t oh() const { return (h + 2 * pad - dilation * (k - 1) - 1) / stride + 1; }
+  int64_t ow() const { return (w + 2 * pad - dilation * (k - 1) - 1) / stride + 1; }
 };
 
 autotvm::Workload Workload(const Shape& s, bool f16_out, bool pool = false) {
   return autotvm::Workload{pool ? autotvm::kConv2dNhwcWgmmaPool : autotvm::kConv2dNhwcWgmma,
                            autotvm::Json::array({testing::Tensor({s.n, s.h, s.w, s.c}, "float16"),
                                                  testing::Tensor({s.co, s.k, s.k, s.c}, "float16"),
-                                                 {1, 1},
+                                                 {s.stride, s.stride},
                                                  {s.pad, s.pad, s.pad, s.pad},
                                                  {s.dilation, s.dilation},
                                                  f16_out ? "float16" : "float32"})};
@@ -48,10 +48,10 @@ float ConvAt(const Shape& s, const std::vector<float>& x, const std::vector<floa
              int64_t y, int64_t xo, int64_t co) {
   double sum = 0;
   for (int64_t r = 0; r < s.k; ++r) {
-    const int64_t iy = y + r * s.dilation - s.pad;
+    const int64_t iy = y * s.stride + r * s.dilation - s.pad;
     if (iy < 0 || iy >= s.h) continue;
     for (int64_t q = 0; q < s.k; ++q) {
-      const int64_t ix = xo + q * s.dilation - s.pad;
+      const int64_t ix = xo * s.stride + q * s.dilation - s.pad;
       if (ix < 0 || ix >= s.w) continue;
       const float* px = &x[((b * s.h + iy) * s.w + ix) * s.c];
       const float* pw = &w[((co * s.k + r) * s.k + q) * s.c];
@@ -310,6 +310,52 @@ TEST(Conv2dWgmmaGpu, ClustersOfTwoMatch) {
 constexpr Epilogue kBiasRelu{.bias = true, .relu = true};
 constexpr Epilogue kRequantize{
     .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
+
+// Strided convs: the input maps step the stride over the input's pixels (TMA element strides).
+// Tiled boxes of stride x the pixels they bring, im2col runs across image rows and images,
+// clusters loading half a tile each, two images per tile, pooled tiles; odd input sizes (the
+// last output's window past the padding), 1x1 downsamples and a 7x7 stem over 8 channels (64-byte
+// rows, 49 taps: two a stage, the last alone).
+TEST(Conv2dWgmmaGpu, StridedConvsMatch) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
+  auto tile = [](int64_t th, int64_t tw, int64_t bn, int64_t pingpong, int64_t im2col,
+                 int64_t cluster, int64_t tile_b) {
+    return testing::Config(
+        {OtherKnob("tile_h", th), OtherKnob("tile_w", tw), OtherKnob("tile_n", bn),
+         OtherKnob("stages", 4), OtherKnob("consumer_wg", 2), OtherKnob("pingpong", pingpong),
+         OtherKnob("im2col", im2col), OtherKnob("cluster", cluster), OtherKnob("halo", 0),
+         OtherKnob("swap_ab", 0), OtherKnob("tile_b", tile_b)});
+  };
+  // 3x3 stride 2 over 29 x 27 (15 x 14 outputs), C = 72, CO = 136.
+  const Shape s3{3, 29, 27, 72, 136, 3, 1, 1, 2};
+  CheckCases(*harness, MakeOperands(s3, 61),
+             {{*op->FallbackConfig(Workload(s3, false)), {}, false},
+              {tile(8, 16, 128, 1, 0, 1, 1), kBiasRelu, true},
+              {tile(2, 64, 128, 0, 1, 1, 1), kBiasRelu, true},
+              {tile(4, 64, 64, 1, 1, 1, 1), kRequantize, true},
+              {tile(8, 8, 128, 0, 0, 1, 2), {.bias = true}, false}});
+  // CO = 256 for clusters (an even count of 128-channel tiles), 1x1 stride 2 without padding.
+  const Shape s1{2, 28, 28, 64, 256, 1, 0, 1, 2};
+  CheckCases(*harness, MakeOperands(s1, 63),
+             {{*op->FallbackConfig(Workload(s1, false)), kBiasRelu, true},
+              {tile(8, 16, 128, 0, 0, 2, 1), kBiasRelu, true},
+              {tile(4, 64, 128, 0, 1, 2, 1), kBiasRelu, true},
+              {tile(2, 64, 256, 0, 1, 1, 1), kRequantize, false}});
+  // 7x7 stride 2 pad 3 over 8 channels (RGB padded to 16 bytes), 64 channels out.
+  const Shape stem{2, 45, 45, 8, 64, 7, 3, 1, 2};
+  CheckCases(*harness, MakeOperands(stem, 65),
+             {{*op->FallbackConfig(Workload(stem, false)), kBiasRelu, true},
+              {tile(2, 64, 64, 0, 1, 1, 1), kBiasRelu, true},
+              {tile(8, 8, 64, 1, 0, 1, 2), kRequantize, true}});
+  // Pooled in the kernel after a stride-2 conv: 16 x 16 outputs in tiles of whole windows.
+  const Shape sp{2, 32, 32, 64, 128, 3, 1, 1, 2};
+  CheckCases(*harness, MakeOperands(sp, 67), {{tile(8, 16, 128, 0, 0, 1, 1), kBiasRelu, true}},
+             /*pool=*/true);
+}
 
 // halo = 1: a stage per filter column, its filter rows reading one box of tile_h + KH - 1 image
 // rows at row offsets r x tile_w. Boxes past every edge of the image (20 = 8 + 8 + 4 rows, 20 =

@@ -1,7 +1,7 @@
-// CPU: conv2d_nhwc_wgmma.cuda's workload (NHWC data, OHWI kernel), its own rules (stride 1,
-// C % 8, dtypes) and the shared wgmma ones as this template reaches them, the plan (grid, TMA
-// maps, runtime geometry), the knob space, and NVRTC sm_90a builds of sampled valid configs with
-// wgmma and 4-D TMA loads in the PTX. The GPU test is conv2d_wgmma_gpu_test.cc.
+// CPU: conv2d_nhwc_wgmma.cuda's workload (NHWC data, OHWI kernel), its own rules (strides TMA
+// steps, C % 8, dtypes) and the shared wgmma ones as this template reaches them, the plan (grid,
+// TMA maps, runtime geometry), the knob space, and NVRTC sm_90a builds of sampled valid configs
+// with wgmma and 4-D TMA loads in the PTX. The GPU test is conv2d_wgmma_gpu_test.cc.
 #include <cstdio>
 #include <random>
 #include <string>
@@ -92,14 +92,15 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   EXPECT_EQ(k.shape.grid[1], 1u);
   EXPECT_EQ(k.shape.block[0], 384u);
   EXPECT_EQ(k.shape.shared_bytes, 4u * (128 + 128) * 64 * 2 + 5 * 16 + 1024);
-  ASSERT_EQ(k.args.size(), 5u + 14u);
+  ASSERT_EQ(k.args.size(), 5u + 16u);
   EXPECT_EQ(k.args[0].kind, KernelArg::Kind::kTensorMap);
   EXPECT_EQ(k.args[1].kind, KernelArg::Kind::kTensorMap);
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
   // C, CO, OH, OW, KW, taps, pad top/left, dilation h/w, tiles along h/w, pixel tiles in all,
   // output pixels in all.
-  EXPECT_EQ(geometry, (std::vector<int64_t>{72, 136, 20, 20, 3, 9, 1, 1, 1, 1, 3, 2, 12, 800}));
+  EXPECT_EQ(geometry,
+            (std::vector<int64_t>{72, 136, 20, 20, 3, 9, 1, 1, 1, 1, 1, 1, 3, 2, 12, 800}));
   ASSERT_EQ(plan->tensor_maps.size(), 2u);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
             "f16 [72, 20, 20, 2] box [64, 16, 8, 1] swizzle 128B");
@@ -131,9 +132,11 @@ TEST(Conv2dWgmma, FallbackIsValidForEveryVggConvButTheFirst) {
 }
 
 TEST(Conv2dWgmma, WorkloadRules) {
-  absl::Status s = Op().CanImplement(ConvWorkload(1, 16, 16, 64, 64, 3, 1, /*stride=*/2));
+  EXPECT_TRUE(Op().CanImplement(ConvWorkload(1, 16, 16, 64, 64, 3, 1, /*stride=*/2)).ok());
+  EXPECT_TRUE(Op().CanImplement(ConvWorkload(1, 16, 16, 64, 64, 1, 0, /*stride=*/8)).ok());
+  absl::Status s = Op().CanImplement(ConvWorkload(1, 32, 32, 64, 64, 3, 1, /*stride=*/9));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("stride 2x2 (only stride 1 so far)"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("stride 9x9 (TMA steps 1 to 8 pixels)"));
   EXPECT_THAT(std::string(Op().CanImplement(
                                   ConvWorkload(1, 16, 16, 64, 64, 3, 1, 1, 1, "float32", "float32"))
                               .message()),
@@ -285,7 +288,8 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
   EXPECT_EQ(k.shape.grid[0], 4u * 2);  // 4 pixel tiles x 2 channel tiles
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
-  EXPECT_EQ(geometry, (std::vector<int64_t>{72, 136, 13, 11, 3, 9, 2, 2, 2, 2, 7, 1, 4, 429}));
+  EXPECT_EQ(geometry,
+            (std::vector<int64_t>{72, 136, 13, 11, 3, 9, 2, 2, 1, 1, 2, 2, 7, 1, 4, 429}));
   const TensorMapDesc& x = plan->tensor_maps[0].desc;
   EXPECT_EQ(TensorMapText(x),
             "f16 [72, 11, 13, 3] box [64, 1, 1, 1] swizzle 128B im2col 128 pixels");
@@ -334,6 +338,72 @@ TEST(Conv2dWgmma, Im2colRules) {
 
 // cluster = 2: two blocks share each pixel tile (each loads half its pixels for both, TMA
 // multicast) and take its channel tiles side by side.
+// Strided convs: the input maps step the stride over the input's pixels (TMA element strides), a
+// tiled box spanning stride x the pixels it brings, the im2col bounding box ending at the last
+// output's first tap; the kernel takes the strides as runtime geometry.
+TEST(Conv2dWgmma, StridedPlansStepTheInputMaps) {
+  // ResNet-50's stage-3 entry: 3x3 stride 2 over 56 x 56 x 128 -> 28 x 28.
+  const autotvm::Workload w = ConvWorkload(2, 56, 56, 128, 128, 3, 1, /*stride=*/2);
+  absl::StatusOr<OpPlan> tiled = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, kBiasRelu);
+  ASSERT_TRUE(tiled.ok()) << tiled.status();
+  const PlannedKernel& k = tiled->kernels[0];
+  std::vector<int64_t> geometry;
+  for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
+  // C, CO, OH, OW, KW, taps, pads, strides, dilations, tiles along h and w, pixel tiles, pixels.
+  EXPECT_EQ(geometry,
+            (std::vector<int64_t>{128, 128, 28, 28, 3, 9, 1, 1, 2, 2, 1, 1, 4, 2, 16, 2 * 784}));
+  EXPECT_EQ(TensorMapText(tiled->tensor_maps[0].desc),
+            "f16 [128, 56, 56, 2] box [64, 32, 16, 1] element strides [1, 2, 2, 1] swizzle 128B");
+  EXPECT_TRUE(CheckTensorMap(tiled->tensor_maps[0].desc, 0x10000).ok());
+  // The weight map is the stride-1 one.
+  EXPECT_EQ(TensorMapText(tiled->tensor_maps[1].desc),
+            "f16 [128, 9, 128] box [64, 1, 128] swizzle 128B");
+
+  // im2col: output x in [0, 28) reads from x * 2 - 1, the last from 53 = (W - 1) + upper.
+  absl::StatusOr<OpPlan> im2col =
+      Op().Specialize(w, Tile(2, 64, 128, 4, 2, 0, 1), kHopper, kBiasRelu);
+  ASSERT_TRUE(im2col.ok()) << im2col.status();
+  const TensorMapDesc& x = im2col->tensor_maps[0].desc;
+  ASSERT_TRUE(x.im2col.has_value());
+  EXPECT_EQ(x.im2col->lower[0], -1);
+  EXPECT_EQ(x.im2col->upper[0], 27 * 2 - 1 - 55);
+  EXPECT_EQ(x.im2col->upper[1], 27 * 2 - 1 - 55);
+  EXPECT_EQ(x.element_strides[1], 2u);
+  EXPECT_EQ(x.element_strides[2], 2u);
+  EXPECT_TRUE(CheckTensorMap(x, 0x10000).ok());
+
+  // A clustered tiled box is half the rows, stepped likewise.
+  absl::StatusOr<OpPlan> cluster =
+      Op().Specialize(w, Tile(8, 16, 64, 4, 2, 0, 0, 2), kHopper, kBiasRelu);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EXPECT_EQ(cluster->tensor_maps[0].desc.box[2], 4u * 2);
+
+  // ResNet's 1x1 stride-2 downsample and its 7x7 stride-2 stem over 8 (padded RGB) channels.
+  EXPECT_TRUE(Op().Specialize(ConvWorkload(2, 56, 56, 256, 512, 1, 0, 2), Tile(8, 16, 128, 4, 2),
+                              kHopper, kBiasRelu)
+                  .ok());
+  absl::StatusOr<OpPlan> stem = Op().Specialize(ConvWorkload(2, 224, 224, 8, 64, 7, 3, 2),
+                                                Tile(8, 16, 64, 4, 2), kHopper, kBiasRelu);
+  ASSERT_TRUE(stem.ok()) << stem.status();
+  EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
+            "f16 [8, 224, 224, 2] box [32, 32, 16, 1] element strides [1, 2, 2, 1] swizzle 64B");
+}
+
+TEST(Conv2dWgmma, StridedRules) {
+  // A box spans tile_w x stride pixels: 64 x 8 = 512 > 256.
+  absl::StatusOr<OpPlan> wide = Op().Specialize(ConvWorkload(1, 512, 512, 64, 64, 1, 0, 8),
+                                                Tile(1, 64, 64, 4, 1), kHopper, kBiasRelu);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_THAT(std::string(wide.status().message()),
+              HasSubstr("box dimension 1 = 512 outside [1, 256]"));
+  // Halo boxes share consecutive rows between the filter's rows: stride_h 1 only.
+  absl::StatusOr<OpPlan> halo = Op().Specialize(ConvWorkload(1, 56, 56, 64, 64, 3, 1, 2),
+                                                Tile(8, 16, 64, 4, 2, 0, 0, 1, 1), kHopper, {});
+  ASSERT_FALSE(halo.ok());
+  EXPECT_THAT(std::string(halo.status().message()),
+              HasSubstr("halo = 1 does not take stride_h 2 (rows not consecutive)"));
+}
+
 TEST(Conv2dWgmma, ClusterPlansHalfLoadsAndAnEvenGrid) {
   // 2 x 20 x 20 outputs in 8 x 16 tiles: 2 x 3 x 2 = 12 pixel tiles; CO 256 in 2 channel tiles.
   const autotvm::Workload w = ConvWorkload(2, 20, 20, 64, 256, 3);
@@ -534,8 +604,8 @@ TEST(Conv2dWgmma, ImagesPerTilePlanOneBoxOverTheImages) {
   EXPECT_EQ(k.shape.shared_bytes, 4u * (128 + 256) * 64 * 2 + 5 * 16 + 1024);
   std::vector<int64_t> geometry;
   for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
-  EXPECT_EQ(geometry,
-            (std::vector<int64_t>{256, 256, 56, 56, 3, 9, 1, 1, 1, 1, 7, 7, 2 * 49, 3 * 56 * 56}));
+  EXPECT_EQ(geometry, (std::vector<int64_t>{256, 256, 56, 56, 3, 9, 1, 1, 1, 1, 1, 1, 7, 7, 2 * 49,
+                                            3 * 56 * 56}));
   EXPECT_EQ(k.shape.grid[0], 98u);  // 98 pixel tiles x 1 channel tile < 132 SMs
 }
 

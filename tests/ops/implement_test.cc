@@ -127,7 +127,7 @@ TEST(ImplementTest, SeedRecordsChooseAmongTheOffers) {
 
 // The tensor-core conv only where the template can run (C a whole 16 bytes, groups 1, stride 1),
 // with NHWC / OHWI workloads; the stem template (rank 1) where it cannot and the patch is short.
-TEST(ImplementTest, TensorCoreConvNeedsAlignedChannelsStrideOneAndNoGroups) {
+TEST(ImplementTest, TensorCoreConvNeedsAlignedChannelsTmaStridesAndNoGroups) {
   Conv2dParams p;
   p.n = 2, p.ci = 64, p.h = 14, p.w = 14, p.co = 72, p.kh = 3, p.kw = 3;
   std::vector<OpOffer> offers = OffersFor(Conv(p, NumericMode::kFp16TensorCores));
@@ -152,7 +152,10 @@ TEST(ImplementTest, TensorCoreConvNeedsAlignedChannelsStrideOneAndNoGroups) {
   q.ci = 12;  // 24 bytes: not a whole 16, and a patch of 108 is too long for the stem
   EXPECT_TRUE(OffersFor(Conv(q, NumericMode::kFp16TensorCores)).empty());
   q = p;
-  q.stride_h = q.stride_w = 2;
+  q.stride_h = q.stride_w = 2;  // TMA steps the loads over the input's pixels
+  EXPECT_EQ(TaskNames(Conv(q, NumericMode::kFp16TensorCores)),
+            std::vector<std::string>{autotvm::kConv2dNhwcWgmma});
+  q.stride_h = q.stride_w = 9;  // past TMA's largest element stride
   EXPECT_TRUE(OffersFor(Conv(q, NumericMode::kFp16TensorCores)).empty());
   q = p;
   q.groups = 2;
