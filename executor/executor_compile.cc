@@ -104,6 +104,7 @@ absl::Status BindStep(Executor::State& state, int i, std::map<std::string, Kerne
     }
   } else if (step.kind == StepKind::kConv2d || step.kind == StepKind::kDense) {
     inputs.insert(inputs.end(), {rt.weight, rt.bias, rt.scale});
+    if (step.residual >= 0) inputs.push_back(state.TensorPtr(step.residual));  // input 4
   } else if (step.kind == StepKind::kBiasAdd) {
     inputs.push_back(rt.bias);
   } else if (step.kind == StepKind::kAdd) {

@@ -63,8 +63,10 @@ absl::StatusOr<VerifyShape> ShapeOf(const KernelCandidate& c, bool conv) {
   return s;
 }
 
-// The naive reference for the first image / row of the candidate's workload.
-absl::StatusOr<OpPlan> ReferencePlan(const KernelCandidate& c, bool conv, const Epilogue& e) {
+// The naive reference for the first image / row of the candidate's workload. A residual is left
+// out: the candidate runs with a zero one (VerifyOne), which changes none of its values.
+absl::StatusOr<OpPlan> ReferencePlan(const KernelCandidate& c, bool conv, Epilogue e) {
+  e.residual = false;
   if (conv) {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(c.workload));
     p.n = 1;
@@ -202,10 +204,15 @@ absl::Status VerifyOne(Executor::State& state, const KernelCompiler& compiler, c
   // A float16 workload output is written as float16 unless the epilogue requantizes it to int8.
   const bool f16_written = s.fp16_out && e.output != Epilogue::Output::kInt8Requantize;
   const int64_t image_out_bytes = f16_written ? s.out / s.batch * 2 : want_bytes;
-  const std::vector<std::vector<uint8_t>> operands = Operands(s, e);
+  std::vector<std::vector<uint8_t>> operands = Operands(s, e);
   const std::vector<int64_t> images = SampledImages(s.batch);
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<uint8_t> got, RunPlan(state, compiler, c.plan, operands,
-                                                             s.batch, image_out_bytes, images));
+  std::vector<std::vector<uint8_t>> candidate_operands = operands;
+  if (e.residual) {  // float16 zeros for the whole batch: the epilogue adds 0 before the ReLU
+    candidate_operands.push_back(std::vector<uint8_t>(image_out_bytes * s.batch, 0));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(
+      std::vector<uint8_t> got,
+      RunPlan(state, compiler, c.plan, candidate_operands, s.batch, image_out_bytes, images));
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<uint8_t> want,
                            RunPlan(state, compiler, ref, operands, 1, want_bytes, {0}));
   // Every image has the first one's inputs, so every image's output must be the reference's.

@@ -97,6 +97,20 @@ class Lowerer {
   // The node consuming activation `t` when it is its only consumer and of kind `op` (data input):
   // lowering's rule, so a task's absorbed pool is the node fused here.
   int FuseNext(int t, OpKind op) const { return SoleReader(g_, t, op); }
+  // The node of kind `op` that reads activation t as its second operand and is its only reader;
+  // -1 otherwise.
+  int SecondOperandReader(int t, OpKind op) const {
+    int reader = -1;
+    for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
+      const std::vector<int>& in = g_.nodes()[i].inputs;
+      if (std::find(in.begin(), in.end(), t) == in.end()) continue;
+      if (reader >= 0) return -1;
+      reader = i;
+    }
+    if (reader < 0 || g_.tensor(t).kind != TensorKind::kActivation) return -1;
+    const Node& user = g_.nodes()[reader];
+    return user.op == op && user.inputs.size() == 2 && user.inputs[1] == t ? reader : -1;
+  }
 
   absl::Status LowerNode(int i) {
     const Node& node = g_.nodes()[i];
@@ -270,6 +284,7 @@ class Lowerer {
       fused.push_back("max_pool");
       s.fused_nodes.push_back(task.pool);
     }
+    if (task.half() && !s.epilogue.relu && task.pool < 0) FuseResidualAdd(s, end, fused);
     for (int f : s.fused_nodes) consumed_[f] = true;
     if (task.half()) {
       // Tensor cores: float16 in (NHWC for a conv); the workload's out_dtype picks the output.
@@ -300,6 +315,44 @@ class Lowerer {
     p_.tensors[s.output].nhwc = task.forms.nhwc;
     p_.steps.push_back(std::move(s));
     return absl::OkStatus();
+  }
+
+  // ResNet's skip connection: the add that is the conv's (bias's) only reader, with its relu,
+  // becomes the conv's epilogue (conv2d_nhwc_wgmma.cuda reads the other operand in it) when that
+  // operand is already a float16 NHWC value of the output's shape (an earlier step wrote it: the
+  // block's downsample conv runs after its last conv, so there the downsample takes the add) and
+  // the conv writes float16. Moves `end` past what it fuses.
+  void FuseResidualAdd(Step& s, int& end, std::vector<std::string>& fused) const {
+    const NodeTask& task = p_.tasks[s.task];
+    const auto reads_residual = [](const autotvm::Implementation& impl) {
+      return impl.workload.task_name == autotvm::kConv2dNhwcWgmma;
+    };
+    if (!task.half_output || !task.forms.nhwc || task.implementations.empty() ||
+        !std::all_of(task.implementations.begin(), task.implementations.end(), reads_residual)) {
+      return;
+    }
+    // The add is the value's only reader, as either operand (FuseNext takes a first operand).
+    int a = FuseNext(end, OpKind::kAdd);
+    if (a < 0) a = SecondOperandReader(end, OpKind::kAdd);
+    if (a < 0) return;
+    const Node& add = g_.nodes()[a];
+    const int other = add.inputs[0] == end ? add.inputs[1] : add.inputs[0];
+    const int v = other == end ? -1 : p_.value_of[other];
+    if (v < 0 || p_.tensors[v].dtype != DType::kF16 || !p_.tensors[v].nhwc ||
+        g_.tensor(other).shape != g_.tensor(end).shape) {
+      return;
+    }
+    s.residual = v;
+    s.epilogue.residual = true;
+    s.fused_nodes.push_back(a);
+    fused.push_back("residual_add");
+    end = add.output;
+    if (int r = FuseNext(end, OpKind::kRelu); r >= 0) {
+      s.epilogue.relu = true;
+      s.fused_nodes.push_back(r);
+      fused.push_back("relu");
+      end = g_.nodes()[r].output;
+    }
   }
 
   absl::Status LowerBiasAdd(int i) {

@@ -113,14 +113,16 @@ struct StepOperand {
 
 struct Step {
   StepKind kind = StepKind::kConv2d;
-  std::string name;              // the main graph node's name ("features.0")
-  int node = -1;                 // the main graph node
-  int task = -1;                 // conv / dense: index into StepProgram::tasks
-  bool int8 = false;             // int8 inputs (conv, max pool, and a quantize step's output)
-  Epilogue epilogue;             // conv / dense; kBiasAdd and kAdd use epilogue.relu
-  std::string fused;             // "bias+relu+requantize", "" when nothing is fused
-  int input = -1, output = -1;   // step tensor ids
-  int residual = -1;             // kAdd: the second operand's step tensor (read with `input`)
+  std::string name;             // the main graph node's name ("features.0")
+  int node = -1;                // the main graph node
+  int task = -1;                // conv / dense: index into StepProgram::tasks
+  bool int8 = false;            // int8 inputs (conv, max pool, and a quantize step's output)
+  Epilogue epilogue;            // conv / dense; kBiasAdd and kAdd use epilogue.relu
+  std::string fused;            // "bias+relu+requantize", "" when nothing is fused
+  int input = -1, output = -1;  // step tensor ids
+  // kAdd: the second operand's step tensor (read with `input`); kConv2d: the value its epilogue
+  // adds (Epilogue::residual, the fused skip connection).
+  int residual = -1;
   int weight = -1, bias = -1;    // graph tensor ids (-1: none)
   std::vector<int> fused_nodes;  // graph nodes absorbed into this step (bias_add, relu)
   // Tensor ops: every input in the node's order (kernel input k is operand k); `input` is the

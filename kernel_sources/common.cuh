@@ -81,14 +81,18 @@ constexpr int kEpiRelu = 2;
 constexpr int kEpiOutAccumulator = 0;
 constexpr int kEpiOutFloat32 = 1;
 constexpr int kEpiOutInt8 = 2;
+// A residual: the value of a tensor shaped like the output, in the output's type (float16), added
+// before the ReLU (ResNet's skip connection read in the conv's epilogue). Only the templates whose
+// epilogue reads it take it (conv2d_wgmma.cu, float16 output).
+constexpr int kEpiResidual = 16;
 
 // An epilogue by name (ops/op_template.h Epilogue): what the newer templates take as a template
 // argument, e.g. Epi<true, true, EpiOut::kInt8>; kCode is the packed form EpilogueOp decodes.
 enum class EpiOut : int { kAccumulator = 0, kFloat32 = 1, kInt8 = 2 };
-template <bool kBias, bool kRelu, EpiOut kOut>
+template <bool kBias, bool kRelu, EpiOut kOut, bool kResidual = false>
 struct Epi {
-  static constexpr int kCode =
-      (kBias ? kEpiBias : 0) | (kRelu ? kEpiRelu : 0) | (static_cast<int>(kOut) << 2);
+  static constexpr int kCode = (kBias ? kEpiBias : 0) | (kRelu ? kEpiRelu : 0) |
+                               (static_cast<int>(kOut) << 2) | (kResidual ? kEpiResidual : 0);
 };
 
 template <bool kCond, typename A, typename B>
@@ -132,11 +136,34 @@ __device__ __forceinline__ unsigned SaturateToInt8x4(float v0, float v1, float v
   return d;
 }
 
+// The residual's step (kEpiResidual): the epilogue's float16 value `a` plus the residual's `b`,
+// summed in float and rounded to float16, then the ReLU: what an add kernel computes from the
+// float16 output of a conv without it, so fusing the add changes no bit.
+template <bool kRelu>
+__device__ __forceinline__ unsigned short AddResidualF16(unsigned short a, unsigned short b) {
+  float v = __fadd_rn(F16ToFloat(f16{a}), F16ToFloat(f16{b}));
+  if (kRelu) v = v < 0.0f ? 0.0f : v;
+  return FloatToF16Bits(v);
+}
+// The same over two float16 values packed in a word.
+template <bool kRelu>
+__device__ __forceinline__ unsigned int AddResidualF16x2(unsigned int a, unsigned int b) {
+  return AddResidualF16<kRelu>(a & 0xffffu, b & 0xffffu) |
+         static_cast<unsigned int>(AddResidualF16<kRelu>(a >> 16, b >> 16)) << 16;
+}
+// The same over eight (a 16-byte store).
+template <bool kRelu>
+__device__ __forceinline__ uint4 AddResidualF16x8(uint4 a, uint4 b) {
+  return make_uint4(AddResidualF16x2<kRelu>(a.x, b.x), AddResidualF16x2<kRelu>(a.y, b.y),
+                    AddResidualF16x2<kRelu>(a.z, b.z), AddResidualF16x2<kRelu>(a.w, b.w));
+}
+
 template <int kEpi, typename Acc>
 struct EpilogueOp {
   static constexpr bool kBias = (kEpi & kEpiBias) != 0;
   static constexpr bool kRelu = (kEpi & kEpiRelu) != 0;
-  static constexpr int kOut = kEpi >> 2;
+  static constexpr int kOut = (kEpi >> 2) & 3;
+  static constexpr bool kResidual = (kEpi & kEpiResidual) != 0;
   // The int32 accumulator output cannot hold a float bias: ops reject that combination.
   static_assert(IsFloatAcc<Acc>::value || kOut != kEpiOutAccumulator || !kBias,
                 "bias needs a float output for an int32 accumulator");

@@ -75,9 +75,11 @@
 //
 // Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, TB}), w_map ({C, KH * KW, CO}, box
 // {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
-// NHWC); then the geometry as runtime values (C, CO, OH, OW, KW, KH * KW, pad top/left, stride
-// h/w, dilation h/w, tiles per image along h/w, pixel tiles in all, output pixels in all), so one
-// compiled kernel serves every layer of a network that shares the tile config.
+// NHWC), residual (with a residual epilogue, common.cuh kEpiResidual: a float16 tensor shaped
+// like the output, added before the ReLU; else null); then the geometry as runtime values (C, CO,
+// OH, OW, KW, KH * KW, pad top/left, stride h/w, dilation h/w, tiles per image along h/w, pixel
+// tiles in all, output pixels in all), so one compiled kernel serves every layer of a network that
+// shares the tile config.
 #include "wgmma_core.cuh"
 
 namespace tunejit {
@@ -285,9 +287,9 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
         conv2d_wgmma(const __grid_constant__ hopper::TmaDescriptor x_map,
                      const __grid_constant__ hopper::TmaDescriptor w_map,
                      const float* __restrict__ bias, const float* __restrict__ scale, void* out,
-                     int c, int co, int oh, int ow, int kw, int taps, int pad_top, int pad_left,
-                     int stride_h, int stride_w, int dil_h, int dil_w, int tiles_h, int tiles_w,
-                     int m_tiles, int pixels) {
+                     const void* residual, int c, int co, int oh, int ow, int kw, int taps,
+                     int pad_top, int pad_left, int stride_h, int stride_w, int dil_h, int dil_w,
+                     int tiles_h, int tiles_w, int m_tiles, int pixels) {
   constexpr int TH = Tile::kH, TW = Tile::kW, TB = Tile::kImages, BN = Tile::kChannels,
                 SWAP_AB = Tile::kSwapAB;
   constexpr int STAGES = Pipeline::kStages, CONS_WG = Pipeline::kConsumers,
@@ -301,6 +303,7 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
   static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
   static_assert(CLUSTER == 1 || kIm2col != 0 || TH % CLUSTER == 0, "whole rows per half tile");
   static_assert(POOL == 0 || (kIm2col == 0 && TH % 2 == 0), "pooled tiles hold whole windows");
+  static_assert(POOL == 0 || (kEpi & kEpiResidual) == 0, "a residual is added before no pool");
   static_assert(HALO == 0 || (kIm2col == 0 && CLUSTER == 1), "halo boxes are tiled, per block");
   static_assert(HALO == 0 || TH + HALO - 1 <= 256, "a TMA box dimension is at most 256");
   static_assert(TB == 1 || (kIm2col == 0 && CLUSTER == 1 && HALO == 0),
@@ -319,7 +322,7 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
              POOL != 0 ? TW : 0, HALO != 0 ? TW : 0, SWAP_AB>(
       ConvTiles<TH, TW, TB, BN, kInt8, ATOM, kIm2col, CLUSTER, POOL, HALO>{
           &x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN), rank},
-      &x_map, &w_map, out, bias, scale, g.co, k_tiles);
+      &x_map, &w_map, out, bias, scale, g.co, k_tiles, residual);
 }
 
 }  // namespace tunejit
@@ -328,16 +331,21 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
 // The arguments in the order of the policies: tile (TH, TW, TB, BN, SW), pipeline (STAGES,
 // CONS_WG, PP, CL), loads (ATOM, IM2COL, HALO), output (I8, the epilogue's BIAS, RELU and OUT, F16,
 // PL).
-#define TUNEJIT_CONV2D_WGMMA(TH, TW, TB, BN, SW, STAGES, CONS_WG, PP, CL, ATOM, IM2COL, HALO, I8, \
-                             BIAS, RELU, OUT, F16, PL)                                            \
-  template __global__ void tunejit::conv2d_wgmma<                                                 \
-      tunejit::ConvTilePolicy<TH, TW, TB, BN, SW>,                                                \
-      tunejit::ConvPipelinePolicy<STAGES, CONS_WG, PP, CL>,                                       \
-      tunejit::ConvLoadPolicy<ATOM, IM2COL, HALO>,                                                \
-      tunejit::ConvOutputPolicy<I8, tunejit::Epi<BIAS, RELU, tunejit::EpiOut::OUT>, F16, PL>>(    \
+// The epilogue type last (its commas pass through __VA_ARGS__).
+#define TUNEJIT_CONV2D_WGMMA_EPI(TH, TW, TB, BN, SW, STAGES, CONS_WG, PP, CL, ATOM, IM2COL, HALO, \
+                                 I8, F16, PL, ...)                                                \
+  template __global__ void                                                                        \
+  tunejit::conv2d_wgmma<tunejit::ConvTilePolicy<TH, TW, TB, BN, SW>,                              \
+                        tunejit::ConvPipelinePolicy<STAGES, CONS_WG, PP, CL>,                     \
+                        tunejit::ConvLoadPolicy<ATOM, IM2COL, HALO>,                              \
+                        tunejit::ConvOutputPolicy<I8, __VA_ARGS__, F16, PL>>(                     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                     \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*,  \
-      int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int)
+      const void*, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int)
+#define TUNEJIT_CONV2D_WGMMA(TH, TW, TB, BN, SW, STAGES, CONS_WG, PP, CL, ATOM, IM2COL, HALO, I8, \
+                             BIAS, RELU, OUT, F16, PL)                                            \
+  TUNEJIT_CONV2D_WGMMA_EPI(TH, TW, TB, BN, SW, STAGES, CONS_WG, PP, CL, ATOM, IM2COL, HALO, I8,   \
+                           F16, PL, tunejit::Epi<BIAS, RELU, tunejit::EpiOut::OUT>)
 // The fallback config (fp32 out); bias + relu into fp16; one consumer, scaled fp32 out.
 TUNEJIT_CONV2D_WGMMA(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 0, false, false, kAccumulator, 0, 0);
 TUNEJIT_CONV2D_WGMMA(8, 16, 1, 256, 0, 3, 2, 0, 1, 128, 0, 0, 0, true, true, kAccumulator, 1, 0);
@@ -377,4 +385,12 @@ TUNEJIT_CONV2D_WGMMA(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 0, false, false, kA
 TUNEJIT_CONV2D_WGMMA(8, 8, 2, 256, 0, 4, 2, 0, 1, 128, 0, 0, 0, true, true, kAccumulator, 1, 1);
 TUNEJIT_CONV2D_WGMMA(8, 8, 2, 128, 0, 4, 2, 0, 1, 128, 0, 0, 1, true, true, kInt8, 0, 1);
 TUNEJIT_CONV2D_WGMMA(4, 16, 2, 64, 0, 4, 2, 0, 1, 64, 0, 0, 1, true, true, kFloat32, 0, 0);
+// The residual (ResNet's skip connection) added in the epilogue, then the ReLU: 16-byte stores;
+// swapped operands (the staged rows' copy adds it); no ReLU after it.
+TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 128, 0, 4, 2, 1, 1, 128, 0, 0, 0, 1, 0,
+                         tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator, true>);
+TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 0, 1, 0,
+                         tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator, true>);
+TUNEJIT_CONV2D_WGMMA_EPI(2, 64, 1, 256, 0, 4, 2, 0, 1, 128, 1, 0, 0, 1, 0,
+                         tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, true>);
 #endif  // TUNEJIT_NVCC_CHECK

@@ -244,20 +244,29 @@ __device__ __forceinline__ WgmmaColumns WgmmaLoadColumns(int col, int n, const f
   for (int e = 0; e < 4; ++e) {
     const int c = col + (e & 1) + 8 * (e >> 1);
     p.bias[e] = (kEpi & kEpiBias) != 0 && c < n ? __ldg(bias + c) : 0.0f;
-    p.scale[e] = (kEpi >> 2) != kEpiOutAccumulator && c < n ? __ldg(scale + c) : 1.0f;
+    p.scale[e] =
+        EpilogueOp<kEpi, float>::kOut != kEpiOutAccumulator && c < n ? __ldg(scale + c) : 1.0f;
   }
   return p;
 }
 
+// The epilogue a residual (kEpiResidual) is added after: kEpi without its residual and ReLU,
+// which follow the add (common.cuh AddResidualF16); kEpi itself otherwise.
+__host__ __device__ constexpr int WgmmaEpiBeforeResidual(int epi) {
+  return (epi & kEpiResidual) != 0 ? epi & ~(kEpiResidual | kEpiRelu) : epi;
+}
+
 // One row's 4 values of a thread (columns as WgmmaColumns) to out[base + column], for columns < n
-// (the caller has checked base >= 0), as float16, or through common.cuh's epilogue formula as
-// int32, float32 or int8. Adjacent column pairs go out as one store where aligned: 2-byte stores
-// made the fp16 output slower to write than the fp32 one
-// (docs/history/2026-12-01-fifth-session.md).
+// (the caller has checked base >= 0), as float16 (plus the residual's values at the same index
+// with kEpiResidual), or through common.cuh's epilogue formula as int32, float32 or int8.
+// Adjacent column pairs go out as one store where aligned: 2-byte stores made the fp16 output
+// slower to write than the fp32 one (docs/history/2026-12-01-fifth-session.md).
 template <int kEpi, int kOutF16, typename Acc>
 __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaColumns& p, s64 base,
-                                                void* out, int col, int n) {
-  typedef EpilogueOp<kEpi, Acc> Op;
+                                                void* out, const void* residual, int col, int n) {
+  typedef EpilogueOp<WgmmaEpiBeforeResidual(kEpi), Acc> Op;
+  constexpr bool kResidual = EpilogueOp<kEpi, Acc>::kResidual;
+  static_assert(!kResidual || kOutF16 != 0, "a residual is added to float16 outputs");
   const bool pairs = n % 2 == 0 && base % 2 == 0;  // col is even: a pair is whole and aligned
 #pragma unroll
   for (int g = 0; g < 2; ++g) {  // column pairs (col, col + 1), (col + 8, col + 9)
@@ -269,6 +278,10 @@ __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaCo
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         h[e] = FloatToF16Bits(Op::Apply(v[2 * g + e], p.bias[2 * g + e], 1.0f));
+        if constexpr (kResidual) {
+          const unsigned short* skip = static_cast<const unsigned short*>(residual) + base;
+          if (c + e < n) h[e] = AddResidualF16<EpilogueOp<kEpi, Acc>::kRelu>(h[e], skip[c + e]);
+        }
       }
       unsigned short* row = static_cast<unsigned short*>(out) + base;
       if (pairs && c + 1 < n) {
@@ -439,12 +452,14 @@ struct WgmmaWideSpan<kEpi, 1> {
 };
 
 // The rows of a consumer thread in 16-byte stores (Span: WgmmaWideSpan). The caller has checked
-// that n is a multiple of the span (8 fp16 or 16 int8 columns) and `out` 16-byte aligned.
-template <int BN, class Span, typename Acc, int kSubtiles>
+// that n is a multiple of the span (8 fp16 or 16 int8 columns) and `out` 16-byte aligned (and
+// `residual`, read 16 bytes at a time at the output's offsets, with kResidual: 0, 1 the residual
+// and no ReLU after it, 2 the residual and the ReLU).
+template <int BN, class Span, int kResidual, typename Acc, int kSubtiles>
 __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 2],
                                                const s64 (&base)[kSubtiles][2], void* out,
-                                               const float* bias, const float* scale, int col0,
-                                               int n) {
+                                               const void* residual, const float* bias,
+                                               const float* scale, int col0, int n) {
   constexpr int kGroups = Span::kGroups;
   static_assert(BN % (32 * kGroups) == 0, "whole blocks of 4 spans");
   const int j = threadIdx.x % 4;
@@ -465,8 +480,14 @@ __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 
           w[k] = Span::Piece(acc[sub], 4 * (q0 + kGroups * k) + 2 * half, p[k]);
         TransposeQuad(w);
         if (base[sub][half] >= 0 && c < n) {
-          *reinterpret_cast<uint4*>(static_cast<unsigned char*>(out) +
-                                    (base[sub][half] + c) * Span::kElementBytes) = Span::Bytes(w);
+          const s64 at = (base[sub][half] + c) * Span::kElementBytes;
+          uint4 bytes = Span::Bytes(w);
+          if constexpr (kResidual != 0) {
+            bytes = AddResidualF16x8<kResidual == 2>(
+                bytes,
+                *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(residual) + at));
+          }
+          *reinterpret_cast<uint4*>(static_cast<unsigned char*>(out) + at) = bytes;
         }
       }
     }
@@ -474,14 +495,18 @@ __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 
 }
 
 // Writes a consumer thread's accumulators (layout: hopper_ptx.cuh, WgmmaF16F32): tile row r of
-// this consumer goes to out[row_index(row0 + r) + col] for col < n. Columns outermost, so each
-// column's bias and scale are loaded once (WgmmaColumns); the rows' output offsets are computed
-// once before.
+// this consumer goes to out[row_index(row0 + r) + col] for col < n (with kEpiResidual plus
+// residual[the same index]). Columns outermost, so each column's bias and scale are loaded once
+// (WgmmaColumns); the rows' output offsets are computed once before.
 template <int BN, int kEpi, int kOutF16, typename Acc, int kSubtiles, class RowMap>
 __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2],
-                                              const RowMap& row_index, void* out, const float* bias,
+                                              const RowMap& row_index, void* out,
+                                              const void* residual, const float* bias,
                                               const float* scale, int row0, int col0, int n) {
   constexpr bool kInt8Out = kOutF16 == 0 && EpilogueOp<kEpi, Acc>::kOut == kEpiOutInt8;
+  typedef EpilogueOp<kEpi, Acc> Op;
+  constexpr int kResidual = Op::kResidual ? (Op::kRelu ? 2 : 1) : 0;
+  static_assert(!Op::kResidual || kOutF16 != 0, "a residual is added to float16 outputs");
   const int t = threadIdx.x % 128;
   s64 base[kSubtiles][2];
 #pragma unroll
@@ -492,9 +517,10 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
     }
   }
   if constexpr (kOutF16 != 0 || kInt8Out) {
-    typedef WgmmaWideSpan<kEpi, kInt8Out ? 1 : 0> Span;
-    if (n % (8 * Span::kGroups) == 0 && reinterpret_cast<unsigned long long>(out) % 16 == 0) {
-      WgmmaStoreWide<BN, Span>(acc, base, out, bias, scale, col0, n);
+    typedef WgmmaWideSpan<WgmmaEpiBeforeResidual(kEpi), kInt8Out ? 1 : 0> Span;
+    if (n % (8 * Span::kGroups) == 0 && reinterpret_cast<unsigned long long>(out) % 16 == 0 &&
+        reinterpret_cast<unsigned long long>(residual) % 16 == 0) {
+      WgmmaStoreWide<BN, Span, kResidual>(acc, base, out, residual, bias, scale, col0, n);
       return;
     }
   }
@@ -511,7 +537,7 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
         if constexpr (kInt8Out) {
           WgmmaStoreInt8Row<kEpi>(v, p, base[sub][half], out, col, n);
         } else if (base[sub][half] >= 0) {
-          WgmmaStorePairs<kEpi, kOutF16>(v, p, base[sub][half], out, col, n);
+          WgmmaStorePairs<kEpi, kOutF16>(v, p, base[sub][half], out, residual, col, n);
         }
       }
     }
@@ -682,11 +708,15 @@ __host__ __device__ constexpr int WgmmaSwapStagingBytes(int rows, int pooled, in
 template <int kRows, int kPoolW, int kEpi, int kOutF16, typename Acc, class RowMap>
 __device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2],
                                                      const RowMap& row_index, void* out,
-                                                     const float* bias, const float* scale,
-                                                     unsigned char* stage, int barrier, int row0,
-                                                     int col0, int n) {
-  typedef WgmmaOutElement<kEpi, kOutF16, Acc> Out;
+                                                     const void* residual, const float* bias,
+                                                     const float* scale, unsigned char* stage,
+                                                     int barrier, int row0, int col0, int n) {
+  // With a residual the staged rows hold the epilogue before it; the copy out adds it (and the
+  // ReLU after it).
+  typedef WgmmaOutElement<WgmmaEpiBeforeResidual(kEpi), kOutF16, Acc> Out;
   typedef EpilogueOp<kEpi, Acc> Op;
+  static_assert(!Op::kResidual || (kOutF16 != 0 && kPoolW == 0),
+                "a residual is added to unpooled float16 outputs");
   static_assert(kPoolW == 0 || (kPoolW % 8 == 0 && kRows % (2 * kPoolW) == 0),
                 "pooled rows: whole pairs of image rows of whole 8-row blocks");
   constexpr int kRowBytes = WgmmaSwapRowBytes(Out::kBytes);
@@ -730,7 +760,8 @@ __device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2]
   constexpr int kPieces = 64 / kPieceElems;  // 16-byte pieces per row
   const int cols = n - col0 < 64 ? n - col0 : 64;
   const bool wide = (static_cast<s64>(n) * Out::kBytes) % 16 == 0 &&
-                    reinterpret_cast<unsigned long long>(out) % 16 == 0;
+                    reinterpret_cast<unsigned long long>(out) % 16 == 0 &&
+                    reinterpret_cast<unsigned long long>(residual) % 16 == 0;
 #pragma unroll 4
   for (int k = t; k < kOutRows * kPieces; k += 128) {
     const int r = k / kPieces, c = k % kPieces * kPieceElems;
@@ -739,8 +770,24 @@ __device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2]
     if (base < 0 || c >= cols) continue;
     const unsigned char* src = stage + r * kRowBytes + c * Out::kBytes;
     unsigned char* dst = static_cast<unsigned char*>(out) + (base + col0 + c) * Out::kBytes;
+    const s64 at = (base + col0 + c) * Out::kBytes;
     if (wide && c + kPieceElems <= cols) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+      uint4 bytes = *reinterpret_cast<const uint4*>(src);
+      if constexpr (Op::kResidual) {
+        bytes = AddResidualF16x8<Op::kRelu>(
+            bytes,
+            *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(residual) + at));
+      }
+      *reinterpret_cast<uint4*>(dst) = bytes;
+    } else if constexpr (Op::kResidual) {  // the channel tail, or unaligned rows: value by value
+      const unsigned short* skip =
+          reinterpret_cast<const unsigned short*>(static_cast<const unsigned char*>(residual) + at);
+      const int values = cols - c < kPieceElems ? cols - c : kPieceElems;
+#pragma unroll 1
+      for (int e = 0; e < values; ++e) {
+        reinterpret_cast<unsigned short*>(dst)[e] =
+            AddResidualF16<Op::kRelu>(reinterpret_cast<const unsigned short*>(src)[e], skip[e]);
+      }
     } else {  // the channel tail, or rows not 16-byte aligned: byte by byte (rare, kept small)
       const int bytes = (cols - c < kPieceElems ? cols - c : kPieceElems) * Out::kBytes;
 #pragma unroll 1
@@ -764,8 +811,8 @@ template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int 
 __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsigned char* ring,
                                                   hopper::u64* full, hopper::u64* empty,
                                                   hopper::u64* turn, unsigned char* pool, void* out,
-                                                  const float* bias, const float* scale, int n,
-                                                  int k_tiles) {
+                                                  const void* residual, const float* bias,
+                                                  const float* scale, int n, int k_tiles) {
   using Consumers = WgmmaConsumers<BM, CONS_WG, kPingPong>;
   const int wg = threadIdx.x / 128;
   if constexpr (CONS_WG == 2) hopper::SetMaxNRegInc<kWgmmaConsumerRegs>();
@@ -801,14 +848,16 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
       constexpr int kStaging = WgmmaSwapStagingBytes(Consumers::kRows, kPoolW,
                                                      WgmmaOutElement<kEpi, kOutF16, Acc>::kBytes);
       WgmmaSwappedEpilogue<Consumers::kRows, kPoolW, kEpi, kOutF16>(
-          acc[0], tile.rows, out, bias, scale, pool + c * kStaging, 1 + c, row0, tile.n0, n);
+          acc[0], tile.rows, out, residual, bias, scale, pool + c * kStaging, 1 + c, row0, tile.n0,
+          n);
     } else {
       if constexpr (kPoolW != 0) {  // each consumer its own exchange and named barrier (1 + c)
         WgmmaPool2x2<kPoolW, BN, kEpi>(acc,
                                        reinterpret_cast<Acc*>(pool) + c * WgmmaPoolWords(kPoolW),
                                        1 + c, scale, tile.n0, n);
       }
-      WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, bias, scale, row0, tile.n0, n);
+      WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, residual, bias, scale, row0, tile.n0,
+                                       n);
     }
   }
 }
@@ -825,7 +874,7 @@ template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int 
 __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
                                            const float* bias, const float* scale, int n,
-                                           int k_tiles) {
+                                           int k_tiles, const void* residual = nullptr) {
   using Consumers = WgmmaConsumers<BM, CONS_WG, kPingPong>;
   static_assert(CONS_WG == 1 || CONS_WG == 2, "one or two consumer warpgroups");
   static_assert(Consumers::kRows % 64 == 0, "each consumer warpgroup issues m64 wgmmas");
@@ -879,7 +928,7 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
   } else {
     WgmmaConsumeTiles<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8, kEpi, kOutF16, kPingPong, ATOM,
                       kCluster, kPoolW, kShift, kSwapAB>(tiles, ring, full, empty, turn, pool, out,
-                                                         bias, scale, n, k_tiles);
+                                                         residual, bias, scale, n, k_tiles);
   }
   // The peer's consumers still hand stages back to this CTA's barriers until they are done.
   if constexpr (kCluster > 1) hopper::ClusterSync();

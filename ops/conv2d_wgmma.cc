@@ -321,6 +321,7 @@ PlannedKernel ConvKernel(const ConvTile& t, const WgmmaConv& conv, const Epilogu
   kernel.args = EpilogueTensorArgs(epilogue);
   kernel.args[0] = TensorMapArg(0);
   kernel.args[1] = TensorMapArg(1);
+  kernel.args.push_back(epilogue.residual ? InputArg(4) : Int64Arg(0));
   for (int64_t v :
        {p.ci, p.co, p.OutH(), p.OutW(), p.kw, p.kh * p.kw, static_cast<int64_t>(p.pad_top),
         static_cast<int64_t>(p.pad_left), static_cast<int64_t>(p.stride_h),
@@ -385,7 +386,8 @@ class Conv2dNhwcWgmma final : public OpTemplate {
                                     const Epilogue& epilogue) const override {
     TUNEJIT_ASSIGN_OR_RETURN(WgmmaConv conv, ParseWgmmaConv(workload, task()));
     const autotvm::Conv2dParams& p = conv.p;
-    TUNEJIT_RETURN_IF_ERROR(CheckWgmmaEpilogue(kTask, epilogue, conv.int8, p.out_dtype));
+    TUNEJIT_RETURN_IF_ERROR(CheckWgmmaEpilogue(kTask, epilogue, conv.int8, p.out_dtype,
+                                               /*reads_residual=*/!pool_));
     TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
     TUNEJIT_ASSIGN_OR_RETURN(ConvTile t, ReadTile(config, conv));
     ElementType pooled = ElementType::kFloat32;

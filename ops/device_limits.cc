@@ -64,7 +64,8 @@ std::string EpilogueTypeName(const Epilogue& epilogue) {
   if (epilogue.output == Epilogue::Output::kFloat32) output = "kFloat32";
   if (epilogue.output == Epilogue::Output::kInt8Requantize) output = "kInt8";
   return absl::StrCat("tunejit::Epi<", epilogue.bias ? "true" : "false", ", ",
-                      epilogue.relu ? "true" : "false", ", tunejit::EpiOut::", output, ">");
+                      epilogue.relu ? "true" : "false", ", tunejit::EpiOut::", output,
+                      epilogue.residual ? ", true>" : ">");
 }
 
 }  // namespace tunejit

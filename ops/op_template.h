@@ -90,6 +90,10 @@ struct Epilogue {
   bool bias = false;  // per output channel, in the op's accumulator type (float or int32->float)
   bool relu = false;
   enum class Output { kAccumulator, kFloat32, kInt8Requantize } output = Output::kAccumulator;
+  // Op input 4, a float16 tensor shaped like the output, added before the ReLU: ResNet's skip
+  // connection read in the conv's epilogue. Only conv2d_nhwc_wgmma.cuda takes it (float16
+  // output, no pool after it); the executor fuses an add into no other template.
+  bool residual = false;
   friend bool operator==(const Epilogue&, const Epilogue&) = default;
 };
 
@@ -97,7 +101,9 @@ struct Epilogue {
 // bit 1 relu, bits 2-3 the output kind (0 accumulator, 1 float32, 2 int8 requantize).
 int EpilogueCode(const Epilogue& epilogue);
 // The same epilogue by name, as the templates that take it as a type read it (common.cuh Epi):
-// "tunejit::Epi<true, true, tunejit::EpiOut::kInt8>".
+// "tunejit::Epi<true, true, tunejit::EpiOut::kInt8>", with a residual
+// "tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator, true>" (EpilogueCode has no residual:
+// the templates that take a code read none).
 std::string EpilogueTypeName(const Epilogue& epilogue);
 
 // Symbolic kernel argument, bound by the executor/tuner to a real value.

@@ -149,10 +149,19 @@ absl::StatusOr<bool> WgmmaIsInt8(absl::string_view task, const std::string& data
 }
 
 absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue, bool int8,
-                                const std::string& out_dtype) {
+                                const std::string& out_dtype, bool reads_residual) {
+  if (epilogue.residual && !reads_residual) {
+    return absl::UnimplementedError(absl::StrCat(task, ": takes no residual in its epilogue"));
+  }
   if (!int8 && epilogue.output == Epilogue::Output::kFloat32 && out_dtype == "float16") {
     return absl::UnimplementedError(
         absl::StrCat(task, ": a scaled float32 epilogue does not fit a float16 output"));
+  }
+  if (epilogue.residual &&
+      (int8 || out_dtype != "float16" || epilogue.output != Epilogue::Output::kAccumulator)) {
+    return absl::UnimplementedError(
+        absl::StrCat(task, ": a residual is added to float16 outputs only (got ",
+                     int8 ? "int8 operands" : absl::StrCat("a ", out_dtype, " output"), ")"));
   }
   if (int8 && epilogue.bias && epilogue.output == Epilogue::Output::kAccumulator) {
     return absl::UnimplementedError(absl::StrCat(

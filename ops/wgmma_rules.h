@@ -95,9 +95,10 @@ inline int WgmmaOutF16(const std::string& out_dtype, const Epilogue& epilogue) {
 
 // The epilogues each kind can run: fp16 no scaled float32 into a float16 output; int8 no float
 // bias on an int32 output. Either may requantize to int8, which replaces the workload's output
-// dtype (int32, or float32 / float16: int8 on the tensor cores' float16 stem).
+// dtype (int32, or float32 / float16: int8 on the tensor cores' float16 stem). A residual only
+// where the template reads one (`reads_residual`), into a float16 output.
 absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue, bool int8,
-                                const std::string& out_dtype);
+                                const std::string& out_dtype, bool reads_residual = false);
 
 // A K-major TMA view as the core loads it: `dims` innermost first (dims[0] = the contiguous
 // channels / K), box {one row of `row_bytes` (128, or 64 for narrow channels) of elements,

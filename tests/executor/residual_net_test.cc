@@ -123,7 +123,7 @@ TEST(ResidualNetTest, Fp32LoweringFusesAddReluAndKeepsTheResidual) {
   for (const Step& s : p->steps) {
     EXPECT_FALSE(s.int8) << s.name;
     if (s.kind != StepKind::kAdd) {
-      EXPECT_EQ(s.residual, -1) << s.name;
+      EXPECT_EQ(s.residual, -1) << s.name;  // float32 convs take no residual
     }
   }
 }
@@ -161,6 +161,37 @@ TEST(ResidualNetTest, MemoryPlanKeepsBothAddOperandsAlive) {
     ExpectNoLiveOverlap(*p, *m);
     EXPECT_LT(m->arena_bytes, m->sum_bytes);  // still reuses memory
   }
+}
+
+// On the tensor cores the skip add (and its relu) is the epilogue of the block's later conv when
+// the other operand is already a float16 NHWC value: b2's downsample conv runs after b2.conv2, so
+// it reads b2.conv2's output as its residual. b1's add keeps its step: its residual, the max
+// pool's output, is float32 NCHW (the stem's 4 channels run in float32).
+TEST(ResidualNetTest, Fp16LoweringFusesTheSkipAddIntoTheLaterConv) {
+  const Graph g = testing::ResidualNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const Step& down = StepNamed(*p, "b2.down");
+  EXPECT_EQ(down.fused, "bias+residual_add+relu");
+  EXPECT_TRUE(down.epilogue.residual);
+  EXPECT_TRUE(down.epilogue.relu);
+  EXPECT_EQ(down.residual, ValueOf(g, *p, "b2.conv2.bias_out"));
+  EXPECT_EQ(down.output, ValueOf(g, *p, "b2.relu_out"));
+  EXPECT_EQ(p->tensors[down.output].dtype, DType::kF16);
+  EXPECT_TRUE(p->tensors[down.output].nhwc);
+  EXPECT_EQ(StepNamed(*p, "b2.conv2").fused, "bias");
+  int adds = 0;
+  for (const Step& s : p->steps) adds += s.kind == StepKind::kAdd;
+  EXPECT_EQ(adds, 1);  // b1's
+  EXPECT_EQ(StepNamed(*p, "b1.add").fused, "relu");
+  // The residual is live from b2.conv2's step through the downsample's.
+  absl::StatusOr<StepMemory> m = PlanStepMemory(*p);
+  ASSERT_TRUE(m.ok()) << m.status();
+  int at = 0;
+  while (p->steps[at].name != "b2.down") ++at;
+  EXPECT_LT(m->first[down.residual], at);
+  EXPECT_GE(m->last[down.residual], at);
+  ExpectNoLiveOverlap(*p, *m);
 }
 
 TEST(ResidualNetTest, Int8KeepsAddsInFloatAndQuantizesTheirOutputsOnce) {

@@ -311,6 +311,63 @@ constexpr Epilogue kBiasRelu{.bias = true, .relu = true};
 constexpr Epilogue kRequantize{
     .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize};
 
+// The residual epilogue (ResNet's skip connection): the float16 output plus a float16 residual
+// of its shape, summed in float and rounded to float16, then the ReLU: what the add kernel after
+// an unfused conv computes, bit for bit. 16-byte stores (CO % 8 == 0), the pairs path (CO 68),
+// swapped tiles (the staged rows' copy adds it), im2col tiles and a stride-2 1x1 downsample.
+TEST(Conv2dWgmmaGpu, ResidualEpilogueMatchesTheUnfusedAdd) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
+  auto tile = [](int64_t th, int64_t tw, int64_t bn, int64_t im2col, int64_t swap_ab) {
+    return testing::Config({OtherKnob("tile_h", th), OtherKnob("tile_w", tw),
+                            OtherKnob("tile_n", bn), OtherKnob("stages", 4),
+                            OtherKnob("consumer_wg", 2), OtherKnob("pingpong", 0),
+                            OtherKnob("im2col", im2col), OtherKnob("cluster", 1),
+                            OtherKnob("halo", 0), OtherKnob("swap_ab", swap_ab)});
+  };
+  struct ResidualCase {
+    Shape s;
+    autotvm::ConfigEntity config;
+    bool relu;
+  };
+  const std::vector<ResidualCase> cases = {
+      {{2, 14, 14, 64, 256, 1, 0, 1}, tile(8, 16, 128, 0, 0), true},
+      {{2, 14, 14, 64, 256, 1, 0, 1}, tile(2, 64, 256, 1, 0), false},
+      {{2, 15, 13, 72, 68, 3, 1, 1}, tile(8, 16, 128, 0, 0), true},
+      {{2, 14, 14, 64, 64, 3, 1, 1}, tile(8, 16, 64, 0, 1), true},
+      {{2, 28, 28, 64, 128, 1, 0, 1, 2}, tile(8, 16, 128, 0, 0), true}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ResidualCase& rc = cases[i];
+    const Operands o = MakeOperands(rc.s, static_cast<uint32_t>(71 + i));
+    const std::vector<float> skip = testing::RandomQuarters(o.acc.size(), 81 + i);
+    const Epilogue e{.bias = true, .relu = rc.relu, .residual = true};
+    absl::StatusOr<OpPlan> plan =
+        op->Specialize(Workload(rc.s, true), rc.config, harness->limits(), e);
+    ASSERT_TRUE(plan.ok()) << rc.config.ToString() << ": " << plan.status();
+    ASSERT_TRUE(harness->Precompile({*plan}).ok());
+    std::vector<std::vector<uint8_t>> inputs = Inputs(o.x, o.w, o.bias, o.scale);
+    inputs.push_back(testing::Bytes(testing::ToHalves(skip)));
+    auto out = harness->Run(*plan, inputs, {o.acc.size() * 2});
+    ASSERT_TRUE(out.ok()) << out.status();
+    int wrong = 0;
+    for (size_t j = 0; j < o.acc.size() && wrong < 5; ++j) {
+      const int64_t co = static_cast<int64_t>(j) % rc.s.co;
+      const float conv = testing::HalfToFloat(testing::FloatToHalf(o.acc[j] + o.bias[co]));
+      float want = conv + skip[j];
+      if (rc.relu && want < 0) want = 0;
+      want = testing::HalfToFloat(testing::FloatToHalf(want));
+      float got = 0;
+      if (testing::StoredExactly((*out)[0], j, testing::StoredAs::kFloat16, want, &got)) continue;
+      ADD_FAILURE() << plan->kernels[0].spec.name_expression << " element " << j << ": " << got
+                    << ", want " << want;
+      ++wrong;
+    }
+  }
+}
+
 // Strided convs: the input maps step the stride over the input's pixels (TMA element strides).
 // Tiled boxes of stride x the pixels they bring, im2col runs across image rows and images,
 // clusters loading half a tile each, two images per tile, pooled tiles; odd input sizes (the

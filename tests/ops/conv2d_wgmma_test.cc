@@ -92,15 +92,16 @@ TEST(Conv2dWgmma, GoodConfigPlansTheKernelMapsAndGeometry) {
   EXPECT_EQ(k.shape.grid[1], 1u);
   EXPECT_EQ(k.shape.block[0], 384u);
   EXPECT_EQ(k.shape.shared_bytes, 4u * (128 + 128) * 64 * 2 + 5 * 16 + 1024);
-  ASSERT_EQ(k.args.size(), 5u + 16u);
+  ASSERT_EQ(k.args.size(), 6u + 16u);  // x_map, w_map, bias, scale, out, residual, geometry
   EXPECT_EQ(k.args[0].kind, KernelArg::Kind::kTensorMap);
   EXPECT_EQ(k.args[1].kind, KernelArg::Kind::kTensorMap);
   std::vector<int64_t> geometry;
-  for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
-  // C, CO, OH, OW, KW, taps, pad top/left, dilation h/w, tiles along h/w, pixel tiles in all,
-  // output pixels in all.
+  for (size_t i = 6; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
+  // C, CO, OH, OW, KW, taps, pad top/left, stride h/w, dilation h/w, tiles along h/w, pixel
+  // tiles in all, output pixels in all.
   EXPECT_EQ(geometry,
             (std::vector<int64_t>{72, 136, 20, 20, 3, 9, 1, 1, 1, 1, 1, 1, 3, 2, 12, 800}));
+  EXPECT_EQ(k.args[5].kind, KernelArg::Kind::kInt64);  // no residual: a null pointer
   ASSERT_EQ(plan->tensor_maps.size(), 2u);
   EXPECT_EQ(TensorMapText(plan->tensor_maps[0].desc),
             "f16 [72, 20, 20, 2] box [64, 16, 8, 1] swizzle 128B");
@@ -287,7 +288,7 @@ TEST(Conv2dWgmma, Im2colPlansLinearPixelTilesAndTheIm2colMap) {
             "tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator>, 0, 0>>");
   EXPECT_EQ(k.shape.grid[0], 4u * 2);  // 4 pixel tiles x 2 channel tiles
   std::vector<int64_t> geometry;
-  for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
+  for (size_t i = 6; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
   EXPECT_EQ(geometry,
             (std::vector<int64_t>{72, 136, 13, 11, 3, 9, 2, 2, 1, 1, 2, 2, 7, 1, 4, 429}));
   const TensorMapDesc& x = plan->tensor_maps[0].desc;
@@ -348,7 +349,7 @@ TEST(Conv2dWgmma, StridedPlansStepTheInputMaps) {
   ASSERT_TRUE(tiled.ok()) << tiled.status();
   const PlannedKernel& k = tiled->kernels[0];
   std::vector<int64_t> geometry;
-  for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
+  for (size_t i = 6; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
   // C, CO, OH, OW, KW, taps, pads, strides, dilations, tiles along h and w, pixel tiles, pixels.
   EXPECT_EQ(geometry,
             (std::vector<int64_t>{128, 128, 28, 28, 3, 9, 1, 1, 2, 2, 1, 1, 4, 2, 16, 2 * 784}));
@@ -387,6 +388,36 @@ TEST(Conv2dWgmma, StridedPlansStepTheInputMaps) {
   ASSERT_TRUE(stem.ok()) << stem.status();
   EXPECT_EQ(TensorMapText(stem->tensor_maps[0].desc),
             "f16 [8, 224, 224, 2] box [32, 32, 16, 1] element strides [1, 2, 2, 1] swizzle 64B");
+}
+
+// The residual epilogue (ResNet's skip connection): op input 4, added to the float16 output
+// before the ReLU; float16 outputs only, never before the pooled task's pool.
+TEST(Conv2dWgmma, ResidualEpilogueReadsInputFour) {
+  const Epilogue residual{.bias = true, .relu = true, .residual = true};
+  const autotvm::Workload w = ConvWorkload(2, 28, 28, 128, 512, 1, 0, 1, 1, "float16");
+  absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, residual);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlannedKernel& k = plan->kernels[0];
+  EXPECT_THAT(k.spec.name_expression,
+              HasSubstr("tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator, true>, 1, 0>>"));
+  EXPECT_EQ(k.args[5].kind, KernelArg::Kind::kInput);
+  EXPECT_EQ(k.args[5].index_or_int, 4);
+  // Swapped tiles add it when they copy their staged rows out.
+  EXPECT_TRUE(Op().Specialize(ConvWorkload(2, 28, 28, 64, 64, 3, 1, 1, 1, "float16"),
+                              Tile(8, 16, 64, 4, 2, 0, 0, 1, 0, 1), kHopper, residual)
+                  .ok());
+  auto why = [&](const autotvm::Workload& workload, const OpTemplate& op) {
+    return std::string(
+        op.Specialize(workload, Tile(8, 16, 128, 4, 2), kHopper, residual).status().message());
+  };
+  EXPECT_THAT(why(ConvWorkload(2, 28, 28, 128, 512, 1, 0, 1, 1, "float32"), Op()),
+              HasSubstr("a residual is added to float16 outputs only (got a float32 output)"));
+  EXPECT_THAT(why(ConvWorkload(2, 28, 28, 128, 512, 1, 0, 1, 1, "int32", "int8"), Op()),
+              HasSubstr("(got int8 operands)"));
+  autotvm::Workload pooled = w;
+  pooled.task_name = autotvm::kConv2dNhwcWgmmaPool;
+  EXPECT_THAT(why(pooled, *FindOpTemplate(autotvm::kConv2dNhwcWgmmaPool)),
+              HasSubstr("takes no residual"));
 }
 
 TEST(Conv2dWgmma, StridedRules) {
@@ -603,7 +634,7 @@ TEST(Conv2dWgmma, ImagesPerTilePlanOneBoxOverTheImages) {
   // A 128-row M tile: 4 stages of 128 x 64 + 256 x 64 fp16.
   EXPECT_EQ(k.shape.shared_bytes, 4u * (128 + 256) * 64 * 2 + 5 * 16 + 1024);
   std::vector<int64_t> geometry;
-  for (size_t i = 5; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
+  for (size_t i = 6; i < k.args.size(); ++i) geometry.push_back(k.args[i].index_or_int);
   EXPECT_EQ(geometry, (std::vector<int64_t>{256, 256, 56, 56, 3, 9, 1, 1, 1, 1, 1, 1, 7, 7, 2 * 49,
                                             3 * 56 * 56}));
   EXPECT_EQ(k.shape.grid[0], 98u);  // 98 pixel tiles x 1 channel tile < 132 SMs
