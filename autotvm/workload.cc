@@ -141,6 +141,26 @@ absl::Status FillNhwc(const Tensor& data, const Tensor& kernel, const Workload& 
   return absl::OkStatus();
 }
 
+// depthwise_conv2d_nhwc.cuda: data [N, H, W, C], kernel [C, KH, KW, multiplier] (each channel's
+// taps, then its multiplier filters: OHWI of the depthwise [C, multiplier, KH, KW]).
+absl::Status FillNhwcDepthwise(const Tensor& data, const Tensor& kernel, const Workload& w,
+                               Conv2dParams* p) {
+  if (data.shape.size() != 4 || kernel.shape.size() != 4) {
+    return ArgError(w, "data and kernel must be 4-D");
+  }
+  p->n = data.shape[0];
+  p->h = data.shape[1];
+  p->w = data.shape[2];
+  p->ci = data.shape[3];
+  if (kernel.shape[0] != p->ci) return ArgError(w, "depthwise kernel channels != data channels");
+  p->kh = kernel.shape[1];
+  p->kw = kernel.shape[2];
+  p->co = kernel.shape[0] * kernel.shape[3];
+  p->groups = p->ci;
+  p->layout = "NHWC";
+  return absl::OkStatus();
+}
+
 // NCHW4c: data [N, C/4, H, W, 4], kernel [CO/4, CI/4, KH, KW, 4, 4].
 absl::Status FillPacked(const Tensor& data, const Tensor& kernel, const Workload& w,
                         Conv2dParams* p) {
@@ -217,6 +237,8 @@ absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload) {
     TUNEJIT_RETURN_IF_ERROR(FillPretransformed(data, kernel, workload, &p));
   } else if (task == kConv2dNhwcWgmma || task == kConv2dNhwcWgmmaPool) {
     TUNEJIT_RETURN_IF_ERROR(FillNhwc(data, kernel, workload, &p));
+  } else if (task == kDepthwiseConv2dNhwc) {
+    TUNEJIT_RETURN_IF_ERROR(FillNhwcDepthwise(data, kernel, workload, &p));
   } else if (task == "conv2d_nchw.cuda" || task == "conv2d_nchw_winograd.cuda" ||
              task == "conv2d_NCHWc_int8.cuda" || task == "topi_nn_conv2d" ||
              task == "depthwise_conv2d_nchw.cuda" || task == "topi_nn_depthwise_conv2d_nchw" ||
@@ -281,7 +303,10 @@ Workload MakeConv2dWorkload(const std::string& task_name, const Conv2dParams& p)
   w.task_name = task_name;
   Json data = TensorJson({p.n, p.ci, p.h, p.w}, p.data_dtype);
   Json kernel = TensorJson({p.co, p.ci / p.groups, p.kh, p.kw}, p.kernel_dtype);
-  if (absl::StrContains(task_name, "depthwise")) {
+  if (task_name == kDepthwiseConv2dNhwc) {
+    data = TensorJson({p.n, p.h, p.w, p.ci}, p.data_dtype);
+    kernel = TensorJson({p.ci, p.kh, p.kw, p.co / p.ci}, p.kernel_dtype);
+  } else if (absl::StrContains(task_name, "depthwise")) {
     kernel = TensorJson({p.ci, p.co / p.ci, p.kh, p.kw}, p.kernel_dtype);
   } else if (absl::StrContains(task_name, "without_weight_transform")) {
     int64_t alpha = (p.h % 8 == 0 ? 4 : 2) + p.kh - 1;

@@ -68,12 +68,17 @@ inline constexpr char kConv2dNhwcWgmmaPool[] = "conv2d_nhwc_wgmma_pool.cuda";
 // tunejit's stem convolution: NCHW float32 data and OIHW float32 kernel as the graph has them,
 // float16 products on mma.sync, the output NHWC (Conv2dParams::nhwc_out).
 inline constexpr char kConv2dNchwStemMma[] = "conv2d_nchw_stem_mma.cuda";
+// tunejit's depthwise convolution of the tensor-core networks: NHWC float16 data, the kernel
+// [C, KH, KW, multiplier] (the depthwise OIHW [C, multiplier, KH, KW] reordered OHWI, as the
+// NHWC templates take their weights; layout "NHWC", groups C in the params).
+inline constexpr char kDepthwiseConv2dNhwc[] = "depthwise_conv2d_nhwc.cuda";
 
 // Accepts conv2d_nchw.cuda, conv2d_nchw_winograd.cuda (+ _without_weight_transform),
 // conv2d_NCHWc_int8.cuda and depthwise_conv2d_nchw.cuda argument lists, with every encoding real
 // logs use (int / 2- / 4-element padding, missing dilation, packed 5-D/6-D int8 tensors); and
 // conv2d_nhwc_wgmma(_pool).cuda (data [N, H, W, C], kernel [CO, KH, KW, C]) and
-// conv2d_nchw_stem_mma.cuda (data [N, C, H, W], kernel [CO, C, KH, KW], output NHWC).
+// conv2d_nchw_stem_mma.cuda (data [N, C, H, W], kernel [CO, C, KH, KW], output NHWC) and
+// depthwise_conv2d_nhwc.cuda (data [N, H, W, C], kernel [C, KH, KW, multiplier]).
 absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload);
 // Accepts dense_small_batch.cuda, dense_large_batch.cuda and dense_wgmma.cuda (same arguments;
 // the wgmma one is tunejit's, with float16 data).

@@ -17,7 +17,8 @@
 //                     float32 on the CUDA cores took a fifth of the network's time.
 //   kFp16TensorCores  every conv and dense: float16 on wgmma with float32 accumulation (float16
 //                     activations; float32 for a layer no conv or dense reads after: the logits),
-//                     the stem template for a conv too narrow for wgmma, then fp32.
+//                     the stem template for a conv too narrow for wgmma, the NHWC depthwise
+//                     template for a depthwise conv of multiplier 1, then fp32.
 // A tensor-core conv followed by a 2x2 max pool becomes the pooled task
 // (conv2d_nhwc_wgmma_pool.cuda, NodeTask::pool): the pool runs in the conv's kernel.
 //

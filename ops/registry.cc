@@ -26,6 +26,7 @@ std::vector<const OpTemplate*> AllOpTemplates() {
       Conv2dNhwcWgmmaTemplate(),
       Conv2dNhwcWgmmaPoolTemplate(),
       Conv2dNchwStemMmaTemplate(),
+      DepthwiseConv2dNhwcTemplate(),
   };
 }
 

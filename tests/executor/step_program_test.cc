@@ -226,6 +226,48 @@ TEST(ExecutorStepsTest, Vgg16Fp16RunsNhwcHalfFromTheStemToTheClassifier) {
   EXPECT_TRUE(p->scale_sources.empty());
 }
 
+// MobileNetV2's inverted residual block at fp16: the depthwise conv between the 1x1 convs runs
+// on depthwise_conv2d_nhwc.cuda, reading and writing the float16 NHWC activations as they are
+// (no convert steps around it), with its bias and ReLU in the epilogue and its weight [C, 1, 3, 3]
+// uploaded as OHWI, which is the same order.
+TEST(ExecutorStepsTest, Fp16DepthwiseConvStaysNhwcHalf) {
+  Graph g;
+  int x = g.AddTensor({"input", {2, 16, 14, 14}, DType::kF32, TensorKind::kInput});
+  x = testing::ConvBias(&g, "expand", x, 16, 96, 1, 1, true);
+  const int dw_weight = g.AddTensor({"dw.weight", {96, 1, 3, 3}, DType::kF32, TensorKind::kWeight});
+  const int dw_bias = g.AddTensor({"dw.bias", {96}, DType::kF32, TensorKind::kWeight});
+  NodeAttrs depthwise{.stride_h = 2,
+                      .stride_w = 2,
+                      .pad_top = 1,
+                      .pad_left = 1,
+                      .pad_bottom = 1,
+                      .pad_right = 1,
+                      .groups = 96};
+  x = *g.AddNode("dw", OpKind::kConv2d, {x, dw_weight}, depthwise, "dw.out");
+  x = *g.AddNode("dw.bias_add", OpKind::kBiasAdd, {x, dw_bias}, {}, "dw.bias_out");
+  x = *g.AddNode("dw.relu", OpKind::kRelu, {x}, {}, "dw.relu_out");
+  x = testing::ConvBias(&g, "project", x, 96, 24, 1, 1, false);
+  g.mutable_tensor(x).kind = TensorKind::kOutput;
+  ASSERT_TRUE(g.Validate().ok()) << g.Validate();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(Kinds(*p), ElementsAre("convert", "conv2d", "conv2d", "conv2d", "convert"));
+  const Step& dw = StepNamed(*p, "dw");
+  const NodeTask& task = p->tasks[dw.task];
+  EXPECT_TRUE(task.half());
+  EXPECT_TRUE(task.forms.nhwc);
+  ASSERT_EQ(task.implementations.size(), 1u);
+  EXPECT_EQ(task.implementations[0].workload.task_name, "depthwise_conv2d_nhwc.cuda");
+  EXPECT_EQ(dw.fused, "bias+relu");
+  EXPECT_EQ(dw.epilogue, (Epilogue{true, true, Out::kAccumulator}));
+  for (int t : {dw.input, dw.output}) {
+    EXPECT_EQ(p->tensors[t].dtype, DType::kF16);
+    EXPECT_TRUE(p->tensors[t].nhwc);
+  }
+  EXPECT_EQ(dw.input, StepNamed(*p, "expand").output);
+  EXPECT_EQ(StepNamed(*p, "project").input, dw.output);
+}
+
 // The in-place (h, w, c) flatten is for dense layers that own their weight alone: a flatten that is
 // also a graph output is read back in the graph's order, so it converts to NCHW first.
 TEST(ExecutorStepsTest, Fp16FlattenReadBackAsAnOutputConvertsToNchw) {

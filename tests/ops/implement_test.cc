@@ -202,6 +202,28 @@ TEST(ImplementTest, StemTakesNarrowConvsTheTensorCoreConvCannot) {
             (std::vector<std::string>{autotvm::kConv2dNhwcWgmma}));
 }
 
+// A depthwise conv of multiplier 1 at fp16 takes the NHWC depthwise template alone, on the
+// network's float16 NHWC activations (the int8 network's come down its ladder to fp16); at fp32
+// TVM's NCHW template, as before.
+TEST(ImplementTest, DepthwiseTakesTheNhwcTemplateAtFp16) {
+  Conv2dParams p = Conv3x3(32, 144, 56, 144);
+  p.groups = 144;
+  std::vector<OpOffer> offers = OffersFor(Conv(p, NumericMode::kFp16TensorCores));
+  ASSERT_EQ(offers.size(), 1u);
+  EXPECT_EQ(offers[0].implementation.workload.task_name, autotvm::kDepthwiseConv2dNhwc);
+  EXPECT_EQ(offers[0].rank, 0);
+  EXPECT_TRUE(offers[0].forms.nhwc);
+  EXPECT_FALSE(offers[0].forms.float_nchw_data);
+  EXPECT_EQ(offers[0].implementation.workload.args[0][1], Json::array({32, 56, 56, 144}));
+  EXPECT_EQ(offers[0].implementation.workload.args[1][1], Json::array({144, 3, 3, 1}));
+  EXPECT_TRUE(OffersFor(Conv(p, NumericMode::kInt8TensorCores)).empty());
+  EXPECT_EQ(TaskNames(Conv(p, NumericMode::kFp32)),
+            (std::vector<std::string>{"depthwise_conv2d_nchw.cuda"}));
+  Conv2dParams q = p;
+  q.co = 288;  // a channel multiplier of 2: TVM's NCHW template at fp32 only
+  EXPECT_TRUE(OffersFor(Conv(q, NumericMode::kFp16TensorCores)).empty());
+}
+
 TEST(ImplementTest, TensorCoreDenseNeedsKAWhole16BytesAndIsFloat16) {
   DenseParams d{128, 1000, 4096};
   std::vector<Implementation> impls = Implementations(Dense(d, NumericMode::kFp16TensorCores));

@@ -23,17 +23,18 @@ using ::testing::HasSubstr;
 const DeviceLimits kSm90 = DeviceLimits::ForArch(GpuArch{9, 0, false});
 
 TEST(Registry, FindsEveryTaskName) {
-  for (const char* name : {"dense_small_batch.cuda", "dense_large_batch.cuda", "conv2d_nchw.cuda",
-                           "depthwise_conv2d_nchw.cuda", "conv2d_nchw_winograd.cuda",
-                           "conv2d_NCHWc_int8.cuda", "dense_wgmma.cuda", "conv2d_nhwc_wgmma.cuda",
-                           "conv2d_nhwc_wgmma_pool.cuda", "conv2d_nchw_stem_mma.cuda"}) {
+  for (const char* name :
+       {"dense_small_batch.cuda", "dense_large_batch.cuda", "conv2d_nchw.cuda",
+        "depthwise_conv2d_nchw.cuda", "conv2d_nchw_winograd.cuda", "conv2d_NCHWc_int8.cuda",
+        "dense_wgmma.cuda", "conv2d_nhwc_wgmma.cuda", "conv2d_nhwc_wgmma_pool.cuda",
+        "conv2d_nchw_stem_mma.cuda", "depthwise_conv2d_nhwc.cuda"}) {
     const OpTemplate* op = FindOpTemplate(name);
     ASSERT_NE(op, nullptr) << name;
     EXPECT_EQ(op->task_name(), name);
   }
   EXPECT_EQ(FindOpTemplate("dense.cuda"), nullptr);
   EXPECT_EQ(FindOpTemplate(""), nullptr);
-  EXPECT_EQ(AllOpTemplates().size(), 10u);
+  EXPECT_EQ(AllOpTemplates().size(), 11u);
 }
 
 TEST(DeviceLimits, Sm90DefaultsAreHopperLike) {
