@@ -3,8 +3,6 @@
 // fallback configs for every depthwise conv of the zoo (tests/data/zoo_convs.txt) at batch 1 to
 // 256, and NVRTC builds of sampled valid configs with 16-byte loads and stores in the PTX. The GPU
 // test is depthwise_nhwc_gpu_test.cc.
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,7 +17,7 @@
 #include "ops/templates.h"
 #include "tests/ops/ops_test_util.h"
 #include "tests/testing/offers.h"
-#include "tests/testing/test_data.h"
+#include "tests/testing/zoo_convs.h"
 
 namespace tunejit {
 namespace {
@@ -239,18 +237,11 @@ TEST(DepthwiseNhwcSpace, IndexEntityRoundTripAndRules) {
   EXPECT_LT(valid, space->size());
 }
 
-// The zoo's depthwise convolutions (one line each: c h w co kh kw strides pads dilations groups).
+// The zoo's depthwise convolutions.
 std::vector<autotvm::Conv2dParams> ZooDepthwiseConvs() {
-  std::ifstream in(testing::RepoTestData("zoo_convs.txt"));
   std::vector<autotvm::Conv2dParams> convs;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    autotvm::Conv2dParams p;
-    fields >> p.ci >> p.h >> p.w >> p.co >> p.kh >> p.kw >> p.stride_h >> p.stride_w >> p.pad_top >>
-        p.pad_left >> p.pad_bottom >> p.pad_right >> p.dilation_h >> p.dilation_w >> p.groups;
-    if (!fields.fail() && p.Depthwise()) convs.push_back(p);
+  for (const autotvm::Conv2dParams& p : testing::ZooConvs()) {
+    if (p.Depthwise()) convs.push_back(p);
   }
   return convs;
 }

@@ -2,8 +2,6 @@
 // (tests/data/zoo_convs.txt) has a fallback config that plans on an H100, at batch 1, 32, 128 and
 // 256 and in every numeric mode: a layer without a tuned record runs its template's fallback, so
 // an offer whose fallback is rejected leaves the layer with nothing to run.
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,33 +10,10 @@
 #include "ops/templates.h"
 #include "tests/ops/ops_test_util.h"
 #include "tests/testing/offers.h"
-#include "tests/testing/test_data.h"
+#include "tests/testing/zoo_convs.h"
 
 namespace tunejit {
 namespace {
-
-// The zoo's convolutions, batch 1 (one line each: c h w co kh kw strides pads dilations groups).
-std::vector<autotvm::Conv2dParams> ZooConvs() {
-  std::ifstream in(testing::RepoTestData("zoo_convs.txt"));
-  std::vector<autotvm::Conv2dParams> convs;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    autotvm::Conv2dParams p;
-    p.n = 1;
-    p.layout = "NCHW";
-    p.data_dtype = p.kernel_dtype = p.out_dtype = "float32";
-    fields >> p.ci >> p.h >> p.w >> p.co >> p.kh >> p.kw >> p.stride_h >> p.stride_w >> p.pad_top >>
-        p.pad_left >> p.pad_bottom >> p.pad_right >> p.dilation_h >> p.dilation_w >> p.groups;
-    if (fields.fail()) {
-      ADD_FAILURE() << "bad line in zoo_convs.txt: " << line;
-      continue;
-    }
-    convs.push_back(p);
-  }
-  return convs;
-}
 
 std::string Describe(const autotvm::Conv2dParams& p) {
   return absl::StrCat("N ", p.n, " C ", p.ci, " ", p.h, "x", p.w, " CO ", p.co, " ", p.kh, "x",
@@ -47,7 +22,7 @@ std::string Describe(const autotvm::Conv2dParams& p) {
 }
 
 TEST(ZooFallback, EveryOfferedTemplatesFallbackPlans) {
-  const std::vector<autotvm::Conv2dParams> convs = ZooConvs();
+  const std::vector<autotvm::Conv2dParams> convs = testing::ZooConvs();
   ASSERT_GT(convs.size(), 200u);
   const DeviceLimits h100 = DeviceLimits::ForArch(GpuArch{9, 0, true});
   int checked = 0, failed = 0;
