@@ -122,10 +122,9 @@ absl::Status FillPlain(const Tensor& data, const Tensor& kernel, bool depthwise,
   return absl::OkStatus();
 }
 
-// conv2d_nhwc_wgmma.cuda (tunejit's, Hopper tensor cores): data [N, H, W, C], kernel
-// [CO, KH, KW, C] (OHWI: each output channel's taps K-major, as the kernel's B operand).
-absl::Status FillNhwc(const Tensor& data, const Tensor& kernel, const Workload& w,
-                      Conv2dParams* p) {
+// The NHWC data [N, H, W, C] of tunejit's NHWC conv workloads, beside a 4-D kernel.
+absl::Status FillNhwcData(const Tensor& data, const Tensor& kernel, const Workload& w,
+                          Conv2dParams* p) {
   if (data.shape.size() != 4 || kernel.shape.size() != 4) {
     return ArgError(w, "data and kernel must be 4-D");
   }
@@ -133,11 +132,19 @@ absl::Status FillNhwc(const Tensor& data, const Tensor& kernel, const Workload& 
   p->h = data.shape[1];
   p->w = data.shape[2];
   p->ci = data.shape[3];
+  p->layout = "NHWC";
+  return absl::OkStatus();
+}
+
+// conv2d_nhwc_wgmma.cuda (tunejit's, Hopper tensor cores): data [N, H, W, C], kernel
+// [CO, KH, KW, C] (OHWI: each output channel's taps K-major, as the kernel's B operand).
+absl::Status FillNhwc(const Tensor& data, const Tensor& kernel, const Workload& w,
+                      Conv2dParams* p) {
+  TUNEJIT_RETURN_IF_ERROR(FillNhwcData(data, kernel, w, p));
   p->co = kernel.shape[0];
   p->kh = kernel.shape[1];
   p->kw = kernel.shape[2];
   if (kernel.shape[3] != p->ci) return ArgError(w, "kernel CI != data channels");
-  p->layout = "NHWC";
   return absl::OkStatus();
 }
 
@@ -145,19 +152,12 @@ absl::Status FillNhwc(const Tensor& data, const Tensor& kernel, const Workload& 
 // taps, then its multiplier filters: OHWI of the depthwise [C, multiplier, KH, KW]).
 absl::Status FillNhwcDepthwise(const Tensor& data, const Tensor& kernel, const Workload& w,
                                Conv2dParams* p) {
-  if (data.shape.size() != 4 || kernel.shape.size() != 4) {
-    return ArgError(w, "data and kernel must be 4-D");
-  }
-  p->n = data.shape[0];
-  p->h = data.shape[1];
-  p->w = data.shape[2];
-  p->ci = data.shape[3];
+  TUNEJIT_RETURN_IF_ERROR(FillNhwcData(data, kernel, w, p));
   if (kernel.shape[0] != p->ci) return ArgError(w, "depthwise kernel channels != data channels");
   p->kh = kernel.shape[1];
   p->kw = kernel.shape[2];
   p->co = kernel.shape[0] * kernel.shape[3];
   p->groups = p->ci;
-  p->layout = "NHWC";
   return absl::OkStatus();
 }
 
