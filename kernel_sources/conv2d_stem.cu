@@ -18,9 +18,10 @@
 // A fragment straight from the window (its patch offsets are fixed per lane, so they are computed
 // once), and holds its B fragments (the whole padded [CO, K] weight) in registers for the block's
 // life, converted from the float32 OIHW weight as the graph has it (no packing step: a [CO, CI, KH,
-// KW] row is the patch in the window's order). A patch of more than four k16 steps (ResNet's 7x7
-// RGB stem: 147 values, 10 steps, whose fragments would take 160 registers a lane) keeps them in
-// shared memory instead, a word per lane, so that each warp-wide read hits 32 banks. The epilogue
+// KW] row is the patch in the window's order). Fragments of more than 32 registers a lane
+// (ResNet's 7x7 RGB stem: 147 values, 10 k steps x 8 channel tiles x 2 = 160; ConvNeXt's 4x4
+// patchify stem to 96 channels: 72) live in shared memory instead, a word per lane, so that each
+// warp-wide read hits 32 banks. The epilogue
 // (common.cuh's formula) goes through a
 // per-warp staging buffer, so that the 16 pixels' CO channels, contiguous in NHWC, leave as 16-byte
 // stores.
@@ -78,8 +79,10 @@ struct StemShape {
   static constexpr int kRowBytes = CO * kOutBytes;
   static constexpr int kStageRow = kRowBytes + 16;
   static constexpr int kMTiles = TH * TW / 16;
-  // The B fragments: a 32-bit word per lane for each k step, n tile and half of the k step.
-  static constexpr bool kWeightsInSmem = kKSteps > 4;
+  // The B fragments: a 32-bit word per lane for each k step, n tile and half of the k step; in
+  // registers up to 32 of them (VGG's stem: 2 k steps x 8 tiles x 2), else in shared memory.
+  static constexpr int kFragRegisters = kKSteps * kNTiles * 2;
+  static constexpr bool kWeightsInSmem = kFragRegisters > 32;
   static constexpr int kFragWords = kKSteps * kNTiles * 2 * 32;
   static_assert(TW % 16 == 0, "a warp's 16 pixels lie in one tile row");
   static_assert(CO % 16 == 0, "whole 16-byte output chunks");
@@ -302,4 +305,5 @@ TUNEJIT_CONV2D_STEM(3, 3, 1, 1, 64, 4, 64, 8, 11, 0);  // bias + relu + requanti
 TUNEJIT_CONV2D_STEM(1, 5, 2, 1, 32, 2, 16, 2, 0, 0);   // fp32 out, stride 2, K 25 -> 32
 TUNEJIT_CONV2D_STEM(4, 3, 1, 2, 32, 1, 16, 1, 7, 0);   // dilation 2, scaled fp32, K 36 -> 48
 TUNEJIT_CONV2D_STEM(3, 7, 2, 1, 64, 4, 32, 4, 3, 1);   // ResNet's: K 147 -> 160, weights in smem
+TUNEJIT_CONV2D_STEM(3, 4, 4, 1, 96, 2, 32, 4, 3, 1);   // ConvNeXt's patchify: 96 out, smem
 #endif                                                 // TUNEJIT_NVCC_CHECK

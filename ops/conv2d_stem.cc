@@ -7,8 +7,8 @@
 // dilation, out_dtype float16 | float32] (autotvm::ParseConv2dWorkload; nhwc_out). Knobs (all
 // `ot`, its ConfigSpace below): tile_h x tile_w output pixels per block, `warps` warps taking its
 // 16-pixel row pieces in turn. Template rules: C * KH * KW <= 256 (the patch is at most 16 k16
-// steps; past four the weight fragments live in shared memory rather than registers: ResNet's 7x7
-// RGB stem, 147 values), CO a multiple of 16 up to 64 (the accumulators live in registers),
+// steps; weight fragments of more than 32 registers a lane live in shared memory: ResNet's 7x7
+// RGB stem, 147 values), CO a multiple of 16 up to 128 (the accumulators live in registers),
 // groups 1, shared memory within 48 KiB.
 #include <string>
 #include <string_view>
@@ -26,12 +26,13 @@ namespace tunejit {
 namespace {
 
 constexpr const char* kTask = autotvm::kConv2dNchwStemMma;
-// The patch C * KH * KW is at most 16 k16 steps (VGG-16's RGB stem: 27, ResNet's: 147); past 4
-// (kRegisterPatch) the weight fragments move from registers to shared memory. The output
-// channels (multiples of 16) stay in registers.
+// The patch C * KH * KW is at most 16 k16 steps (VGG-16's RGB stem: 27, ResNet's: 147). The
+// weight fragments (k steps x 8-channel tiles x 2 words a lane) stay in registers up to
+// kFragmentRegisters, else move to shared memory (conv2d_stem.cu StemShape). The output channels
+// (multiples of 16, accumulators in registers) are at most 128 (ConvNeXt's stem: 96).
 constexpr int64_t kMaxStemPatch = 256;
-constexpr int64_t kRegisterPatch = 64;
-constexpr int64_t kMaxStemChannels = 64;
+constexpr int64_t kFragmentRegisters = 32;
+constexpr int64_t kMaxStemChannels = 128;
 
 struct StemTile {
   int64_t h = 0, w = 0, warps = 0;
@@ -86,15 +87,14 @@ int64_t OutBytes(const autotvm::Conv2dParams& p, const Epilogue& epilogue) {
 }
 
 // The kernel's static shared memory (conv2d_stem.cu StemShape): the float16 input window, per
-// warp 16 staged output rows of CO values + 16 bytes, and a patch past kRegisterPatch's weight
-// fragments (a 4-byte word per lane, k16 step, 8-channel tile and half step).
+// warp 16 staged output rows of CO values + 16 bytes, and weight fragments past
+// kFragmentRegisters (a 4-byte word per lane, k16 step, 8-channel tile and half step).
 int64_t StemSharedBytes(const autotvm::Conv2dParams& p, const StemTile& t, int64_t out_bytes) {
   const int64_t win_h = (t.h - 1) * p.stride_h + (p.kh - 1) * p.dilation_h + 1;
   const int64_t win_w = (t.w - 1) * p.stride_w + (p.kw - 1) * p.dilation_w + 1;
   const int64_t window = p.ci * win_h * win_w * 2;
-  const int64_t patch = p.ci * p.kh * p.kw;
-  const int64_t fragments =
-      patch > kRegisterPatch ? CeilDiv64(patch, 16) * (p.co / 8) * 2 * 32 * 4 : 4;
+  const int64_t registers = CeilDiv64(p.ci * p.kh * p.kw, 16) * (p.co / 8) * 2;  // a lane's
+  const int64_t fragments = registers > kFragmentRegisters ? registers * 32 * 4 : 4;
   return (window + 15) / 16 * 16 + t.warps * 16 * (p.co * out_bytes + 16) + fragments;
 }
 

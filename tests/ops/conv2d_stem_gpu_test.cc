@@ -126,7 +126,9 @@ TEST(Conv2dStemGpu, FallbackMatchesEveryOutputKind) {
                                            {2, 4, 17, 20, 16, 3, 2, 1, 2},  // dilation 2, K 36
                                            {1, 7, 15, 33, 48, 3, 1, 1, 1},  // K 63: 4 steps
                                            // ResNet's 7x7 stride 2: K 147, weights in smem
-                                           {2, 3, 45, 39, 64, 7, 3, 2, 1}}) {
+                                           {2, 3, 45, 39, 64, 7, 3, 2, 1},
+                                           // ConvNeXt's 4x4 stride 4 to 96 channels (smem)
+                                           {2, 3, 37, 42, 96, 4, 0, 4, 1}}) {
     const Operands o = MakeOperands(s, static_cast<uint32_t>(s.h * s.c + s.co));
     const autotvm::ConfigEntity fallback = *op->FallbackConfig(Workload(s, "float16"));
     CheckCases(*harness, o,

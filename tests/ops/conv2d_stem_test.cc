@@ -81,8 +81,14 @@ TEST(Conv2dStemWorkload, VggStemIsOfferedAndRoundTrips) {
   q.pad_top = q.pad_left = q.pad_bottom = q.pad_right = 3;
   EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 1);
   q = p;
-  q.co = 128;
+  q.co = 144;  // past 128 accumulators a lane's registers
   EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 0);
+  q = p;  // ConvNeXt's patchify stem: 4x4 stride 4, 96 channels
+  q.kh = q.kw = 4;
+  q.stride_h = q.stride_w = 4;
+  q.pad_top = q.pad_left = q.pad_bottom = q.pad_right = 0;
+  q.co = 96;
+  EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 1);
   q.co = 40;
   EXPECT_EQ(stem_offers(q, NumericMode::kFp16TensorCores), 0);
   q = p;

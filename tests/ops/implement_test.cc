@@ -194,7 +194,7 @@ TEST(ImplementTest, StemTakesNarrowConvsTheTensorCoreConvCannot) {
   q.co = 72;  // not a multiple of 16
   EXPECT_TRUE(OffersFor(Conv(q, NumericMode::kFp16TensorCores)).empty());
   q = p;
-  q.co = 80;  // over 64 channels
+  q.co = 144;  // over 128 channels
   EXPECT_TRUE(OffersFor(Conv(q, NumericMode::kFp16TensorCores)).empty());
   q = p;
   q.ci = 8;  // 8 halves are a whole 16 bytes: the wgmma conv (rank 0) takes it
