@@ -97,20 +97,6 @@ class Lowerer {
   // The node consuming activation `t` when it is its only consumer and of kind `op` (data input):
   // lowering's rule, so a task's absorbed pool is the node fused here.
   int FuseNext(int t, OpKind op) const { return SoleReader(g_, t, op); }
-  // The node of kind `op` that reads activation t as its second operand and is its only reader;
-  // -1 otherwise.
-  int SecondOperandReader(int t, OpKind op) const {
-    int reader = -1;
-    for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
-      const std::vector<int>& in = g_.nodes()[i].inputs;
-      if (std::find(in.begin(), in.end(), t) == in.end()) continue;
-      if (reader >= 0) return -1;
-      reader = i;
-    }
-    if (reader < 0 || g_.tensor(t).kind != TensorKind::kActivation) return -1;
-    const Node& user = g_.nodes()[reader];
-    return user.op == op && user.inputs.size() == 2 && user.inputs[1] == t ? reader : -1;
-  }
 
   absl::Status LowerNode(int i) {
     const Node& node = g_.nodes()[i];
@@ -331,10 +317,9 @@ class Lowerer {
         !std::all_of(task.implementations.begin(), task.implementations.end(), reads_residual)) {
       return;
     }
-    // The add is the value's only reader, as either operand (FuseNext takes a first operand).
-    int a = FuseNext(end, OpKind::kAdd);
-    if (a < 0) a = SecondOperandReader(end, OpKind::kAdd);
-    if (a < 0) return;
+    // The add is the value's only reader, as either operand.
+    const int a = OnlyReader(g_, end);
+    if (a < 0 || g_.nodes()[a].op != OpKind::kAdd) return;
     const Node& add = g_.nodes()[a];
     const int other = add.inputs[0] == end ? add.inputs[1] : add.inputs[0];
     const int v = other == end ? -1 : p_.value_of[other];

@@ -240,7 +240,7 @@ int64_t GraphMacs(const Graph& graph) {
   return total;
 }
 
-int SoleReader(const Graph& graph, int t, OpKind op) {
+int OnlyReader(const Graph& graph, int t) {
   if (graph.tensor(t).kind != TensorKind::kActivation) return -1;
   int reader = -1;
   for (int i = 0; i < static_cast<int>(graph.nodes().size()); ++i) {
@@ -249,6 +249,11 @@ int SoleReader(const Graph& graph, int t, OpKind op) {
     if (reader >= 0) return -1;
     reader = i;
   }
+  return reader;
+}
+
+int SoleReader(const Graph& graph, int t, OpKind op) {
+  const int reader = OnlyReader(graph, t);
   if (reader < 0) return -1;
   const Node& user = graph.nodes()[reader];
   if (user.op != op || user.inputs[0] != t) return -1;

@@ -183,6 +183,9 @@ int64_t GraphMacs(const Graph& graph);
 // A conv node's shape, strides, padding and groups as AutoTVM's parameters, float32 dtypes.
 autotvm::Conv2dParams ConvGeometry(const Graph& graph, const Node& node);
 
+// The node reading activation `t` when it is its only reader (as any of its inputs), or -1.
+int OnlyReader(const Graph& graph, int t);
+
 // The node reading activation `t` when it is its only reader, of kind `op`, with `t` as its data
 // (a bias_add's bias a weight), or -1: what the executor folds into a conv's task (a 2x2 max pool)
 // and fuses into its producer's step, and what the cuDNN baseline fuses, by this one rule.

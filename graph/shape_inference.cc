@@ -422,23 +422,6 @@ InputKind ExpectedInputKind(OpKind op, int position) {
   }
 }
 
-absl::StatusOr<std::vector<int64_t>> BroadcastShape(const std::vector<int64_t>& a,
-                                                    const std::vector<int64_t>& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  std::vector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("shapes ", Shape(a), " and ", Shape(b),
-                                                     " do not broadcast (dim ", i, ": ", da, " vs ",
-                                                     db, ")"));
-    }
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 absl::StatusOr<InferredOutput> InferOutput(OpKind op, const NodeAttrs& attrs,
                                            absl::Span<const TensorDesc* const> inputs) {
   const size_t count = InputCount(op);

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/broadcast.h"
 #include "graph/graph.h"
 
 namespace tunejit {
@@ -30,11 +31,6 @@ absl::StatusOr<InferredOutput> InferOutput(OpKind op, const NodeAttrs& attrs,
 // What input `position` of `op` must be: a weight (conv/dense weight, bias, scales, layer_norm's
 // scale and bias), an activation (data, the residual), or either (binary, concat and matmul
 // operands).
-// numpy broadcasting of two shapes (right-aligned; a dim of 1 stretches); InvalidArgument naming
-// the first dim that does not.
-absl::StatusOr<std::vector<int64_t>> BroadcastShape(const std::vector<int64_t>& a,
-                                                    const std::vector<int64_t>& b);
-
 // The axis softmax normalizes over: attrs.axis, or the last of `rank` dims for a negative one.
 inline int SoftmaxAxis(const NodeAttrs& attrs, size_t rank) {
   return attrs.axis < 0 ? static_cast<int>(rank) + attrs.axis : attrs.axis;

@@ -1,8 +1,9 @@
 // File: ops/broadcast.h
-// Row-major strides and numpy broadcasting of shapes, shared by the tensor ops' plans
-// (ops/tensor_ops.h) and their CPU reference (ops/tensor_ops_reference.h).
+// Row-major strides and the strides of a broadcast operand, shared by the tensor ops' plans
+// (ops/tensor_ops.h) and their CPU reference (ops/tensor_ops_reference.h); the broadcast shape
+// itself is common/broadcast.h's.
 //
-//   TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> out, BroadcastDims({2, 1}, {3}));  // [2, 3]
+//   TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> out, BroadcastShape({2, 1}, {3}));  // [2, 3]
 //   BroadcastStrides({2, 1}, out);  // [1, 0]: the column repeats along dim 1
 #ifndef TUNEJIT_OPS_BROADCAST_H_
 #define TUNEJIT_OPS_BROADCAST_H_
@@ -10,17 +11,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/status/statusor.h"
+#include "common/broadcast.h"
 
 namespace tunejit {
 
 // Element strides of a row-major tensor of `shape`.
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape);
-
-// numpy broadcasting of two shapes (right-aligned; a dim of 1 stretches); InvalidArgument "shapes
-// [..] and [..] do not broadcast" otherwise.
-absl::StatusOr<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
-                                                   const std::vector<int64_t>& b);
 
 // The strides of `shape` read at the broadcast shape `out` (right-aligned; 0 along the dims it
 // repeats, and along dims of 1).

@@ -45,7 +45,7 @@ absl::Status CheckShape(absl::string_view op, const TensorDims& shape) {
 // numpy broadcasting of `a` and `b`, errors prefixed by `op`.
 absl::StatusOr<TensorDims> Broadcast(absl::string_view op, const TensorDims& a,
                                      const TensorDims& b) {
-  absl::StatusOr<TensorDims> out = BroadcastDims(a, b);
+  absl::StatusOr<TensorDims> out = BroadcastShape(a, b);
   if (!out.ok())
     return absl::Status(out.status().code(), absl::StrCat(op, ": ", out.status().message()));
   return out;

@@ -94,7 +94,7 @@ std::vector<float> Unary(UnaryFn fn, absl::Span<const float> x, float alpha, flo
 
 std::vector<float> Binary(BinaryFn fn, const Dims& a_shape, absl::Span<const float> a,
                           const Dims& b_shape, absl::Span<const float> b) {
-  const Dims out = *BroadcastDims(a_shape, b_shape);
+  const Dims out = *BroadcastShape(a_shape, b_shape);
   const Dims sa = BroadcastStrides(a_shape, out), sb = BroadcastStrides(b_shape, out);
   std::vector<float> y(Count(out));
   for (int64_t i = 0; i < static_cast<int64_t>(y.size()); ++i) {
@@ -197,7 +197,7 @@ std::vector<float> MatMul(const Dims& a_shape, absl::Span<const float> a, const 
   const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
   const Dims a_batch(a_shape.begin(), a_shape.end() - 2),
       b_batch(b_shape.begin(), b_shape.end() - 2);
-  const Dims batch = *BroadcastDims(a_batch, b_batch);
+  const Dims batch = *BroadcastShape(a_batch, b_batch);
   const Dims sa = BroadcastStrides(a_batch, batch), sb = BroadcastStrides(b_batch, batch);
   const int64_t batches = Count(batch);
   std::vector<float> y(batches * m * n);
