@@ -60,6 +60,9 @@ class HistoryBest {
 
   Decision Query(const Target& target, const Workload& workload) const;
   size_t size() const { return records_.size(); }
+  // Record i, in the order added (what a saved build plan fingerprints).
+  const LoadedRecord& record(size_t i) const { return *records_[i]; }
+  const std::string& preferred_device() const { return preferred_device_; }
 
  private:
   void Offer(std::unordered_map<std::string, size_t>* map, const std::string& key, size_t i);

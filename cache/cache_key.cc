@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "cache/entry_format.h"
 #include "cache/kernel_cache.h"
+#include "common/digest.h"
 
 namespace tunejit {
 namespace {
@@ -40,7 +41,7 @@ std::string CacheKey::FileName() const { return absl::StrCat(readable, "-", dige
 CacheKey ComputeCacheKey(const CacheKeyInputs& inputs) {
   CacheKey key;
   key.canonical = cache_internal::EncodeCanonicalKey(inputs);
-  key.digest = cache_internal::Sha256Hex(key.canonical);
+  key.digest = Sha256Hex(key.canonical);
   std::string stem = SanitizeForFileName(SourceStem(inputs.source_name), 64);
   if (stem.empty()) stem = "kernel";
   key.readable =

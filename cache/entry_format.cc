@@ -1,12 +1,11 @@
 #include "cache/entry_format.h"
 
-#include <openssl/evp.h>
-
 #include <array>
 #include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/digest.h"
 #include "common/status_macros.h"
 
 namespace tunejit::cache_internal {
@@ -77,44 +76,6 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLoweredNames(absl::strin
 }
 
 }  // namespace
-
-std::string Sha256(absl::string_view bytes) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  // EVP_Digest only fails on allocation failure inside OpenSSL; an all-zero digest then simply
-  // never matches a stored one, so a failure degrades to a cache miss.
-  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
-    length = kSha256Bytes;
-    digest.fill(0);
-  }
-  return std::string(reinterpret_cast<const char*>(digest.data()), length);
-}
-
-std::string ToHex(absl::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    hex.push_back(kDigits[c >> 4]);
-    hex.push_back(kDigits[c & 15]);
-  }
-  return hex;
-}
-
-std::string Sha256Hex(absl::string_view bytes) { return ToHex(Sha256(bytes)); }
-
-void AppendU32(std::string* out, uint32_t value) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-void AppendU64(std::string* out, uint64_t value) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-void AppendBytes(std::string* out, absl::string_view bytes) {
-  AppendU64(out, bytes.size());
-  out->append(bytes.data(), bytes.size());
-}
 
 // Canonical key: a domain tag, the format version, then every CacheKeyInputs field in declaration
 // order. Strings are length-prefixed and lists count-prefixed, so field boundaries are unambiguous

@@ -1,6 +1,7 @@
 // File: cache/entry_format.h
 // Byte-level pieces of the kernel cache, shared by kernel_cache.cc, the tests and the fuzz target:
-// SHA-256, the canonical key encoding and the entry file layout. Pure functions on bytes: no I/O.
+// the canonical key encoding and the entry file layout (SHA-256 and the length-prefixed encoders
+// are common/digest.h). Pure functions on bytes: no I/O.
 //
 //   std::string bytes = EncodeEntry(key.canonical, entry);
 //   absl::StatusOr<ParsedEntry> parsed = ParseEntry(bytes);  // checks magic, version, checksum
@@ -37,20 +38,8 @@ namespace tunejit::cache_internal {
 // The file size must be exactly 40 + K + C + P + L + 32: anything else is truncated or padded.
 inline constexpr absl::string_view kEntryMagic = "TJKC";
 inline constexpr size_t kEntryHeaderBytes = 40;
-inline constexpr size_t kSha256Bytes = 32;
 // Files larger than this are rejected without reading them (a stray file, not one of ours).
 inline constexpr uint64_t kMaxEntryBytes = uint64_t{1} << 31;
-
-// Raw 32-byte SHA-256 (OpenSSL EVP) and its lowercase hex form.
-std::string Sha256(absl::string_view bytes);
-std::string Sha256Hex(absl::string_view bytes);
-std::string ToHex(absl::string_view bytes);
-
-// Little-endian, length-prefixed encoders: the canonical key and the entry use only these, so no
-// two different field lists can produce the same bytes.
-void AppendU32(std::string* out, uint32_t value);
-void AppendU64(std::string* out, uint64_t value);
-void AppendBytes(std::string* out, absl::string_view bytes);  // u64 length + bytes
 
 // The canonical key material for `inputs` (what ComputeCacheKey hashes).
 std::string EncodeCanonicalKey(const CacheKeyInputs& inputs);

@@ -17,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cache/entry_format.h"
+#include "common/digest.h"
+#include "common/file_io.h"
 #include "common/status_macros.h"
 
 namespace tunejit {
@@ -29,23 +31,6 @@ constexpr absl::string_view kTmpMarker = ".tjk.tmp.";
 // A temporary file this old belongs to a writer that died (a live Store renames within seconds).
 constexpr int64_t kStaleTmpSeconds = 3600;
 
-// One owner for a POSIX file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  // For the write path, where close() can report a delayed I/O error.
-  int Release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
 // One line, one write(2): lines from concurrent processes never interleave mid-line.
 void Warn(const std::string& message) {
   std::string line = absl::StrCat("tunejit: warning: ", message, "\n");
@@ -54,12 +39,6 @@ void Warn(const std::string& message) {
 }
 
 std::string ErrnoText(int error) { return std::strerror(error); }
-
-std::string RandomHex() {
-  std::random_device device;
-  uint64_t value = (uint64_t{device()} << 32) ^ device();
-  return absl::StrFormat("%016x", value);
-}
 
 bool IsEntryName(absl::string_view name) {
   return name.size() > kEntrySuffix.size() && absl::EndsWith(name, kEntrySuffix);
@@ -93,76 +72,11 @@ absl::StatusOr<std::vector<DirFile>> ListDir(const std::string& dir) {
   return files;
 }
 
-// Reads a whole file. NotFound for a missing file (a plain miss); any other failure is a reason
-// phrase for the "cache entry X is <reason>" warning.
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    int error = errno;
-    if (error == ENOENT) return absl::NotFoundError(path);
-    return absl::DataLossError(absl::StrCat("unreadable (", ErrnoText(error), ")"));
-  }
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    return absl::DataLossError("not a regular file");
-  }
-  if (static_cast<uint64_t>(info.st_size) > cache_internal::kMaxEntryBytes) {
-    return absl::DataLossError(absl::StrCat("too large (", info.st_size, " bytes)"));
-  }
-  std::string bytes(static_cast<size_t>(info.st_size), '\0');
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return absl::DataLossError(absl::StrCat("unreadable (", ErrnoText(errno), ")"));
-    if (n == 0) break;  // shorter than fstat said: the parser reports it as truncated
-    done += static_cast<size_t>(n);
-  }
-  bytes.resize(done);
-  return bytes;
-}
-
 // Test-only hook (see tests/cache): TUNEJIT_CACHE_TEST_PAUSE_AFTER_BYTES=N makes Store stop for up
 // to 60 s after writing N bytes of its temporary file, so a test can SIGKILL it mid-write.
 int64_t TestPauseAfterBytes() {
   const char* value = std::getenv("TUNEJIT_CACHE_TEST_PAUSE_AFTER_BYTES");
   return value == nullptr ? -1 : std::strtoll(value, nullptr, 10);
-}
-
-absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path) {
-  const int64_t pause_after = TestPauseAfterBytes();
-  size_t done = 0;
-  while (done < bytes.size()) {
-    size_t chunk = bytes.size() - done;
-    if (pause_after >= 0 && done < static_cast<size_t>(pause_after)) {
-      chunk = std::min(chunk, static_cast<size_t>(pause_after) - done);
-    }
-    ssize_t n = ::write(fd, bytes.data() + done, chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return absl::UnavailableError(absl::StrCat("write ", path, ": ", ErrnoText(errno)));
-    done += static_cast<size_t>(n);
-    if (pause_after >= 0 && done == static_cast<size_t>(pause_after)) {
-      std::this_thread::sleep_for(std::chrono::seconds(60));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Writes `bytes` to `tmp` durably (fsync before the caller renames it into place: otherwise a crash
-// could leave a renamed but empty file).
-absl::Status WriteTmpFile(const std::string& tmp, absl::string_view bytes) {
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-  if (fd.get() < 0) {
-    return absl::UnavailableError(absl::StrCat("create ", tmp, ": ", ErrnoText(errno)));
-  }
-  TUNEJIT_RETURN_IF_ERROR(WriteAll(fd.get(), bytes, tmp));
-  if (::fsync(fd.get()) != 0) {
-    return absl::UnavailableError(absl::StrCat("fsync ", tmp, ": ", ErrnoText(errno)));
-  }
-  if (::close(fd.Release()) != 0) {
-    return absl::UnavailableError(absl::StrCat("close ", tmp, ": ", ErrnoText(errno)));
-  }
-  return absl::OkStatus();
 }
 
 // Checks that files can be created in `dir` (creating it if needed). Returns the reason if not.
@@ -229,7 +143,7 @@ const std::string& KernelCache::dir() const { return dir_; }
 std::optional<CacheEntry> KernelCache::Lookup(const CacheKey& key) const {
   if (!enabled_) return std::nullopt;
   const std::string path = absl::StrCat(dir_, "/", key.FileName());
-  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path, cache_internal::kMaxEntryBytes);
   if (absl::IsNotFound(bytes.status())) return std::nullopt;
   auto miss = [&](absl::string_view reason) {
     Warn(absl::StrCat("cache entry ", path, " is ", reason, "; recompiling"));
@@ -249,17 +163,9 @@ std::optional<CacheEntry> KernelCache::Lookup(const CacheKey& key) const {
 absl::Status KernelCache::Store(const CacheKey& key, const CacheEntry& entry) {
   if (!enabled_) return absl::OkStatus();
   const std::string path = absl::StrCat(dir_, "/", key.FileName());
-  // Unique per process and call, in the same directory so that rename() is atomic.
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", RandomHex());
-  absl::Status written = WriteTmpFile(tmp, cache_internal::EncodeEntry(key.canonical, entry));
-  if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    written = absl::UnavailableError(absl::StrCat("rename ", tmp, ": ", ErrnoText(errno)));
-  }
-  if (!written.ok()) {
-    ::unlink(tmp.c_str());
-    return written;
-  }
-  // No fsync of the directory: after a power loss the rename may be lost, which is only a miss.
+  TUNEJIT_RETURN_IF_ERROR(WriteFileAtomically(path,
+                                              cache_internal::EncodeEntry(key.canonical, entry),
+                                              AtomicWriteOptions{TestPauseAfterBytes()}));
   // The entry is in place; a failed eviction only leaves the cache over its cap until next time.
   EvictToCap().IgnoreError();
   return absl::OkStatus();
@@ -290,7 +196,7 @@ absl::StatusOr<VerifyReport> KernelCache::Verify(bool remove_invalid) const {
   for (const DirFile& file : *files) {
     if (!IsEntryName(file.name)) continue;  // temporary files are not entries
     const std::string path = absl::StrCat(dir_, "/", file.name);
-    absl::StatusOr<std::string> bytes = ReadWholeFile(path);
+    absl::StatusOr<std::string> bytes = ReadFileBytes(path, cache_internal::kMaxEntryBytes);
     if (absl::IsNotFound(bytes.status())) continue;  // evicted while we looked
     std::string reason;
     if (!bytes.ok()) {
@@ -298,7 +204,7 @@ absl::StatusOr<VerifyReport> KernelCache::Verify(bool remove_invalid) const {
     } else if (absl::StatusOr<cache_internal::ParsedEntry> parsed = ParseEntry(*bytes);
                !parsed.ok()) {
       reason = std::string(parsed.status().message());
-    } else if (DigestFromFileName(file.name) != cache_internal::Sha256Hex(parsed->canonical_key)) {
+    } else if (DigestFromFileName(file.name) != Sha256Hex(parsed->canonical_key)) {
       reason = "misnamed (the file name's digest is not the SHA-256 of the stored key)";
     }
     if (reason.empty()) {

@@ -30,13 +30,13 @@
 #include "cache/kernel_cache.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "cli/git_commit.h"
 #include "cli/model_source.h"
 #include "cli/raw_floats.h"
 #include "cli/run_report.h"
 #include "cli/svg_chart.h"
 #include "common/random.h"
 #include "common/status_macros.h"
+#include "common/version.h"
 #include "executor/executor.h"
 #include "executor/node_tasks.h"
 #include "graph/weights.h"
@@ -73,6 +73,7 @@ struct RunFlags {
   std::string save_weights;
   std::string input;   // raw float32 input file
   std::string output;  // raw float32 output file
+  std::string plan;    // saved build plan: used when it matches, else written after the build
 };
 
 double Since(std::chrono::steady_clock::time_point start) {
@@ -99,12 +100,6 @@ std::string FindDataFile(const std::string& name, std::vector<std::string>* sear
     if (std::filesystem::exists(p, ec)) return p.string();
   }
   return "";
-}
-
-std::string VersionText() {
-  std::string commit = TUNEJIT_GIT_COMMIT;
-  return commit.empty() ? std::string(TUNEJIT_VERSION)
-                        : absl::StrCat(TUNEJIT_VERSION, " (", commit, ")");
 }
 
 int Usage(const std::string& message) {
@@ -148,6 +143,11 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   p.String("input", &f->input, "FILE.bin",
            "the input as raw little-endian float32 (default: N(0, 1) from --seed)");
   p.String("output", &f->output, "FILE.bin", "write the output as raw little-endian float32");
+  p.String("plan", &f->plan, "FILE",
+           "a saved build plan: when it was made for this model, weights, log, precision, GPU "
+           "and tunejit build, the build takes its kernels and int8 scales (no kernel choice, "
+           "verification or calibration); otherwise (or when FILE does not exist) the build "
+           "runs in full and writes its plan to FILE");
   std::vector<std::string> positional;
   if (int code = p.Parse(args, &positional); code >= 0) return code;
   if (!positional.empty()) return Usage("unexpected argument '" + positional[0] + "'");
@@ -271,9 +271,10 @@ std::string BuildDetail(const ExecutorStats& st) {
       st.lower_seconds, st.compile_seconds, st.kernels_compiled, st.kernel_cache_hits,
       st.calibrate_seconds, st.upload_seconds, st.verify_seconds, st.fallback_layers);
   if (st.scales_given + st.scales_calibrated > 0) {
-    absl::StrAppendFormat(&detail, "; int8 scales: %d from the model, %d calibrated",
-                          st.scales_given, st.scales_calibrated);
+    absl::StrAppendFormat(&detail, "; int8 scales: %d %s, %d calibrated", st.scales_given,
+                          st.plan_used ? "from the plan" : "from the model", st.scales_calibrated);
   }
+  if (st.plan_used) absl::StrAppend(&detail, "; from the build plan");
   return detail;
 }
 
@@ -297,6 +298,16 @@ void NoteQdqAtFp32(const RunFlags& f, const RunState& s) {
                "--precision int8 runs it on the int8 kernels with the file's scales\n";
 }
 
+// --plan's file, when it exists and reads; a damaged one is reported (the build then runs in full
+// and replaces it).
+std::optional<BuildPlan> LoadPlan(const RunFlags& f) {
+  if (f.plan.empty()) return std::nullopt;
+  absl::StatusOr<BuildPlan> plan = LoadBuildPlan(f.plan);
+  if (plan.ok()) return *std::move(plan);
+  std::cerr << "run: " << plan.status().message() << "; building in full, then writing it\n";
+  return std::nullopt;
+}
+
 absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
                                        const KernelCompiler& compiler, RunState* s) {
   ExecutorOptions options;
@@ -313,9 +324,15 @@ absl::StatusOr<Executor> BuildExecutor(const RunFlags& f, const Device& device,
   std::cerr << "run: building " << f.model << " (" << NumericModeName(f.mode) << ", batch "
             << s->batch << ") on " << device.properties().name << "\n";
   auto start = std::chrono::steady_clock::now();
+  const std::optional<BuildPlan> plan = LoadPlan(f);
+  if (plan.has_value()) options.plan = &*plan;
   TUNEJIT_ASSIGN_OR_RETURN(Executor ex,
                            Executor::Build(device, compiler, *s->graph, *s->weights, options));
   s->report.startup.push_back({"build", Since(start), BuildDetail(ex.stats())});
+  if (!f.plan.empty() && !ex.stats().plan_used) {
+    absl::Status saved = SaveBuildPlan(f.plan, ex.build_plan());
+    std::cerr << "run: " << (saved.ok() ? "wrote build plan " + f.plan : saved.message()) << "\n";
+  }
   if (IsInt8(f.mode) && IsOnnxPath(f.model)) {
     std::cerr << ScalesLine(f, ex.stats()) << "\n";
   }
@@ -369,6 +386,7 @@ absl::StatusOr<std::optional<std::vector<float>>> RunBaseline(const RunFlags& f,
 
 // Builds, runs, compares and times; fills s->report.
 absl::Status RunOnGpu(const RunFlags& f, RunState* s) {
+  auto start = std::chrono::steady_clock::now();
   TUNEJIT_ASSIGN_OR_RETURN(Device device, Device::Open(static_cast<int>(f.device)));
   const DeviceProperties& props = device.properties();
   s->report.peaks =
@@ -377,11 +395,12 @@ absl::Status RunOnGpu(const RunFlags& f, RunState* s) {
   cache_options.dir = f.cache_dir;
   TUNEJIT_ASSIGN_OR_RETURN(KernelCache cache, KernelCache::Open(cache_options));
   KernelCompiler compiler(cache.enabled() ? &cache : nullptr);
+  s->report.startup.push_back({"device", Since(start), "CUDA context, kernel cache"});
   TUNEJIT_ASSIGN_OR_RETURN(Executor ex, BuildExecutor(f, device, compiler, s));
   s->report.stats = ex.stats();
 
   const std::vector<float>& input = s->input;
-  auto start = std::chrono::steady_clock::now();
+  start = std::chrono::steady_clock::now();
   TUNEJIT_RETURN_IF_ERROR(ex.SetInput(s->input_name, input));
   TUNEJIT_RETURN_IF_ERROR(ex.Run());
   s->report.startup.push_back({"first run", Since(start), "input upload + run + CUDA graph"});
@@ -445,7 +464,7 @@ int RunRunCommand(const std::vector<std::string>& args) {
   RunFlags f;
   if (int code = ParseRunFlags(args, &f); code >= 0) return code;
   RunState s;
-  s.report.version = VersionText();
+  s.report.version = TunejitVersion();
   s.report.model = f.model;
   s.report.precision = std::string(PrecisionName(f.mode));
   s.report.numeric_mode = std::string(NumericModeName(f.mode));

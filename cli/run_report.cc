@@ -382,6 +382,9 @@ nlohmann::ordered_json ReportJson(const RunReport& r) {
                 {"calibrate_seconds", s.calibrate_seconds},
                 {"upload_seconds", s.upload_seconds},
                 {"verify_seconds", s.verify_seconds},
+                {"fingerprint_seconds", s.fingerprint_seconds},
+                {"plan_used", s.plan_used},
+                {"plan_refused", s.plan_refused},
                 {"fallback_layers", s.fallback_layers},
                 {"warnings", s.warnings}};
   j["memory"] = {{"peak_device_bytes", s.peak_device_bytes},

@@ -14,6 +14,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The kPrepare kernels (weight transforms), then the device memory in use.
+absl::Status PrepareAndMeasure(Executor::State& s) {
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    TUNEJIT_RETURN_IF_ERROR(s.LaunchStep(static_cast<int>(i), PlannedKernel::Phase::kPrepare));
+  }
+  TUNEJIT_RETURN_IF_ERROR(s.stream->Synchronize());
+  TUNEJIT_ASSIGN_OR_RETURN(s.stats.peak_device_bytes, s.device->MemoryInUse());
+  return absl::OkStatus();
+}
+
 // Everything but calibration: plans, compilation (+ verification), memory, weights, kPrepare.
 absl::Status BuildSteps(Executor::State& s, const KernelCompiler& compiler,
                         const WeightSet& weights) {
@@ -25,12 +35,7 @@ absl::Status BuildSteps(Executor::State& s, const KernelCompiler& compiler,
   if (changed) TUNEJIT_RETURN_IF_ERROR(CompileSteps(s, compiler, {}));
   TUNEJIT_RETURN_IF_ERROR(UploadWeights(s, weights));
   TUNEJIT_RETURN_IF_ERROR(AllocateAndBind(s));
-  for (size_t i = 0; i < s.steps.size(); ++i) {
-    TUNEJIT_RETURN_IF_ERROR(s.LaunchStep(static_cast<int>(i), PlannedKernel::Phase::kPrepare));
-  }
-  TUNEJIT_RETURN_IF_ERROR(s.stream->Synchronize());
-  TUNEJIT_ASSIGN_OR_RETURN(s.stats.peak_device_bytes, s.device->MemoryInUse());
-  return absl::OkStatus();
+  return PrepareAndMeasure(s);
 }
 
 absl::StatusOr<std::unique_ptr<Executor::State>> NewState(const Device& device, const Graph& graph,
@@ -96,6 +101,42 @@ absl::Status ResolveScales(Executor::State& s, const KernelCompiler& compiler,
   return absl::OkStatus();
 }
 
+// A build from a saved plan (ExecutorOptions::plan): its int8 scales and kernel choices, no
+// calibration, no verification. Any error (a FailedPrecondition naming how the plan differs from
+// this build, or a failure of the build itself) makes the caller build in full.
+absl::StatusOr<std::unique_ptr<Executor::State>> BuildFromPlan(
+    const Device& device, const KernelCompiler& compiler, const Graph& graph,
+    const WeightSet& weights, const ExecutorOptions& options, const BuildPlanIdentity& identity) {
+  const BuildPlan& plan = *options.plan;
+  if (std::optional<std::string> why = IdentityMismatch(plan.identity, identity)) {
+    return absl::FailedPreconditionError(*why);
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(std::unique_ptr<Executor::State> s,
+                           NewState(device, graph, weights, options));
+  TUNEJIT_RETURN_IF_ERROR(CheckPlannedSteps(s->program, plan));
+  s->scales = plan.activation_scales;
+  s->stats.scales_given = static_cast<int>(s->scales.size());
+  for (size_t j = 0; j < s->scales.size(); ++j) {
+    s->stats.activation_scales[graph.tensor(s->program.scale_sources[j]).name] = s->scales[j];
+  }
+  const auto lower_start = Clock::now();
+  TUNEJIT_RETURN_IF_ERROR(PlanSteps(*s, &plan));
+  s->stats.lower_seconds += SecondsSince(lower_start);
+  TUNEJIT_RETURN_IF_ERROR(CompileSteps(*s, compiler, {}));
+  TUNEJIT_RETURN_IF_ERROR(CheckPlannedKernels(*s, plan));
+  TUNEJIT_RETURN_IF_ERROR(UploadWeights(*s, weights));
+  TUNEJIT_RETURN_IF_ERROR(AllocateAndBind(*s));
+  if (s->memory.arena_bytes != plan.arena_bytes) {
+    return absl::FailedPreconditionError(absl::StrCat("its activation arena is ", plan.arena_bytes,
+                                                      " bytes; this build's is ",
+                                                      s->memory.arena_bytes));
+  }
+  TUNEJIT_RETURN_IF_ERROR(PrepareAndMeasure(*s));
+  s->plan = plan;
+  s->stats.plan_used = true;
+  return s;
+}
+
 absl::Status NotFound(const std::string& what, const std::string& name) {
   return absl::InvalidArgumentError(
       absl::StrCat("executor: no graph ", what, " named '", name, "'"));
@@ -127,7 +168,26 @@ absl::StatusOr<Executor> Executor::Build(const Device& device, const KernelCompi
                                          const ExecutorOptions& options) {
   TUNEJIT_RETURN_IF_ERROR(graph.Validate());
   TUNEJIT_RETURN_IF_ERROR(CheckWeights(graph, weights));
+  const auto fingerprint_start = Clock::now();
+  TUNEJIT_ASSIGN_OR_RETURN(BuildPlanIdentity identity,
+                           BuildIdentity(device, graph, weights, options));
+  const double fingerprint_seconds = SecondsSince(fingerprint_start);
+  std::string refused;
+  if (options.plan != nullptr) {
+    absl::StatusOr<std::unique_ptr<State>> planned =
+        BuildFromPlan(device, compiler, graph, weights, options, identity);
+    if (planned.ok()) {
+      for (const std::string& w : weights.warnings()) (*planned)->Warn(w);
+      (*planned)->stats.fingerprint_seconds = fingerprint_seconds;
+      return Executor(*std::move(planned));
+    }
+    refused = std::string(planned.status().message());
+  }
   TUNEJIT_ASSIGN_OR_RETURN(std::unique_ptr<State> s, NewState(device, graph, weights, options));
+  s->stats.fingerprint_seconds = fingerprint_seconds;
+  s->stats.plan_refused = refused;
+  if (!refused.empty())
+    s->Warn(absl::StrCat("build plan not used: ", refused, "; building in full"));
   for (const std::string& w : weights.warnings()) s->Warn(w);
   if (IsInt8(options.mode)) {
     TUNEJIT_RETURN_IF_ERROR(ResolveScales(*s, compiler, weights));
@@ -138,6 +198,7 @@ absl::StatusOr<Executor> Executor::Build(const Device& device, const KernelCompi
         absl::StrCat("the device cannot hold the network: ", built.message()));
   }
   TUNEJIT_RETURN_IF_ERROR(built);
+  s->plan = MakeBuildPlan(*s, std::move(identity));
   return Executor(std::move(s));
 }
 
@@ -247,5 +308,6 @@ absl::StatusOr<std::vector<double>> Executor::TimeLayers(int repeats) {
 
 const std::vector<LayerInfo>& Executor::layers() const { return state_->layers; }
 const ExecutorStats& Executor::stats() const { return state_->stats; }
+const BuildPlan& Executor::build_plan() const { return state_->plan; }
 
 }  // namespace tunejit

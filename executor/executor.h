@@ -7,6 +7,8 @@
 //    cache (progress on `progress`), plan activation memory with reuse (executor/memory_plan.h),
 //    upload (and for int8, quantize) the weights, run the kPrepare kernels, pre-pack every launch.
 //  Run: a flat list of launches with no allocation or lookup, captured into one CUDA graph.
+// A saved build plan (executor/build_plan.h, ExecutorOptions::plan) lets a later build skip the
+// kernel choice, the record verification and the int8 calibration.
 //
 // int8 (NumericMode::kInt8Dp4a or kInt8TensorCores; method in graph/quantize.h): weights get
 // per-output-channel scales (max |w| / 127); activations entering an int8 conv a per-tensor scale
@@ -40,6 +42,7 @@
 #include "absl/types/span.h"
 #include "autotvm/dispatch.h"
 #include "autotvm/target.h"
+#include "executor/build_plan.h"
 #include "executor/node_tasks.h"
 #include "graph/graph.h"
 #include "graph/weights.h"
@@ -70,6 +73,11 @@ struct ExecutorOptions {
   // (q * s[c]) that gives back the file's int8 q and s[c] exactly when each channel's max |q| is
   // 127, which is what symmetric max calibration produces.
   absl::flat_hash_map<std::string, float> activation_scales;
+  // A plan an earlier build saved (executor/build_plan.h; may be null). When it was made for this
+  // graph, these weights and options, this GPU and this tunejit build, the build takes its
+  // kernel choices and int8 scales: no calibration, no record verification, no kernel choice.
+  // Otherwise the build runs in full and ExecutorStats::plan_refused says why.
+  const BuildPlan* plan = nullptr;
 };
 
 // One launched step of the run phase, for reports: a fused conv/dense (+bias, relu, requantize),
@@ -112,6 +120,9 @@ struct ExecutorStats {
   int64_t peak_device_bytes = 0;  // device memory in use after build (all of the above + context)
   int fallback_layers = 0;
   std::vector<std::string> warnings;  // fallbacks, skipped records, unused weights ...
+  double fingerprint_seconds = 0;     // the graph's and weights' fingerprints (BuildPlanIdentity)
+  bool plan_used = false;             // built from ExecutorOptions::plan
+  std::string plan_refused;           // why the given plan was not used ("" when used or none)
 };
 
 class Executor {
@@ -142,6 +153,8 @@ class Executor {
 
   const std::vector<LayerInfo>& layers() const;
   const ExecutorStats& stats() const;
+  // What this build decided, to save (SaveBuildPlan) for the next start.
+  const BuildPlan& build_plan() const;
 
   // Opaque outside the executor's own sources (executor/executor_internal.h defines it).
   struct State;

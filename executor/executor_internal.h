@@ -6,6 +6,7 @@
 //   executor_compile.cc  parallel compilation with progress, loading, argument binding
 //   executor_weights.cc  weight upload (and int8 quantization of weights and epilogue vectors)
 //   executor_verify.cc   record verification against the reference kernels, int8 calibration
+//   executor_build_plan.cc  saved build plans: identity, making one, checking a given one
 // Not installed; only the executor's sources include it.
 #ifndef TUNEJIT_EXECUTOR_EXECUTOR_INTERNAL_H_
 #define TUNEJIT_EXECUTOR_EXECUTOR_INTERNAL_H_
@@ -57,6 +58,7 @@ struct Executor::State {
   std::vector<StepRuntime> steps;
   std::vector<LayerInfo> layers;
   ExecutorStats stats;
+  BuildPlan plan;  // what this build decided (Executor::build_plan)
   bool captured = false;
 
   DevicePtr TensorPtr(int step_tensor) const {
@@ -68,8 +70,9 @@ struct Executor::State {
 
 double SecondsSince(std::chrono::steady_clock::time_point start);
 
-// executor_plans.cc: fills steps[i].plan / choice and layers (kernel choice for conv / dense).
-absl::Status PlanSteps(Executor::State& state);
+// executor_plans.cc: fills steps[i].plan / choice and layers: kernel choice for conv / dense, or
+// with `plan` (checked by CheckPlannedSteps) the plan's choice.
+absl::Status PlanSteps(Executor::State& state, const BuildPlan* plan = nullptr);
 // Re-reads the chosen candidate of step `i` into its plan and LayerInfo.
 void UseCandidate(Executor::State& state, int i);
 
@@ -98,6 +101,20 @@ std::vector<OpPlan> VerificationPlans(const Executor::State& state);
 absl::StatusOr<std::vector<float>> CalibrateAbsMax(Executor::State& fp32,
                                                    const KernelCompiler& compiler,
                                                    const std::vector<int>& sources);
+
+// executor_build_plan.cc
+// What a build is (BuildPlanIdentity): fingerprints of the graph, the weights and the options,
+// the GPU architecture, driver, NVRTC and tunejit versions.
+absl::StatusOr<BuildPlanIdentity> BuildIdentity(const Device& device, const Graph& graph,
+                                                const WeightSet& weights,
+                                                const ExecutorOptions& options);
+// The plan of a finished build: every step's chosen candidate and kernels, the int8 scales.
+BuildPlan MakeBuildPlan(const Executor::State& state, BuildPlanIdentity identity);
+// FailedPrecondition, worded for "build plan not used: <why>", when `plan` does not list the
+// lowered program's steps (names, kinds, tuned or not) and scale slots.
+absl::Status CheckPlannedSteps(const StepProgram& program, const BuildPlan& plan);
+// The same when the compiled kernels' cache digests differ from the plan's.
+absl::Status CheckPlannedKernels(const Executor::State& state, const BuildPlan& plan);
 
 }  // namespace tunejit
 

@@ -54,7 +54,7 @@ void UseCandidate(Executor::State& state, int i) {
   info.kernels = RunKernels(rt.plan);
 }
 
-absl::Status PlanSteps(Executor::State& state) {
+absl::Status PlanSteps(Executor::State& state, const BuildPlan* plan) {
   const StepProgram& p = state.program;
   state.steps.clear();
   state.steps.resize(p.steps.size());
@@ -72,9 +72,12 @@ absl::Status PlanSteps(Executor::State& state) {
       continue;
     }
     ++tuned;
-    TUNEJIT_ASSIGN_OR_RETURN(KernelChoice choice,
-                             ChooseKernel(p.tasks[step.task], state.options.history,
-                                          state.options.target, state.limits, step.epilogue));
+    TUNEJIT_ASSIGN_OR_RETURN(
+        KernelChoice choice,
+        plan != nullptr
+            ? KernelFromPlan(p.tasks[step.task], plan->steps[i], state.limits, step.epilogue)
+            : ChooseKernel(p.tasks[step.task], state.options.history, state.options.target,
+                           state.limits, step.epilogue));
     state.layers.back().reasons = choice.reasons;
     rt.choice = std::move(choice);
     UseCandidate(state, static_cast<int>(i));
@@ -85,7 +88,8 @@ absl::Status PlanSteps(Executor::State& state) {
                               state.layers.back().task_name));
     }
   }
-  const bool has_log = state.options.history != nullptr && state.options.history->size() > 0;
+  const bool has_log =
+      plan == nullptr && state.options.history != nullptr && state.options.history->size() > 0;
   if (has_log && tuned > 0 && state.stats.fallback_layers == tuned) {
     state.Warn("the log has no record for any layer of this model: is it for another model/batch?");
   }

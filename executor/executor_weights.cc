@@ -1,8 +1,12 @@
-// Weights to the device: float32 as given, (int8 steps) quantized per output channel on the
-// host, with each conv/dense epilogue's bias and scale vectors (graph/quantize.h formulas), or
-// (fp16 tensor-core steps) rounded to float16; tensor-core convs take theirs reordered OIHW ->
-// OHWI.
+// Weights to the device, prepared on the host on all cores, then copied: float32 as given, (int8
+// steps) quantized per output channel on the host, with each conv/dense epilogue's bias and scale
+// vectors (graph/quantize.h formulas), or (fp16 tensor-core steps) rounded to float16; tensor-core
+// convs take theirs reordered OIHW -> OHWI.
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <optional>
+#include <thread>
 
 #include "common/half.h"
 
@@ -21,20 +25,24 @@ std::vector<float> Floats(const WeightSet& weights, int tensor) {
   return v;
 }
 
-absl::StatusOr<DevicePtr> Upload(Executor::State& state, const void* data, size_t bytes) {
-  if (bytes == 0) return DevicePtr{0};
-  TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(*state.device, bytes));
-  TUNEJIT_RETURN_IF_ERROR(b.CopyFromHost(data, bytes));
-  state.stats.weight_bytes += static_cast<int64_t>(bytes);
-  const DevicePtr ptr = b.ptr();
-  state.weight_buffers.push_back(std::move(b));
-  return ptr;
-}
+// One device tensor's bytes, prepared on the host (converted, reordered, quantized).
+struct HostTensor {
+  std::vector<uint8_t> bytes;
+  template <typename T>
+  static HostTensor Of(const std::vector<T>& v) {
+    HostTensor t;
+    t.bytes.resize(v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+    return t;
+  }
+};
 
-template <typename T>
-absl::StatusOr<DevicePtr> Upload(Executor::State& state, const std::vector<T>& v) {
-  return Upload(state, v.data(), v.size() * sizeof(T));
-}
+// A step's weights as its kernels read them; each is uploaded into the matching DevicePtr of the
+// step (`weight`, `bias`, `scale`, per operand) when present.
+struct HostStepWeights {
+  std::optional<HostTensor> weight, bias, scale;
+  std::vector<std::optional<HostTensor>> operands;
+};
 
 // A conv weight from the graph's OIHW into the tensor-core templates' [CO, KH, KW, C] (OHWI).
 template <typename T>
@@ -76,9 +84,8 @@ float ScaleOf(const Executor::State& state, int step_tensor) {
   return state.scales[state.program.tensors[step_tensor].scale_slot];
 }
 
-absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int i) {
+HostStepWeights PrepareMatmul(const Executor::State& state, const WeightSet& weights, int i) {
   const Step& step = state.program.steps[i];
-  StepRuntime& rt = state.steps[i];
   const std::vector<int64_t>& input_hwc = state.program.tensors[step.input].flattened_hwc;
   const std::vector<float> w = input_hwc.empty()
                                    ? Floats(weights, step.weight)
@@ -87,52 +94,95 @@ absl::Status UploadMatmul(Executor::State& state, const WeightSet& weights, int 
       step.bias >= 0 ? Floats(weights, step.bias) : std::vector<float>{};
   const int64_t channels = state.graph.tensor(step.weight).shape[0];
   const bool requantize = step.epilogue.output == Epilogue::Output::kInt8Requantize;
+  HostStepWeights out;
   EpilogueScales e;
   // The stem template converts its float32 weight itself.
   if (const NodeTask& task = state.program.tasks[step.task];
       task.half() && !task.forms.float_nchw_data) {
-    TUNEJIT_ASSIGN_OR_RETURN(rt.weight,
-                             Upload(state, Fp16Weights(w, state.graph.tensor(step.weight).shape)));
+    out.weight = HostTensor::Of(Fp16Weights(w, state.graph.tensor(step.weight).shape));
     e = requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
                    : EpilogueScales{{}, bias};
   } else if (step.int8) {
     QuantizedWeights q = QuantizeWeights(w, channels);
     if (task.forms.nhwc) q.values = ToOhwi(q.values, state.graph.tensor(step.weight).shape);
-    TUNEJIT_ASSIGN_OR_RETURN(rt.weight, Upload(state, q.values));
+    out.weight = HostTensor::Of(q.values);
     const float s_in = ScaleOf(state, step.input);
     e = requantize ? RequantizeEpilogue(s_in, q.scales, bias, ScaleOf(state, step.output))
                    : DequantizeEpilogue(s_in, q.scales, bias);
   } else {
-    TUNEJIT_ASSIGN_OR_RETURN(rt.weight, Upload(state, w));
+    out.weight = HostTensor::Of(w);
     e = requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
                    : EpilogueScales{{}, bias};
   }
-  if (step.epilogue.bias) {
-    TUNEJIT_ASSIGN_OR_RETURN(rt.bias, Upload(state, e.bias));
+  if (step.epilogue.bias) out.bias = HostTensor::Of(e.bias);
+  if (step.epilogue.output != Epilogue::Output::kAccumulator) out.scale = HostTensor::Of(e.scale);
+  return out;
+}
+
+HostStepWeights PrepareStep(const Executor::State& state, const WeightSet& weights, int i) {
+  const Step& step = state.program.steps[i];
+  HostStepWeights out;
+  if (step.kind == StepKind::kConv2d || step.kind == StepKind::kDense) {
+    out = PrepareMatmul(state, weights, i);
+  } else if (step.kind == StepKind::kBiasAdd) {
+    out.bias = HostTensor::Of(Floats(weights, step.bias));
   }
-  if (step.epilogue.output != Epilogue::Output::kAccumulator) {
-    TUNEJIT_ASSIGN_OR_RETURN(rt.scale, Upload(state, e.scale));
+  out.operands.resize(step.operands.size());
+  for (size_t k = 0; k < step.operands.size(); ++k) {
+    if (step.operands[k].weight >= 0) {
+      out.operands[k] = HostTensor::Of(Floats(weights, step.operands[k].weight));
+    }
   }
-  return absl::OkStatus();
+  return out;
+}
+
+// Every step's host preparation, on `threads` threads: the conversions and reorders are the
+// costly part of an upload (a single thread managed about 1 GB/s of VGG-16's weights).
+std::vector<HostStepWeights> PrepareAll(const Executor::State& state, const WeightSet& weights,
+                                        int threads) {
+  std::vector<HostStepWeights> prepared(state.program.steps.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < prepared.size(); i = next++) {
+      prepared[i] = PrepareStep(state, weights, static_cast<int>(i));
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(threads, static_cast<int>(prepared.size())); ++t) {
+    pool.emplace_back(work);
+  }
+  work();
+  for (std::thread& t : pool) t.join();
+  return prepared;
+}
+
+absl::StatusOr<DevicePtr> Upload(Executor::State& state, const std::optional<HostTensor>& t) {
+  if (!t.has_value() || t->bytes.empty()) return DevicePtr{0};
+  TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(*state.device, t->bytes.size()));
+  TUNEJIT_RETURN_IF_ERROR(b.CopyFromHost(t->bytes.data(), t->bytes.size()));
+  state.stats.weight_bytes += static_cast<int64_t>(t->bytes.size());
+  const DevicePtr ptr = b.ptr();
+  state.weight_buffers.push_back(std::move(b));
+  return ptr;
 }
 
 }  // namespace
 
 absl::Status UploadWeights(Executor::State& state, const WeightSet& weights) {
   const auto start = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < state.program.steps.size(); ++i) {
-    const Step& step = state.program.steps[i];
-    if (step.kind == StepKind::kConv2d || step.kind == StepKind::kDense) {
-      TUNEJIT_RETURN_IF_ERROR(UploadMatmul(state, weights, static_cast<int>(i)));
-    } else if (step.kind == StepKind::kBiasAdd) {
-      TUNEJIT_ASSIGN_OR_RETURN(state.steps[i].bias, Upload(state, Floats(weights, step.bias)));
-    }
-    std::vector<DevicePtr>& operand_weights = state.steps[i].operand_weights;
-    operand_weights.assign(step.operands.size(), 0);
-    for (size_t k = 0; k < step.operands.size(); ++k) {
-      if (step.operands[k].weight < 0) continue;
-      TUNEJIT_ASSIGN_OR_RETURN(operand_weights[k],
-                               Upload(state, Floats(weights, step.operands[k].weight)));
+  const int threads = state.options.compile_threads > 0
+                          ? state.options.compile_threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::vector<HostStepWeights> prepared = PrepareAll(state, weights, threads);
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    StepRuntime& rt = state.steps[i];
+    const HostStepWeights& h = prepared[i];
+    TUNEJIT_ASSIGN_OR_RETURN(rt.weight, Upload(state, h.weight));
+    TUNEJIT_ASSIGN_OR_RETURN(rt.bias, Upload(state, h.bias));
+    TUNEJIT_ASSIGN_OR_RETURN(rt.scale, Upload(state, h.scale));
+    rt.operand_weights.assign(h.operands.size(), 0);
+    for (size_t k = 0; k < h.operands.size(); ++k) {
+      TUNEJIT_ASSIGN_OR_RETURN(rt.operand_weights[k], Upload(state, h.operands[k]));
     }
   }
   state.stats.upload_seconds += SecondsSince(start);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "autotvm/python_json.h"
 
 namespace tunejit {
 namespace {
@@ -102,7 +103,51 @@ bool AddFallback(const NodeTask& task, const DeviceLimits& limits, const Epilogu
   return false;
 }
 
+absl::Status PlanDiffers(const NodeTask& task, absl::string_view why) {
+  return absl::FailedPreconditionError(absl::StrCat(task.name, ": ", why));
+}
+
 }  // namespace
+
+absl::StatusOr<KernelChoice> KernelFromPlan(const NodeTask& task, const PlannedStep& planned,
+                                            const DeviceLimits& limits, const Epilogue& epilogue) {
+  auto impl = std::find_if(
+      task.implementations.begin(), task.implementations.end(),
+      [&](const autotvm::Implementation& i) { return i.workload.task_name == planned.task_name; });
+  if (impl == task.implementations.end()) {
+    return PlanDiffers(task, absl::StrCat("no implementation ", planned.task_name, " any more"));
+  }
+  if (autotvm::DumpPythonJson(impl->workload.args) != planned.workload) {
+    return PlanDiffers(task, "its workload differs from the plan's");
+  }
+  const OpTemplate* op_template = FindOpTemplate(planned.task_name);
+  if (op_template == nullptr) return PlanDiffers(task, "no kernel template for the plan's task");
+  KernelCandidate c;
+  c.implementation = static_cast<int>(impl - task.implementations.begin());
+  c.task_name = planned.task_name;
+  c.workload = impl->workload;
+  c.fallback = planned.fallback;
+  c.record_label = planned.record_label;
+  c.record_cost = planned.record_cost;
+  if (planned.fallback) {
+    absl::StatusOr<autotvm::ConfigEntity> config = op_template->FallbackConfig(impl->workload);
+    if (!config.ok()) return PlanDiffers(task, config.status().message());
+    c.config = *std::move(config);
+  } else {
+    absl::StatusOr<autotvm::Record> record = autotvm::ParseRecordLine(planned.record);
+    if (!record.ok()) return PlanDiffers(task, record.status().message());
+    c.config = std::move(record->config);
+  }
+  absl::StatusOr<OpPlan> plan = op_template->Specialize(impl->workload, c.config, limits, epilogue);
+  if (!plan.ok()) return PlanDiffers(task, plan.status().message());
+  c.plan = *std::move(plan);
+  KernelChoice choice;
+  choice.reasons.push_back(
+      absl::StrCat("build plan: ", planned.fallback ? "fallback config" : planned.record_label,
+                   " (", planned.task_name, ")"));
+  choice.candidates.push_back(std::move(c));
+  return choice;
+}
 
 absl::StatusOr<KernelChoice> ChooseKernel(const NodeTask& task, const autotvm::HistoryBest* history,
                                           const autotvm::Target& target, const DeviceLimits& limits,

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "autotvm/dispatch.h"
 #include "autotvm/target.h"
+#include "executor/build_plan.h"
 #include "executor/node_tasks.h"
 #include "ops/op_template.h"
 
@@ -48,6 +49,13 @@ struct KernelChoice {
 absl::StatusOr<KernelChoice> ChooseKernel(const NodeTask& task, const autotvm::HistoryBest* history,
                                           const autotvm::Target& target, const DeviceLimits& limits,
                                           const Epilogue& epilogue);
+
+// The choice a saved build plan made for this step (executor/build_plan.h): one candidate, the
+// implementation named `planned.task_name` with the planned record's config or its template's
+// fallback. FailedPrecondition naming the difference when the task has no such implementation,
+// its workload is not the planned one, or the config no longer specializes.
+absl::StatusOr<KernelChoice> KernelFromPlan(const NodeTask& task, const PlannedStep& planned,
+                                            const DeviceLimits& limits, const Epilogue& epilogue);
 
 }  // namespace tunejit
 

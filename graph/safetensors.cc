@@ -9,13 +9,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file_io.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -317,20 +317,8 @@ absl::StatusOr<std::string> SerializeSafetensors(
 absl::Status WriteSafetensors(const std::string& path, absl::Span<const TensorView> tensors,
                               const std::map<std::string, std::string>& metadata) {
   TUNEJIT_ASSIGN_OR_RETURN(std::string image, SerializeSafetensors(tensors, metadata));
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(image.data(), static_cast<std::streamsize>(image.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::InternalError(absl::StrCat(path, ": cannot write ", tmp));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrCat(path, ": cannot rename ", tmp, " into place"));
-  }
+  absl::Status written = WriteFileAtomically(path, image);
+  if (!written.ok()) return absl::UnavailableError(absl::StrCat(path, ": ", written.message()));
   return absl::OkStatus();
 }
 

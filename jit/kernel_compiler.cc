@@ -42,9 +42,8 @@ absl::StatusOr<CompiledKernel> KernelCompiler::Compile(const KernelSpec& spec,
                                                        const GpuArch& arch) const {
   TUNEJIT_ASSIGN_OR_RETURN(CompileRequest request, MakeCompileRequest(spec, arch));
   const bool use_cache = cache_ != nullptr && cache_->enabled();
-  CacheKey key;
+  const CacheKey key = ComputeCacheKey(CacheKeyInputsFor(request));
   if (use_cache) {
-    key = ComputeCacheKey(CacheKeyInputsFor(request));
     if (std::optional<CacheEntry> hit = cache_->Lookup(key)) {
       auto lowered = hit->lowered_names.find(spec.name_expression);
       // An entry without our name expression or without code cannot be used: treat it as a miss.
@@ -55,6 +54,7 @@ absl::StatusOr<CompiledKernel> KernelCompiler::Compile(const KernelSpec& spec,
         out.program.ptx = std::move(hit->ptx);
         out.program.lowered_names = std::move(hit->lowered_names);
         out.cache_hit = true;
+        out.key_digest = key.digest;
         return out;
       }
     }
@@ -70,6 +70,7 @@ absl::StatusOr<CompiledKernel> KernelCompiler::Compile(const KernelSpec& spec,
         absl::StrCat("NVRTC returned no lowered name for ", spec.name_expression));
   }
   out.lowered_name = lowered->second;
+  out.key_digest = key.digest;
   if (use_cache) {
     CacheEntry entry{program.cubin, program.ptx, program.lowered_names};
     if (absl::Status stored = cache_->Store(key, entry); !stored.ok()) WarnStoreFailedOnce(stored);

@@ -25,6 +25,10 @@ struct CompiledKernel {
   std::string lowered_name;  // of spec.name_expression
   bool cache_hit = false;
   double compile_seconds = 0;  // NVRTC time (0 on a hit)
+  // CacheKey::digest of the request, with or without a cache: equal digests mean equal source,
+  // headers, name expressions, options, architecture and NVRTC version (a saved build plan lists
+  // its kernels by it).
+  std::string key_digest;
 };
 
 // The cache key material for a request: every field of it plus the NVRTC version. Exposed so tests

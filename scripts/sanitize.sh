@@ -56,6 +56,7 @@ declare -A fuzzers=(
   [tests/graph/graph_safetensors_fuzz]=tests/data/graph/safetensors_corpus
   [tests/onnx/onnx_import_fuzz]=tests/data/onnx/import_corpus
   [tests/examples/examples_idx_file_fuzz]=tests/data/examples/idx_corpus
+  [tests/executor/executor_build_plan_fuzz]=tests/data/executor/build_plan_fuzz_corpus
 )
 run_fuzz() {
   configure build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTUNEJIT_FUZZ=ON

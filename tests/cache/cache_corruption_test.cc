@@ -6,6 +6,7 @@
 #include "cache/entry_format.h"
 #include "cache/kernel_cache.h"
 #include "cache_test_util.h"
+#include "common/digest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -142,8 +143,8 @@ TEST_F(CacheCorruptionTest, CorruptLoweredNameTableWithValidChecksum) {
 }
 
 TEST_F(CacheCorruptionTest, LoweredNameTableMustBeCanonical) {
-  using cache_internal::AppendBytes;
-  using cache_internal::AppendU64;
+  using tunejit::AppendBytes;
+  using tunejit::AppendU64;
   auto entry_with_table = [&](const std::string& table) {
     return cache_internal::AssembleEntry(key_.canonical, entry_.cubin, entry_.ptx, table);
   };

@@ -8,6 +8,7 @@
 #include "cache/entry_format.h"
 #include "cache/kernel_cache.h"
 #include "cache_test_util.h"
+#include "common/digest.h"
 #include "gtest/gtest.h"
 
 namespace tunejit {
@@ -38,10 +39,9 @@ TEST(CacheKeyTest, SameInputsGiveSameKey) {
 
 TEST(CacheKeyTest, DigestIsSha256OfCanonicalKey) {
   // Known-answer test of the hash itself (FIPS 180-2 "abc"), so the digest is not merely stable.
-  EXPECT_EQ(cache_internal::Sha256Hex("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   CacheKey key = ComputeCacheKey(BaseInputs());
-  EXPECT_EQ(key.digest, cache_internal::Sha256Hex(key.canonical));
+  EXPECT_EQ(key.digest, Sha256Hex(key.canonical));
   EXPECT_EQ(key.digest.size(), 64u);
 }
 

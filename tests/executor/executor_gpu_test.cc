@@ -33,6 +33,7 @@
 namespace tunejit {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
 
 // One device and one kernel cache for the whole binary (kernels repeat across tests).
@@ -403,6 +404,68 @@ TEST(ExecutorGpuTest, GeluNetFusedChainMatchesReference) {
     EXPECT_LT(cpuref::RelativeError(*got, (*ref)[*g.FindTensor(out)]),
               mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
         << NumericModeName(mode);
+  }
+}
+
+absl::StatusOr<Executor> BuildWithPlan(const Graph& g, const WeightSet& w, NumericMode mode,
+                                       const BuildPlan* plan) {
+  Gpu& gpu = SharedGpu();
+  if (gpu.device == nullptr) return absl::FailedPreconditionError("no device");
+  ExecutorOptions options;
+  options.mode = mode;
+  options.plan = plan;
+  return Executor::Build(*gpu.device, *gpu.compiler, g, w, options);
+}
+
+// A saved build plan: a build from it takes the plan's kernels and int8 scales (no calibration, no
+// verification, no compilation with a warm cache) and its outputs are bit-identical to the full
+// build's; a plan for other weights, another GPU architecture or other kernels is refused with
+// the reason, and the full build runs.
+TEST(ExecutorGpuTest, BuildPlanSkipsTheDecisionsAndChangesNoBit) {
+  TUNEJIT_REQUIRE_GPU();
+  for (NumericMode mode : {NumericMode::kInt8Dp4a, NumericMode::kFp32}) {
+    SCOPED_TRACE(NumericModeName(mode));
+    const Graph g = mode == NumericMode::kFp32 ? testing::ResidualNet(2) : testing::SmallNet();
+    const WeightSet w = RandomWeights(g, 11);
+    absl::StatusOr<Executor> full = BuildWithPlan(g, w, mode, nullptr);
+    ASSERT_TRUE(full.ok()) << full.status();
+    EXPECT_FALSE(full->stats().plan_used);
+    const std::string path = ::testing::TempDir() + "/executor_gpu_test.plan";
+    ASSERT_TRUE(SaveBuildPlan(path, full->build_plan()).ok());
+    absl::StatusOr<BuildPlan> plan = LoadBuildPlan(path);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->steps.size(), full->layers().size());
+
+    absl::StatusOr<Executor> planned = BuildWithPlan(g, w, mode, &*plan);
+    ASSERT_TRUE(planned.ok()) << planned.status();
+    EXPECT_TRUE(planned->stats().plan_used) << planned->stats().plan_refused;
+    EXPECT_EQ(planned->stats().calibrate_seconds, 0);
+    EXPECT_EQ(planned->stats().verify_seconds, 0);
+    EXPECT_EQ(planned->stats().kernels_compiled, 0);  // the full build filled the cache
+    EXPECT_EQ(planned->stats().activation_scales, full->stats().activation_scales);
+    const int64_t elements = g.tensor(*g.FindTensor("input")).NumElements();
+    const std::vector<float> input = testing::NormalFloats(elements, 51);
+    const std::vector<float> want = RunOnce(*full, input);
+    const std::vector<float> got = RunOnce(*planned, input);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0);
+
+    absl::StatusOr<Executor> other = BuildWithPlan(g, RandomWeights(g, 12), mode, &*plan);
+    ASSERT_TRUE(other.ok()) << other.status();
+    EXPECT_FALSE(other->stats().plan_used);
+    EXPECT_EQ(other->stats().plan_refused, "it was made for other weights");
+    EXPECT_THAT(other->stats().warnings, Contains(HasSubstr("build plan not used")));
+    BuildPlan foreign = *plan;
+    foreign.identity.arch = "sm_80";
+    absl::StatusOr<Executor> f = BuildWithPlan(g, w, mode, &foreign);
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_THAT(f->stats().plan_refused, HasSubstr("GPU architecture sm_80"));
+    EXPECT_EQ(std::memcmp(RunOnce(*f, input).data(), want.data(), want.size() * 4), 0);
+    BuildPlan stale = *plan;
+    stale.steps.back().kernels.front() = std::string(64, '0');
+    absl::StatusOr<Executor> s = BuildWithPlan(g, w, mode, &stale);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_THAT(s->stats().plan_refused, HasSubstr("compiles other kernels than it lists"));
   }
 }
 

@@ -3,6 +3,7 @@
 // here compiles or launches.
 #include "executor/kernel_choice.h"
 
+#include "autotvm/python_json.h"
 #include "autotvm/record.h"
 #include "executor/executor_internal.h"
 #include "gmock/gmock.h"
@@ -75,6 +76,82 @@ TEST(KernelChoiceTest, FastestValidRecordWinsInvalidOneSkippedWithReason) {
   EXPECT_DOUBLE_EQ(c->candidates[0].record_cost, 1e-3);
   EXPECT_TRUE(c->candidates[1].fallback);  // what a failed verification falls back to
   EXPECT_THAT(c->reasons, Contains(HasSubstr("test.log:1 (conv2d_nchw_winograd.cuda): skipped:")));
+}
+
+// A saved build plan's step (executor/build_plan.h) gives back the candidate it was made from:
+// the same implementation, config and kernels; any difference is refused with the reason.
+TEST(KernelChoiceTest, KernelFromPlanRebuildsTheChosenCandidate) {
+  const NodeTask conv0 = Tasks(testing::SmallNet(), NumericMode::kFp32)[0];
+  const autotvm::Workload& direct = WorkloadOf(conv0, "conv2d_nchw.cuda");
+  autotvm::HistoryBest h;
+  AddRecord(h, direct, Fallback(direct), 1e-3, 2);
+  const Epilogue e{true, true};
+  absl::StatusOr<KernelChoice> chosen = ChooseKernel(conv0, &h, Cuda(), Limits(), e);
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  const KernelCandidate& c = chosen->candidates[0];
+  PlannedStep planned{.name = "conv0",
+                      .kind = "conv2d",
+                      .task_name = c.task_name,
+                      .workload = autotvm::DumpPythonJson(c.workload.args),
+                      .record = autotvm::SerializeRecord(c.record->record),
+                      .record_label = c.record_label,
+                      .record_cost = c.record_cost};
+  absl::StatusOr<KernelChoice> again = KernelFromPlan(conv0, planned, Limits(), e);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->candidates.size(), 1u);
+  const KernelCandidate& p = again->candidates[0];
+  EXPECT_EQ(p.implementation, c.implementation);
+  EXPECT_EQ(p.config.ToString(), c.config.ToString());
+  EXPECT_EQ(p.record_label, "test.log:2");
+  ASSERT_EQ(p.plan.kernels.size(), c.plan.kernels.size());
+  for (size_t k = 0; k < p.plan.kernels.size(); ++k) {
+    EXPECT_EQ(p.plan.kernels[k].spec.name_expression, c.plan.kernels[k].spec.name_expression);
+  }
+  EXPECT_THAT(again->reasons, Contains("build plan: test.log:2 (conv2d_nchw.cuda)"));
+
+  PlannedStep fallback = planned;
+  fallback.fallback = true;
+  fallback.record.clear();
+  absl::StatusOr<KernelChoice> f = KernelFromPlan(conv0, fallback, Limits(), e);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE(f->candidates[0].fallback);
+
+  PlannedStep other_task = planned;
+  other_task.task_name = "dense_small_batch.cuda";
+  EXPECT_THAT(KernelFromPlan(conv0, other_task, Limits(), e).status().message(),
+              HasSubstr("no implementation dense_small_batch.cuda"));
+  PlannedStep other_shape = planned;
+  other_shape.workload = "[]";
+  EXPECT_THAT(KernelFromPlan(conv0, other_shape, Limits(), e).status().message(),
+              HasSubstr("its workload differs from the plan's"));
+  PlannedStep bad_record = planned;
+  bad_record.record = "{";
+  EXPECT_TRUE(absl::IsFailedPrecondition(KernelFromPlan(conv0, bad_record, Limits(), e).status()));
+}
+
+// The plan must list the lowered program's steps, in order, and its scale slots.
+TEST(KernelChoiceTest, CheckPlannedStepsComparesTheLoweredProgram) {
+  absl::StatusOr<StepProgram> p = LowerToSteps(testing::SmallNet(), NumericMode::kInt8Dp4a);
+  ASSERT_TRUE(p.ok()) << p.status();
+  BuildPlan plan;
+  for (const Step& s : p->steps) {
+    plan.steps.push_back({.name = s.name,
+                          .kind = std::string(StepKindName(s.kind)),
+                          .task_name = s.task >= 0 ? "some.cuda" : ""});
+  }
+  plan.activation_scales.assign(p->scale_sources.size(), 0.5f);
+  EXPECT_TRUE(CheckPlannedSteps(*p, plan).ok()) << CheckPlannedSteps(*p, plan);
+  BuildPlan renamed = plan;
+  renamed.steps[1].name = "other";
+  EXPECT_THAT(CheckPlannedSteps(*p, renamed).message(), HasSubstr("its step 1 is"));
+  BuildPlan shorter = plan;
+  shorter.steps.pop_back();
+  EXPECT_THAT(CheckPlannedSteps(*p, shorter).message(),
+              HasSubstr(absl::StrCat("this build lowers to ", p->steps.size())));
+  BuildPlan fp32_scales = plan;
+  fp32_scales.activation_scales.clear();
+  EXPECT_THAT(CheckPlannedSteps(*p, fp32_scales).message(),
+              HasSubstr("0 int8 activation scales; this build needs 2"));
 }
 
 TEST(KernelChoiceTest, Int8ConvUsesTheInt8Template) {

@@ -1,0 +1,42 @@
+// File: common/file_io.h
+// Whole-file reads and atomic whole-file writes, for the files tunejit makes and reads back (kernel
+// cache entries, build plans): a reader never sees half of a file, and a crash mid-write leaves
+// the old file or none, never a torn one.
+//
+//   TUNEJIT_RETURN_IF_ERROR(WriteFileAtomically("vgg16.plan", bytes));
+//   absl::StatusOr<std::string> read = ReadFileBytes("vgg16.plan", kMaxPlanBytes);
+#ifndef TUNEJIT_COMMON_FILE_IO_H_
+#define TUNEJIT_COMMON_FILE_IO_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tunejit {
+
+// The whole file. NotFound (message: the path) for a missing file; DataLoss with a short reason
+// phrase otherwise ("unreadable (Permission denied)", "not a regular file", "too large (N
+// bytes)"), for messages like "cache entry X is <reason>". A file larger than `max_bytes` is
+// refused without reading it.
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path, uint64_t max_bytes);
+
+struct AtomicWriteOptions {
+  // Test hook: stop for up to 60 s after writing this many bytes of the temporary file, so a test
+  // can kill the writer mid-write. -1: never.
+  int64_t pause_after_bytes = -1;
+};
+
+// Writes "<path>.tmp.<pid>.<random>" in the same directory, fsyncs it, renames it over `path`.
+// Unavailable naming the failed call; the temporary file is removed on failure.
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view bytes,
+                                 const AtomicWriteOptions& options = {});
+
+// 16 random hex digits (std::random_device): unique names for temporary and probe files.
+std::string RandomHex();
+
+}  // namespace tunejit
+
+#endif  // TUNEJIT_COMMON_FILE_IO_H_

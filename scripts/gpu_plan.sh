@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Start-up with a saved build plan (executor/build_plan.h), on the GPU machine over a gpu-bundle:
+# VGG-16 batch 128 at fp16 and at int8 on the tensor cores, weights from a safetensors file, each
+#   cold:    empty kernel cache, no plan: the full build, which writes the plan;
+#   plan:    warm cache + the plan (no kernel choice, verification or calibration);
+#   noplan:  warm cache, no plan (today's warm start);
+#   plan-cold-pages: the plan again after dropping the page cache (where the machine lets us).
+# Each run's startup phases (model, log, weights, device, build, first run) are in its JSON and
+# printed by `tunejit run`; summary lines go to $OUT/plan-summary.txt.
+#   OUT=$OUT DEADLINE=300 bash scripts/gpu_plan.sh
+set -uo pipefail
+. "$(dirname "$0")/gpu_common.sh"
+w=/tmp/vgg16-random.safetensors
+plans=/tmp/plans
+rm -rf "$TUNEJIT_CACHE_DIR" "$plans"
+mkdir -p "$plans"
+"$bin/tunejit" run --precision fp32 --no-cudnn --repeats 1 --save-weights "$w" \
+  > "$out/save-weights.txt" 2>&1 || true
+
+startup() {  # startup NAME: the run's startup phases, one line
+  python3 - "$out/$1.json" "$1" >> "$out/plan-summary.txt" <<'PY' || true
+import json, sys
+r = json.load(open(sys.argv[1]))
+phases = {p["phase"]: p["seconds"] for p in r["startup"]}
+total = sum(v for k, v in phases.items())
+b = r["build"]
+print(f"{sys.argv[2]}: total {total:.3f} s; " + ", ".join(f"{k} {v:.3f}" for k, v in phases.items())
+      + f"; plan_used {b.get('plan_used')} fingerprint {b.get('fingerprint_seconds', 0):.3f} upload "
+      f"{b['upload_seconds']:.3f} compile {b['compile_seconds']:.3f} verify {b['verify_seconds']:.3f}"
+      f" calibrate {b['calibrate_seconds']:.3f}; e2e {r['end_to_end']['ours_seconds'] * 1e3:.3f} ms")
+PY
+}
+
+for mode in fp16 int8tc; do
+  if [ $mode = fp16 ]; then args=(--precision fp16 --log data/vgg16-fp16-wgmma.log)
+  else args=(--precision int8 --tensor-cores --log data/vgg16-int8-wgmma.log); fi
+  run=("$bin/tunejit" run "${args[@]}" --weights "$w" --no-cudnn --repeats 5)
+  rm -rf "$TUNEJIT_CACHE_DIR"
+  step "$mode-cold" 240 "${run[@]}" --plan "$plans/$mode.plan" --output "$out/$mode-cold.bin" \
+    --json "$out/$mode-cold.json" && startup "$mode-cold"
+  step "$mode-plan" 120 "${run[@]}" --plan "$plans/$mode.plan" --output "$out/$mode-plan.bin" \
+    --json "$out/$mode-plan.json" && startup "$mode-plan"
+  step "$mode-noplan" 120 "${run[@]}" --json "$out/$mode-noplan.json" && startup "$mode-noplan"
+  if sync && echo 3 > /proc/sys/vm/drop_caches 2> /dev/null; then
+    step "$mode-plan-cold-pages" 120 "${run[@]}" --plan "$plans/$mode.plan" \
+      --json "$out/$mode-plan-cold-pages.json" && startup "$mode-plan-cold-pages"
+  fi
+  cmp "$out/$mode-cold.bin" "$out/$mode-plan.bin" \
+    && echo "$mode: outputs with and without the plan are bit-identical" >> "$out/plan-summary.txt" \
+    || echo "$mode: OUTPUTS DIFFER with the plan" >> "$out/plan-summary.txt"
+done
+cp "$plans"/*.plan "$out/" 2> /dev/null
+cat "$out/plan-summary.txt"
+cat "$out/summary.txt"
