@@ -271,6 +271,7 @@ class Lowerer {
       s.fused_nodes.push_back(task.pool);
     }
     if (task.half() && !s.epilogue.relu && task.pool < 0) FuseResidualAdd(s, end, fused);
+    FuseActivation(s, end, fused);
     for (int f : s.fused_nodes) consumed_[f] = true;
     if (task.half()) {
       // Tensor cores: float16 in (NHWC for a conv); the workload's out_dtype picks the output.
@@ -338,6 +339,86 @@ class Lowerer {
       fused.push_back("relu");
       end = g_.nodes()[r].output;
     }
+  }
+
+  // The activation after the value so far (conv / dense, bias, relu, residual add): a clip, a
+  // hard_swish or silu unary, or x * sigmoid(x), read by nothing else, becomes the epilogue's
+  // Epilogue::activation when every template implementing the node takes one
+  // (OpTemplate::takes_activation: the fp16 tensor-core templates, unpooled) and the output is not
+  // requantized to int8. The templates compute it as the separate step would, so fusing changes
+  // no bit. Moves `end` past what it fuses.
+  void FuseActivation(Step& s, int& end, std::vector<std::string>& fused) const {
+    const NodeTask& task = p_.tasks[s.task];
+    const auto takes_activation = [](const autotvm::Implementation& impl) {
+      const OpTemplate* op = FindOpTemplate(impl.workload.task_name);
+      return op != nullptr && op->takes_activation();
+    };
+    if (!task.half() || task.pool >= 0 || task.implementations.empty() ||
+        !std::all_of(task.implementations.begin(), task.implementations.end(), takes_activation)) {
+      return;
+    }
+    std::vector<int> nodes;
+    const Epilogue act = ActivationAfter(end, &nodes);
+    if (nodes.empty() || want_int8_[g_.nodes()[nodes.back()].output]) return;
+    s.epilogue.activation = act.activation;
+    s.epilogue.clip_lo = act.clip_lo;
+    s.epilogue.clip_hi = act.clip_hi;
+    s.fused_nodes.insert(s.fused_nodes.end(), nodes.begin(), nodes.end());
+    fused.push_back(std::string(ActivationName(act.activation)));
+    end = g_.nodes()[nodes.back()].output;
+  }
+
+  // The activation an epilogue can take that reads value `t` and nothing else does (its
+  // activation and clip bounds set), with the nodes computing it in `nodes`, its result the last
+  // one's output: a clip with ordered bounds, a hard_swish or silu unary as `t`'s only reader, or
+  // silu spelled x * sigmoid(x) (ONNX's, EfficientNet's): `t` read by exactly a sigmoid and a
+  // mul of `t` and the sigmoid (either order), the sigmoid's value by the mul alone. `nodes`
+  // stays empty when there is none.
+  Epilogue ActivationAfter(int t, std::vector<int>* nodes) const {
+    Epilogue e;
+    if (const int r = OnlyReader(g_, t); r >= 0) {
+      const Node& n = g_.nodes()[r];
+      if (n.inputs[0] != t) return e;
+      if (n.op == OpKind::kClip && n.attrs.clip_min <= n.attrs.clip_max) {
+        e.activation = Epilogue::Activation::kClip;
+        e.clip_lo = n.attrs.clip_min;
+        e.clip_hi = n.attrs.clip_max;
+      } else if (n.op == OpKind::kUnary && n.attrs.unary == UnaryFn::kHardSwish) {
+        e.activation = Epilogue::Activation::kHardSwish;
+      } else if (n.op == OpKind::kUnary && n.attrs.unary == UnaryFn::kSilu) {
+        e.activation = Epilogue::Activation::kSilu;
+      } else {
+        return e;
+      }
+      nodes->push_back(r);
+      return e;
+    }
+    if (const std::vector<int> silu = SigmoidMulReaders(t); !silu.empty()) {
+      e.activation = Epilogue::Activation::kSilu;
+      *nodes = silu;
+    }
+    return e;
+  }
+
+  // {sigmoid, mul} when activation `t` is read by exactly those two nodes computing t * sigmoid(t)
+  // (the mul's operands in either order; the sigmoid's value read by the mul only); else empty.
+  std::vector<int> SigmoidMulReaders(int t) const {
+    if (g_.tensor(t).kind != TensorKind::kActivation || consumers_[t].size() != 2) return {};
+    for (int k = 0; k < 2; ++k) {
+      const int sig = consumers_[t][k], mul = consumers_[t][1 - k];
+      const Node& s = g_.nodes()[sig];
+      const Node& m = g_.nodes()[mul];
+      if (s.op != OpKind::kUnary || s.attrs.unary != UnaryFn::kSigmoid || s.inputs[0] != t ||
+          OnlyReader(g_, s.output) != mul || m.op != OpKind::kBinary ||
+          m.attrs.binary != BinaryFn::kMul || m.inputs.size() != 2) {
+        continue;
+      }
+      if ((m.inputs[0] == t && m.inputs[1] == s.output) ||
+          (m.inputs[0] == s.output && m.inputs[1] == t)) {
+        return {sig, mul};
+      }
+    }
+    return {};
   }
 
   absl::Status LowerBiasAdd(int i) {

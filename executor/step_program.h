@@ -4,7 +4,10 @@
 //  * conv2d / dense absorb a following bias_add and relu into their epilogue (when the
 //    intermediate tensors have no other consumer and are not graph outputs); a tensor-core conv
 //    also the 2x2 max pool after them (NodeTask::pool: conv2d_nhwc_wgmma_pool.cuda), its step
-//    writing the pool's output;
+//    writing the pool's output; an fp16 tensor-core step (unpooled, not requantized) also the
+//    activation after its value (and after a fused residual add): a clip (ReLU6), a hard_swish,
+//    or silu as x * sigmoid(x), read by nothing else, when every template implementing the node
+//    takes one (OpTemplate::takes_activation; Epilogue::activation);
 //  * max_pool2d, avg_pool2d, global_avg_pool2d, clip, a standalone bias_add (+relu) and the
 //    residual add (+relu, fused when the add's output has no other consumer) are elementwise
 //    steps; a relu that cannot be fused runs as a clip step to [0, inf). Where their input is an

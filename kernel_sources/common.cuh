@@ -9,6 +9,9 @@
 //   bits 2-3 output: 0 accumulator type (float for fp32 ops, int32 for int8 ops),
 //                    1 float32 (v * scale[c]), 2 int8 requantize (sat(rn(v * scale[c])))
 // Value = acc (* scale[c] when the output is not the accumulator) (+ bias[c]), then relu.
+// An activation after it (clip, silu, hard_swish: Act below) is a type of its own, which the
+// templates that fuse one take beside the code (in their Epi type, or as a last template
+// argument); the code never holds one.
 //
 //   tunejit::EpilogueOp<kEpi, float>::Store(out, index, acc, channel, bias, scale);
 #ifndef TUNEJIT_KERNEL_SOURCES_COMMON_CUH_
@@ -86,13 +89,83 @@ constexpr int kEpiOutInt8 = 2;
 // epilogue reads it take it (conv2d_wgmma.cu, float16 output).
 constexpr int kEpiResidual = 16;
 
+// ---- activations: the element-wise steps an epilogue may absorb ----
+// One definition of each, for the separate steps (elementwise.cu clip, tensor_ops.cu unary) and
+// the epilogues that fuse them (Act), so that a fused activation computes what the step did, bit
+// for bit: the same expressions under the same NVRTC options. The arithmetic is spelled with _rn
+// intrinsics so that no FMA contraction can differ between the two places they are inlined in;
+// expf is the accurate one (no __expf: -use_fast_math is never on). Bit-identity with the CPU
+// reference (std::exp) is not possible: its exp differs from expf by up to 2 ulp, so the tests
+// compare those with a tolerance.
+
+// min(max(v, lo), hi), NaN passing through (as the CPU reference's comparisons do).
+__device__ __forceinline__ float ClipValue(float v, float lo, float hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+__device__ __forceinline__ float SigmoidValue(float x) {
+  return __fdiv_rn(1.0f, __fadd_rn(1.0f, expf(-x)));
+}
+// x * sigmoid(x) as x / (1 + exp(-x)): one rounding fewer than the product.
+__device__ __forceinline__ float SiluValue(float x) {
+  return __fdiv_rn(x, __fadd_rn(1.0f, expf(-x)));
+}
+// x * min(max(x / 6 + 1 / 2, 0), 1).
+__device__ __forceinline__ float HardSwishValue(float x) {
+  return __fmul_rn(x, fminf(fmaxf(__fadd_rn(__fdiv_rn(x, 6.0f), 0.5f), 0.0f), 1.0f));
+}
+
+// The activation of an epilogue (ops/op_template.h Epilogue::activation), applied after
+// everything else in it (bias, ReLU, the residual add). A clip's bounds are the float bits of
+// kLoBits and kHiBits (a float is no template argument before C++20). On a float16 output it
+// reads the value as the op would have stored it, already rounded to float16 (ApplyF16), as the
+// separate step reads the op's output, and rounds its result again; on a float32 output it
+// takes the float value (Apply). Fusing therefore changes no bit.
+enum class ActKind : int { kNone = 0, kClip = 1, kSilu = 2, kHardSwish = 3 };
+template <ActKind kKind = ActKind::kNone, int kLoBits = 0, int kHiBits = 0>
+struct Act {
+  static constexpr bool kActive = kKind != ActKind::kNone;
+  static_assert(kKind == ActKind::kClip || (kLoBits == 0 && kHiBits == 0), "bounds are a clip's");
+  __device__ __forceinline__ static float Apply(float v) {
+    if constexpr (kKind == ActKind::kClip) {
+      return ClipValue(v, __int_as_float(kLoBits), __int_as_float(kHiBits));
+    } else if constexpr (kKind == ActKind::kSilu) {
+      return SiluValue(v);
+    } else if constexpr (kKind == ActKind::kHardSwish) {
+      return HardSwishValue(v);
+    } else {
+      return v;
+    }
+  }
+  __device__ __forceinline__ static unsigned short ApplyF16(unsigned short h) {
+    if constexpr (kActive) {
+      return FloatToF16Bits(Apply(F16ToFloat(f16{h})));
+    } else {
+      return h;
+    }
+  }
+  // Two float16 values packed in a word; eight in 16 bytes.
+  __device__ __forceinline__ static unsigned int ApplyF16x2(unsigned int w) {
+    if constexpr (kActive) {
+      return ApplyF16(w & 0xffffu) | static_cast<unsigned int>(ApplyF16(w >> 16)) << 16;
+    } else {
+      return w;
+    }
+  }
+  __device__ __forceinline__ static uint4 ApplyF16x8(uint4 v) {
+    return make_uint4(ApplyF16x2(v.x), ApplyF16x2(v.y), ApplyF16x2(v.z), ApplyF16x2(v.w));
+  }
+};
+
 // An epilogue by name (ops/op_template.h Epilogue): what the newer templates take as a template
-// argument, e.g. Epi<true, true, EpiOut::kInt8>; kCode is the packed form EpilogueOp decodes.
+// argument, e.g. Epi<true, true, EpiOut::kInt8>; kCode is the packed form EpilogueOp decodes,
+// Activation the activation after it (Act<> for none).
 enum class EpiOut : int { kAccumulator = 0, kFloat32 = 1, kInt8 = 2 };
-template <bool kBias, bool kRelu, EpiOut kOut, bool kResidual = false>
+template <bool kBias, bool kRelu, EpiOut kOut, bool kResidual = false, typename A = Act<>>
 struct Epi {
   static constexpr int kCode = (kBias ? kEpiBias : 0) | (kRelu ? kEpiRelu : 0) |
                                (static_cast<int>(kOut) << 2) | (kResidual ? kEpiResidual : 0);
+  typedef A Activation;
+  static_assert(!A::kActive || kOut != EpiOut::kInt8, "an activation into float outputs only");
 };
 
 template <bool kCond, typename A, typename B>

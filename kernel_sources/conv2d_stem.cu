@@ -7,7 +7,9 @@
 //   out[b, y, x, co] = epilogue(sum_{c, r, s} in[b, c, y * SH + r * DH - PT, x * SW + s * DW - PL]
 //                                              * weight[co, c, r, s])
 //
-//   conv2d_stem<CI, KH, KW, SH, SW, DH, DW, CO, TH, TW, WARPS, kEpi, kOutF16>
+//   conv2d_stem<CI, KH, KW, SH, SW, DH, DW, CO, TH, TW, WARPS, kEpi, kOutF16[, A]>
+//   (A: the activation after the epilogue, common.cuh Act, into a float16 or float32 output:
+//   MobileNetV2's ReLU6, MobileNetV3's hard_swish, EfficientNet's silu stems; Act<> none)
 //   grid N * ceil(OH / TH) * ceil(OW / TW) (one output tile of TH x TW pixels each),
 //   block 32 * WARPS, static shared memory only.
 //
@@ -116,13 +118,14 @@ struct StemWeights<S, true> {
 };
 
 template <int CI, int KH, int KW, int SH, int SW, int DH, int DW, int CO, int TH, int TW, int WARPS,
-          int kEpi, int kOutF16>
+          int kEpi, int kOutF16, class A = Act<>>
 __global__ void __launch_bounds__(32 * WARPS)
     conv2d_stem(const float* __restrict__ data, const float* __restrict__ weight,
                 const float* __restrict__ bias, const float* __restrict__ scale, void* out, int h,
                 int w, int oh, int ow, int pad_top, int pad_left, int tiles_w, int tiles) {
   typedef EpilogueOp<kEpi, float> Op;
   constexpr bool kInt8Out = kOutF16 == 0 && Op::kOut == kEpiOutInt8;
+  static_assert(!kInt8Out || !A::kActive, "an activation into float outputs only");
   constexpr int kOutBytes = kOutF16 ? 2 : kInt8Out ? 1 : 4;
   typedef StemShape<CI, KH, KW, SH, SW, DH, DW, CO, TH, TW, WARPS, kOutBytes> S;
   __shared__ unsigned short window[S::kWindow];
@@ -267,10 +270,10 @@ __global__ void __launch_bounds__(32 * WARPS)
           unsigned char* dst =
               my_stage + (g + 8 * row) * S::kStageRow + (8 * n + 2 * t) * kOutBytes;
           if constexpr (kOutF16 != 0) {
-            *reinterpret_cast<unsigned*>(dst) = FloatToF16Bits(v0) | unsigned(FloatToF16Bits(v1))
-                                                                         << 16;
+            *reinterpret_cast<unsigned*>(dst) =
+                A::ApplyF16(FloatToF16Bits(v0)) | unsigned(A::ApplyF16(FloatToF16Bits(v1))) << 16;
           } else {
-            *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+            *reinterpret_cast<float2*>(dst) = make_float2(A::Apply(v0), A::Apply(v1));
           }
         }
       }
@@ -295,9 +298,9 @@ __global__ void __launch_bounds__(32 * WARPS)
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV2D_STEM(CI, K, S, D, CO, TH, TW, WARPS, EPI, F16)                              \
+#define TUNEJIT_CONV2D_STEM(CI, K, S, D, CO, TH, TW, WARPS, EPI, F16, ...)                         \
   template __global__ void                                                                         \
-  tunejit::conv2d_stem<CI, K, K, S, S, D, D, CO, TH, TW, WARPS, EPI, F16>(                         \
+  tunejit::conv2d_stem<CI, K, K, S, S, D, D, CO, TH, TW, WARPS, EPI, F16, ##__VA_ARGS__>(          \
       const float*, const float*, const float*, const float*, void*, int, int, int, int, int, int, \
       int, int)
 TUNEJIT_CONV2D_STEM(3, 3, 1, 1, 64, 8, 32, 4, 3, 1);   // VGG-16's stem: bias + relu, fp16 out
@@ -306,4 +309,10 @@ TUNEJIT_CONV2D_STEM(1, 5, 2, 1, 32, 2, 16, 2, 0, 0);   // fp32 out, stride 2, K 
 TUNEJIT_CONV2D_STEM(4, 3, 1, 2, 32, 1, 16, 1, 7, 0);   // dilation 2, scaled fp32, K 36 -> 48
 TUNEJIT_CONV2D_STEM(3, 7, 2, 1, 64, 4, 32, 4, 3, 1);   // ResNet's: K 147 -> 160, weights in smem
 TUNEJIT_CONV2D_STEM(3, 4, 4, 1, 96, 2, 32, 4, 3, 1);   // ConvNeXt's patchify: 96 out, smem
-#endif                                                 // TUNEJIT_NVCC_CHECK
+// MobileNetV2's stem (3x3 stride 2, 32 out, ReLU6 = clip [0, 6]); MobileNetV3's (16 out,
+// hard_swish); EfficientNet's silu into float32.
+TUNEJIT_CONV2D_STEM(3, 3, 2, 1, 32, 4, 32, 4, 1, 1,
+                    tunejit::Act<tunejit::ActKind::kClip, 0, 1086324736>);
+TUNEJIT_CONV2D_STEM(3, 3, 2, 1, 16, 4, 32, 4, 1, 1, tunejit::Act<tunejit::ActKind::kHardSwish>);
+TUNEJIT_CONV2D_STEM(3, 3, 2, 1, 32, 4, 32, 4, 1, 0, tunejit::Act<tunejit::ActKind::kSilu>);
+#endif  // TUNEJIT_NVCC_CHECK

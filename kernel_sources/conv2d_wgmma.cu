@@ -8,7 +8,8 @@
 //   conv2d_wgmma<ConvTilePolicy<TH, TW, TB, BN, SWAP_AB>,
 //                ConvPipelinePolicy<STAGES, CONS_WG, PINGPONG, CLUSTER>,
 //                ConvLoadPolicy<ATOM, kIm2col, HALO>,
-//                ConvOutputPolicy<kInt8, Epi<BIAS, RELU, OUT>, kOutF16, POOL>>
+//                ConvOutputPolicy<kInt8, Epi<BIAS, RELU, OUT[, RESIDUAL[, Act<...>]]>, kOutF16,
+//                                 POOL>>
 //   (ops/conv2d_wgmma.cc ConvKernelName writes the name expression)
 //   grid (at most the number of output tiles, M tiles x ceil(CO / BN); one block per SM makes it
 //   persistent: wgmma_core.cuh WgmmaBlock; PINGPONG: its two consumers take whole tiles in
@@ -79,7 +80,8 @@
 // like the output, added before the ReLU; else null); then the geometry as runtime values (C, CO,
 // OH, OW, KW, KH * KW, pad top/left, stride h/w, dilation h/w, tiles per image along h/w, pixel
 // tiles in all, output pixels in all), so one compiled kernel serves every layer of a network that
-// shares the tile config.
+// shares the tile config. The Epi's activation (common.cuh Act: clip, silu, hard_swish) comes
+// after the residual and its ReLU, into fp16 convs' float16 or float32 outputs without a pool.
 #include "wgmma_core.cuh"
 
 namespace tunejit {
@@ -274,11 +276,12 @@ template <int ATOM, int IM2COL, int HALO>
 struct ConvLoadPolicy {
   static constexpr int kAtom = ATOM, kIm2col = IM2COL, kHalo = HALO;
 };
-// The operands and the output: int8 or fp16 data, the epilogue (common.cuh Epi: bias, ReLU and
-// what it writes), a float16 output, a 2x2 max pool in the kernel.
+// The operands and the output: int8 or fp16 data, the epilogue (common.cuh Epi: bias, ReLU, what
+// it writes, a residual, an activation), a float16 output, a 2x2 max pool in the kernel.
 template <int INT8, typename EPILOGUE, int OUT_F16, int POOL>
 struct ConvOutputPolicy {
   static constexpr int kInt8 = INT8, kEpi = EPILOGUE::kCode, kOutF16 = OUT_F16, kPool = POOL;
+  typedef typename EPILOGUE::Activation Activation;
 };
 
 template <typename Tile, typename Pipeline, typename Loads, typename Output>
@@ -304,6 +307,8 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
   static_assert(CLUSTER == 1 || kIm2col != 0 || TH % CLUSTER == 0, "whole rows per half tile");
   static_assert(POOL == 0 || (kIm2col == 0 && TH % 2 == 0), "pooled tiles hold whole windows");
   static_assert(POOL == 0 || (kEpi & kEpiResidual) == 0, "a residual is added before no pool");
+  static_assert(POOL == 0 || !Output::Activation::kActive, "an activation comes before no pool");
+  static_assert(kInt8 == 0 || !Output::Activation::kActive, "an activation on fp16 convs only");
   static_assert(HALO == 0 || (kIm2col == 0 && CLUSTER == 1), "halo boxes are tiled, per block");
   static_assert(HALO == 0 || TH + HALO - 1 <= 256, "a TMA box dimension is at most 256");
   static_assert(TB == 1 || (kIm2col == 0 && CLUSTER == 1 && HALO == 0),
@@ -319,7 +324,7 @@ __global__ void __cluster_dims__(Pipeline::kCluster, 1, 1)
   constexpr int kStageBytes = HALO != 0 ? HALO * ATOM : kWgmmaAtomBytes;
   const int rank = CLUSTER == 1 ? 0 : static_cast<int>(hopper::ClusterRank());
   WgmmaBlock<BM, BN, kStageBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, PINGPONG, ATOM, CLUSTER,
-             POOL != 0 ? TW : 0, HALO != 0 ? TW : 0, SWAP_AB>(
+             POOL != 0 ? TW : 0, HALO != 0 ? TW : 0, SWAP_AB, typename Output::Activation>(
       ConvTiles<TH, TW, TB, BN, kInt8, ATOM, kIm2col, CLUSTER, POOL, HALO>{
           &x_map, &w_map, g, c_tiles, CeilDiv(g.co, BN), rank},
       &x_map, &w_map, out, bias, scale, g.co, k_tiles, residual);
@@ -393,4 +398,22 @@ TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 0, 1, 0,
                          tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator, true>);
 TUNEJIT_CONV2D_WGMMA_EPI(2, 64, 1, 256, 0, 4, 2, 0, 1, 128, 1, 0, 0, 1, 0,
                          tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, true>);
+// Activations (common.cuh Act): ReLU6 (clip [0, 6]) into fp16 by 16-byte stores; silu into fp16
+// through the swapped tile's staged rows; hard_swish into float32 (pairs of floats); a clip
+// after the residual; silu into float32 from swapped rows.
+TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 0, 1, 0,
+                         tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, false,
+                                      tunejit::Act<tunejit::ActKind::kClip, 0, 1086324736>>);
+TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 0, 1, 0,
+                         tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, false,
+                                      tunejit::Act<tunejit::ActKind::kSilu>>);
+TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 128, 0, 4, 2, 0, 1, 128, 0, 0, 0, 0, 0,
+                         tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, false,
+                                      tunejit::Act<tunejit::ActKind::kHardSwish>>);
+TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 128, 0, 4, 2, 1, 1, 128, 0, 0, 0, 1, 0,
+                         tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator, true,
+                                      tunejit::Act<tunejit::ActKind::kClip, 0, 1086324736>>);
+TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 0, 0, 0,
+                         tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, false,
+                                      tunejit::Act<tunejit::ActKind::kSilu>>);
 #endif  // TUNEJIT_NVCC_CHECK

@@ -6,7 +6,9 @@
 //   out[b, y, x, c] = epilogue(sum_{r, s} in[b, y * SH + r * DH - PT, x * SW + s * DW - PL, c]
 //                                         * weight[c, r, s])
 // with float32 products and sums (float16 operands are exact in float32), then common.cuh's
-// epilogue, written float16, float32 or requantized int8.
+// epilogue, written float16, float32 or requantized int8, and on a float16 or float32 output the
+// Epi's activation (common.cuh Act: MobileNetV2's ReLU6, EfficientNet's silu, MobileNetV3's
+// hard_swish), as the separate step after the conv would compute it.
 //
 //   depthwise_conv2d_nhwc<DepthwiseFilter<KH, KW, SH, SW, DH, DW>,
 //                         DepthwiseTile<TILE_C, TILE_H, TILE_W, THREAD_H, THREAD_W>,
@@ -60,10 +62,12 @@ struct DepthwiseTile {
 };
 
 // The operands in memory: VECTOR_IO 1 when C is a multiple of 8 (16-byte pixel vectors), the
-// epilogue (common.cuh Epi) and a float16 output (else float32, or int8 when it requantizes).
+// epilogue (common.cuh Epi, with its activation) and a float16 output (else float32, or int8 when
+// it requantizes).
 template <int VECTOR_IO, typename EPILOGUE, int OUT_F16>
 struct DepthwiseIo {
   static constexpr int kVectorIo = VECTOR_IO, kEpi = EPILOGUE::kCode, kOutF16 = OUT_F16;
+  typedef typename EPILOGUE::Activation Activation;
 };
 
 // What the tile and the filter make of each other: the block's input window, and the rows and
@@ -104,24 +108,28 @@ __device__ __forceinline__ uint4 LoadPixelVector(const f16* __restrict__ pixel, 
 }
 
 // Stores 8 epilogue values of one pixel from channel `first` (`count` of them below C): float16,
-// int8 or float32 by the output kind; whole vectors when kVectorIo.
+// int8 or float32 by the output kind, the activation applied to the float16 or float32 value;
+// whole vectors when kVectorIo.
 template <typename Io>
 __device__ __forceinline__ void StorePixelVector(void* out, s64 index, const float (&v)[8],
                                                  int count) {
+  typedef typename Io::Activation A;
   constexpr bool kInt8Out = Io::kOutF16 == 0 && (Io::kEpi >> 2) == kEpiOutInt8;
+  static_assert(!kInt8Out || !A::kActive, "an activation into float outputs only");
   if constexpr (Io::kOutF16 != 0) {
     unsigned short* to = static_cast<unsigned short*>(out) + index;
     if constexpr (Io::kVectorIo != 0) {
       unsigned words[4];
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        words[i] = FloatToF16Bits(v[2 * i]) | unsigned(FloatToF16Bits(v[2 * i + 1])) << 16;
+        words[i] = A::ApplyF16(FloatToF16Bits(v[2 * i])) |
+                   unsigned(A::ApplyF16(FloatToF16Bits(v[2 * i + 1]))) << 16;
       }
       *reinterpret_cast<uint4*>(to) = make_uint4(words[0], words[1], words[2], words[3]);
     } else {
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        if (i < count) to[i] = FloatToF16Bits(v[i]);
+        if (i < count) to[i] = A::ApplyF16(FloatToF16Bits(v[i]));
       }
     }
   } else if constexpr (kInt8Out) {
@@ -138,12 +146,14 @@ __device__ __forceinline__ void StorePixelVector(void* out, s64 index, const flo
   } else {
     float* to = static_cast<float*>(out) + index;
     if constexpr (Io::kVectorIo != 0) {
-      reinterpret_cast<float4*>(to)[0] = make_float4(v[0], v[1], v[2], v[3]);
-      reinterpret_cast<float4*>(to)[1] = make_float4(v[4], v[5], v[6], v[7]);
+      reinterpret_cast<float4*>(to)[0] =
+          make_float4(A::Apply(v[0]), A::Apply(v[1]), A::Apply(v[2]), A::Apply(v[3]));
+      reinterpret_cast<float4*>(to)[1] =
+          make_float4(A::Apply(v[4]), A::Apply(v[5]), A::Apply(v[6]), A::Apply(v[7]));
     } else {
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        if (i < count) to[i] = v[i];
+        if (i < count) to[i] = A::Apply(v[i]);
       }
     }
   }
@@ -295,4 +305,17 @@ TUNEJIT_DEPTHWISE_NHWC(5, 2, 1, 16, 8, 8, 1, 2, 1, true, true, kInt8, 0);
 TUNEJIT_DEPTHWISE_NHWC(7, 1, 1, 32, 8, 8, 1, 4, 1, true, false, kFloat32, 0);
 TUNEJIT_DEPTHWISE_NHWC(3, 1, 1, 16, 4, 16, 1, 4, 0, true, true, kAccumulator, 1);
 TUNEJIT_DEPTHWISE_NHWC(3, 1, 2, 8, 2, 4, 2, 1, 0, false, true, kInt8, 0);
+// Activations: MobileNetV2's ReLU6 (clip [0, 6]) into float16; EfficientNet's 5x5 with silu;
+// hard_swish into float32, C not a multiple of 8.
+#define TUNEJIT_DEPTHWISE_NHWC_ACT(K, S, TC, TH, TW, YI, XI, VEC, F16, ...)                       \
+  template __global__ void tunejit::depthwise_conv2d_nhwc<                                        \
+      tunejit::DepthwiseFilter<K, K, S, S, 1, 1>, tunejit::DepthwiseTile<TC, TH, TW, YI, XI>,     \
+      tunejit::DepthwiseIo<                                                                       \
+          VEC, tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, false, __VA_ARGS__>,      \
+          F16>>(const tunejit::f16*, const tunejit::f16*, const float*, const float*, void*, int, \
+                int, int, int, int, int, int, int, int, int)
+TUNEJIT_DEPTHWISE_NHWC_ACT(3, 1, 32, 8, 8, 1, 4, 1, 1,
+                           tunejit::Act<tunejit::ActKind::kClip, 0, 1086324736>);
+TUNEJIT_DEPTHWISE_NHWC_ACT(5, 2, 16, 8, 8, 1, 2, 1, 1, tunejit::Act<tunejit::ActKind::kSilu>);
+TUNEJIT_DEPTHWISE_NHWC_ACT(3, 1, 16, 4, 16, 1, 4, 0, 0, tunejit::Act<tunejit::ActKind::kHardSwish>);
 #endif  // TUNEJIT_NVCC_CHECK

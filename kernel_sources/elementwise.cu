@@ -62,13 +62,11 @@ __global__ void add_relu(const T* __restrict__ x, const T* __restrict__ r, T* __
   }
 }
 
-// y = min(max(x, lo), hi), NaN passing through (as the CPU reference's comparisons do).
+// y = min(max(x, lo), hi), NaN passing through (common.cuh ClipValue, which an epilogue's fused
+// clip shares).
 template <typename T = float>
 __global__ void clip(const T* __restrict__ x, T* __restrict__ y, s64 total, float lo, float hi) {
-  TUNEJIT_GRID_STRIDE(i, total) {
-    const float v = ToFloat(x[i]);
-    y[i] = FromFloat<T>(v < lo ? lo : (v > hi ? hi : v));
-  }
+  TUNEJIT_GRID_STRIDE(i, total) { y[i] = FromFloat<T>(ClipValue(ToFloat(x[i]), lo, hi)); }
 }
 
 // NCHW average pooling, floor output size. kCountPad: divide by the whole window (padding counts

@@ -5,7 +5,10 @@
 //   with fp32 accumulation, C fp32 or fp16 (kOutF16); or int8 (kInt8) with int32 accumulation, C
 //   int32, fp32 or requantized int8. The epilogue of common.cuh on channel j.
 //
-//   gemm_wgmma<BM, BN, BK, STAGES, CONS_WG, kInt8, kEpi, kOutF16, SPLIT>
+//   gemm_wgmma<BM, BN, BK, STAGES, CONS_WG, kInt8, kEpi, kOutF16, SPLIT[, A]>
+//   (A: the activation after the epilogue, common.cuh Act, into a float16 or float32 output of
+//   fp16 operands: MobileNetV3's hard_swish classifier; Act<> none; with SPLIT > 1 the sum
+//   kernel applies it)
 //   grid (at most ceil(M / BM) * ceil(N / BN) * SPLIT output tiles; one block per SM makes it
 //   persistent:
 //   wgmma_core.cuh WgmmaBlock), block 128 * (1 + CONS_WG), dynamic shared memory
@@ -86,31 +89,36 @@ struct GemmTiles {
 };
 
 template <int BM, int BN, int BK, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          int SPLIT>
+          int SPLIT, class A = Act<>>
 __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
     gemm_wgmma(const __grid_constant__ hopper::TmaDescriptor a_map,
                const __grid_constant__ hopper::TmaDescriptor b_map, const float* __restrict__ bias,
                const float* __restrict__ scale, void* out, int m, int n, int k) {
   static_assert(BM <= 256, "a TMA box dimension is at most 256");
   static_assert(BK % WgmmaKind<kInt8>::kAtomElems == 0, "BK is whole 128-byte rows");
-  static_assert(SPLIT == 1 || (kEpi == 0 && kOutF16 == 0), "split-K stores raw accumulators");
+  static_assert(SPLIT == 1 || (kEpi == 0 && kOutF16 == 0 && !A::kActive),
+                "split-K stores raw accumulators");
+  static_assert(kInt8 == 0 || !A::kActive, "an activation on fp16 GEMMs only");
   constexpr int kBkBytes = BK / WgmmaKind<kInt8>::kAtomElems * kWgmmaAtomBytes;
   const int k_tiles = CeilDiv(CeilDiv(k, BK), SPLIT);
-  WgmmaBlock<BM, BN, kBkBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16>(
-      GemmTiles<BM, BN, BK, kInt8>{&a_map, &b_map, m, n, CeilDiv(m, BM), CeilDiv(n, BN), k_tiles,
-                                   SPLIT},
-      &a_map, &b_map, out, bias, scale, n, k_tiles);
+  WgmmaBlock<BM, BN, kBkBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, 0, kWgmmaAtomBytes, 1, 0, 0,
+             0, A>(GemmTiles<BM, BN, BK, kInt8>{&a_map, &b_map, m, n, CeilDiv(m, BM),
+                                                CeilDiv(n, BN), k_tiles, SPLIT},
+                   &a_map, &b_map, out, bias, scale, n, k_tiles);
 }
 
 // Split-K's second pass: C[i, j] = epilogue(sum over s of partial[s, i, j]) on channel j, the
-// slices added in order (the result does not depend on which split finished first). Launched
-// right behind gemm_wgmma (overlaps_previous): its blocks wait for the partial sums.
-template <int SPLIT, int kInt8, int kEpi, int kOutF16>
+// slices added in order (the result does not depend on which split finished first), then the
+// activation A. Launched right behind gemm_wgmma (overlaps_previous): its blocks wait for the
+// partial sums.
+template <int SPLIT, int kInt8, int kEpi, int kOutF16, class A = Act<>>
 __global__ void __launch_bounds__(256)
     gemm_split_k_sum(const void* __restrict__ partial, const float* __restrict__ bias,
                      const float* __restrict__ scale, void* out, int m, int n) {
   typedef typename WgmmaKind<kInt8>::Acc Acc;
   typedef EpilogueOp<kEpi, Acc> Op;
+  static_assert(!A::kActive || (IsFloatAcc<Acc>::value && Op::kOut != kEpiOutInt8),
+                "an activation into float outputs only");
   GridDependencyWait();
   const s64 total = static_cast<s64>(m) * n;
   const Acc* slices = static_cast<const Acc*>(partial);
@@ -123,8 +131,12 @@ __global__ void __launch_bounds__(256)
     if constexpr (kOutF16 != 0) {
       static_assert(IsFloatAcc<Acc>::value && Op::kOut == kEpiOutAccumulator,
                     "fp16 output from fp16 operands, no scale");
-      static_cast<unsigned short*>(out)[i] =
-          FloatToF16Bits(Op::Apply(sum, Op::kBias ? __ldg(bias + channel) : 0.0f, 1.0f));
+      static_cast<unsigned short*>(out)[i] = A::ApplyF16(
+          FloatToF16Bits(Op::Apply(sum, Op::kBias ? __ldg(bias + channel) : 0.0f, 1.0f)));
+    } else if constexpr (A::kActive) {
+      static_cast<float*>(out)[i] =
+          A::Apply(Op::Apply(sum, Op::kBias ? __ldg(bias + channel) : 0.0f,
+                             Op::kOut != kEpiOutAccumulator ? __ldg(scale + channel) : 1.0f));
     } else {
       Op::Store(out, i, sum, channel, bias, scale);
     }
@@ -134,10 +146,11 @@ __global__ void __launch_bounds__(256)
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_GEMM_WGMMA(BM, BN, BK, STAGES, CONS_WG, I8, EPI, F16, SPLIT)                      \
-  template __global__ void tunejit::gemm_wgmma<BM, BN, BK, STAGES, CONS_WG, I8, EPI, F16, SPLIT>( \
-      const __grid_constant__ tunejit::hopper::TmaDescriptor,                                     \
-      const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*,  \
+#define TUNEJIT_GEMM_WGMMA(BM, BN, BK, STAGES, CONS_WG, I8, EPI, F16, SPLIT, ...)                \
+  template __global__ void                                                                       \
+  tunejit::gemm_wgmma<BM, BN, BK, STAGES, CONS_WG, I8, EPI, F16, SPLIT, ##__VA_ARGS__>(          \
+      const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
+      const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
       int, int, int)
 TUNEJIT_GEMM_WGMMA(128, 128, 64, 4, 2, 0, 0, 0, 1);    // the fallback config, fp32 out
 TUNEJIT_GEMM_WGMMA(128, 256, 64, 3, 2, 0, 3, 1, 1);    // bias + relu, fp16 out
@@ -147,12 +160,18 @@ TUNEJIT_GEMM_WGMMA(128, 128, 128, 4, 2, 1, 0, 0, 1);   // int8, int32 out
 TUNEJIT_GEMM_WGMMA(128, 128, 256, 3, 2, 1, 11, 0, 1);  // int8, bias + relu + requantize to int8
 TUNEJIT_GEMM_WGMMA(128, 128, 128, 4, 1, 0, 0, 0, 4);   // split-K: 4 slices of fp32 partials
 TUNEJIT_GEMM_WGMMA(128, 128, 256, 4, 1, 1, 0, 0, 2);   // split-K: 2 slices of int32 partials
-#define TUNEJIT_GEMM_SPLIT_K_SUM(SPLIT, I8, EPI, F16)                                             \
-  template __global__ void tunejit::gemm_split_k_sum<SPLIT, I8, EPI, F16>(                        \
+// Activations: hard_swish into fp16 (MobileNetV3's classifier), ReLU6 into fp32.
+TUNEJIT_GEMM_WGMMA(128, 128, 64, 4, 2, 0, 1, 1, 1, tunejit::Act<tunejit::ActKind::kHardSwish>);
+TUNEJIT_GEMM_WGMMA(128, 128, 64, 4, 2, 0, 1, 0, 1,
+                   tunejit::Act<tunejit::ActKind::kClip, 0, 1086324736>);
+#define TUNEJIT_GEMM_SPLIT_K_SUM(SPLIT, I8, EPI, F16, ...)                                        \
+  template __global__ void tunejit::gemm_split_k_sum<SPLIT, I8, EPI, F16, ##__VA_ARGS__>(         \
       const void* __restrict__, const float* __restrict__, const float* __restrict__, void*, int, \
       int)
 TUNEJIT_GEMM_SPLIT_K_SUM(4, 0, 3, 1);   // bias + relu into fp16
 TUNEJIT_GEMM_SPLIT_K_SUM(2, 0, 1, 0);   // bias into fp32
 TUNEJIT_GEMM_SPLIT_K_SUM(2, 1, 11, 0);  // int8: bias + relu + requantize
 TUNEJIT_GEMM_SPLIT_K_SUM(8, 1, 7, 0);   // int8: scaled fp32 with bias and relu
-#endif                                  // TUNEJIT_NVCC_CHECK
+TUNEJIT_GEMM_SPLIT_K_SUM(4, 0, 1, 1, tunejit::Act<tunejit::ActKind::kHardSwish>);  // into fp16
+TUNEJIT_GEMM_SPLIT_K_SUM(2, 0, 1, 0, tunejit::Act<tunejit::ActKind::kSilu>);       // into fp32
+#endif  // TUNEJIT_NVCC_CHECK

@@ -1,8 +1,12 @@
 // File: kernel_sources/reference.cu
 // Naive GPU reference kernels for the tuner's correctness check on shapes too big for the CPU
 // reference: one thread per output (grid-stride), accumulating in double (float inputs) or int64
-// (int8 inputs), then the same fused epilogue as the tuned kernels (common.cuh). Every shape is a
-// runtime argument, so one compiled kernel per (dtype, epilogue, layout) serves all workloads.
+// (int8 inputs), then the same fused epilogue as the tuned kernels (common.cuh), and the
+// activation A (common.cuh Act; Act<> none) on the float value. Every shape is a runtime
+// argument, so one compiled kernel per (dtype, epilogue, activation, layout) serves all workloads.
+// A float16 workload's reference writes float32, the activation taken before any rounding to
+// float16 (the fused kernels round to float16 first, as the unfused step would read it): the
+// two differ by float16 rounding, which the record check's 1e-2 relative bound allows for.
 // fp16 data (the tensor-core templates') is read as its 16 bits (tunejit::f16, common.cuh).
 //
 //   KernelSpec{"reference.cu", "tunejit::conv2d_reference<float, 0, false, false>"}
@@ -28,6 +32,24 @@ struct ReferenceAcc<f16> {
   typedef float Narrow;
 };
 
+// EpilogueOp's Store, then the activation (float outputs only: the templates take an activation
+// into float16 and float32 outputs, which the reference writes as float32).
+template <int kEpi, typename Narrow, class A>
+__device__ __forceinline__ void ReferenceStore(void* out, s64 index, Narrow acc, int channel,
+                                               const float* bias, const float* scale) {
+  typedef EpilogueOp<kEpi, Narrow> Op;
+  if constexpr (A::kActive) {
+    static_assert(
+        (IsFloatAcc<Narrow>::value && Op::kOut != kEpiOutInt8) || Op::kOut == kEpiOutFloat32,
+        "an activation into float outputs only");
+    const float v = Op::Apply(acc, Op::kBias ? __ldg(bias + channel) : 0.0f,
+                              Op::kOut != kEpiOutAccumulator ? __ldg(scale + channel) : 1.0f);
+    static_cast<float*>(out)[index] = A::Apply(v);
+  } else {
+    Op::Store(out, index, acc, channel, bias, scale);
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ typename ReferenceAcc<T>::Wide Widen(T v) {
   return static_cast<typename ReferenceAcc<T>::Wide>(v);
@@ -40,7 +62,7 @@ __device__ __forceinline__ double Widen<f16>(f16 v) {
 // Convolution with groups, NCHW data / OIHW weight (depthwise: groups == ci, weight
 // [co, 1, kh, kw]), or with kNhwc NHWC data / OHWI weight; the output NHWC when kNhwcOut (NHWC
 // data, or the stem's NCHW data written NHWC).
-template <typename T, int kEpi, bool kNhwc, bool kNhwcOut>
+template <typename T, int kEpi, bool kNhwc, bool kNhwcOut, class A = Act<>>
 __global__ void conv2d_reference(const T* __restrict__ data, const T* __restrict__ weight,
                                  const float* __restrict__ bias, const float* __restrict__ scale,
                                  void* out, int n, int ci, int h, int w, int co, int oh, int ow,
@@ -83,12 +105,12 @@ __global__ void conv2d_reference(const T* __restrict__ data, const T* __restrict
         }
       }
     }
-    EpilogueOp<kEpi, Narrow>::Store(out, i, static_cast<Narrow>(acc), f, bias, scale);
+    ReferenceStore<kEpi, Narrow, A>(out, i, static_cast<Narrow>(acc), f, bias, scale);
   }
 }
 
 // C[M, N] = A[M, K] * W[N, K]^T.
-template <typename T, int kEpi>
+template <typename T, int kEpi, class A = Act<>>
 __global__ void dense_reference(const T* __restrict__ a, const T* __restrict__ wt,
                                 const float* __restrict__ bias, const float* __restrict__ scale,
                                 void* out, int m, int n, int k) {
@@ -103,15 +125,15 @@ __global__ void dense_reference(const T* __restrict__ a, const T* __restrict__ w
     for (int kk = 0; kk < k; ++kk) {
       acc += Widen(a[row * k + kk]) * Widen(wt[static_cast<s64>(j) * k + kk]);
     }
-    EpilogueOp<kEpi, Narrow>::Store(out, i, static_cast<Narrow>(acc), j, bias, scale);
+    ReferenceStore<kEpi, Narrow, A>(out, i, static_cast<Narrow>(acc), j, bias, scale);
   }
 }
 
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
-#define TUNEJIT_CONV_REFERENCE(T, EPI, NHWC, NHWC_OUT)                                          \
-  template __global__ void tunejit::conv2d_reference<T, EPI, NHWC, NHWC_OUT>(                   \
+#define TUNEJIT_CONV_REFERENCE(T, EPI, NHWC, NHWC_OUT, ...)                                     \
+  template __global__ void tunejit::conv2d_reference<T, EPI, NHWC, NHWC_OUT, ##__VA_ARGS__>(    \
       const T*, const T*, const float*, const float*, void*, int, int, int, int, int, int, int, \
       int, int, int, int, int, int, int, int, int)
 TUNEJIT_CONV_REFERENCE(float, 0, false, false);
@@ -119,6 +141,14 @@ TUNEJIT_CONV_REFERENCE(signed char, 0, false, false);
 TUNEJIT_CONV_REFERENCE(tunejit::f16, 0, true, true);
 TUNEJIT_CONV_REFERENCE(signed char, 0, true, true);
 TUNEJIT_CONV_REFERENCE(float, 11, false, true);  // the stem's: NCHW in, NHWC out
+// Activations: ReLU6 after a bias (fp16 NHWC), silu (the stem's), hard_swish scaled float32.
+TUNEJIT_CONV_REFERENCE(tunejit::f16, 1, true, true,
+                       tunejit::Act<tunejit::ActKind::kClip, 0, 1086324736>);
+TUNEJIT_CONV_REFERENCE(float, 1, false, true, tunejit::Act<tunejit::ActKind::kSilu>);
+TUNEJIT_CONV_REFERENCE(signed char, 5, true, true, tunejit::Act<tunejit::ActKind::kHardSwish>);
+template __global__ void
+tunejit::dense_reference<tunejit::f16, 1, tunejit::Act<tunejit::ActKind::kHardSwish>>(
+    const tunejit::f16*, const tunejit::f16*, const float*, const float*, void*, int, int, int);
 template __global__ void tunejit::dense_reference<float, 7>(const float*, const float*,
                                                             const float*, const float*, void*, int,
                                                             int, int);

@@ -39,15 +39,15 @@ __host__ __device__ constexpr int Fn(BinaryFn f) { return static_cast<int>(f); }
 
 template <int kFn>
 __device__ __forceinline__ float UnaryValue(float x, float alpha, float beta) {
-  if constexpr (kFn == Fn(UnaryFn::kSigmoid)) return 1.0f / (1.0f + expf(-x));
+  // Sigmoid, hard_swish and silu are common.cuh's, shared with the epilogues that fuse them.
+  if constexpr (kFn == Fn(UnaryFn::kSigmoid)) return SigmoidValue(x);
   if constexpr (kFn == Fn(UnaryFn::kTanh)) return tanhf(x);
   if constexpr (kFn == Fn(UnaryFn::kErf)) return erff(x);
   if constexpr (kFn == Fn(UnaryFn::kGelu))
     return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
   if constexpr (kFn == Fn(UnaryFn::kHardSigmoid)) return fminf(fmaxf(alpha * x + beta, 0.0f), 1.0f);
-  if constexpr (kFn == Fn(UnaryFn::kHardSwish))
-    return x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
-  if constexpr (kFn == Fn(UnaryFn::kSilu)) return x / (1.0f + expf(-x));
+  if constexpr (kFn == Fn(UnaryFn::kHardSwish)) return HardSwishValue(x);
+  if constexpr (kFn == Fn(UnaryFn::kSilu)) return SiluValue(x);
   if constexpr (kFn == Fn(UnaryFn::kSqrt)) return sqrtf(x);
   if constexpr (kFn == Fn(UnaryFn::kExp)) return expf(x);
   if constexpr (kFn == Fn(UnaryFn::kReciprocal)) return 1.0f / x;

@@ -258,10 +258,11 @@ __host__ __device__ constexpr int WgmmaEpiBeforeResidual(int epi) {
 
 // One row's 4 values of a thread (columns as WgmmaColumns) to out[base + column], for columns < n
 // (the caller has checked base >= 0), as float16 (plus the residual's values at the same index
-// with kEpiResidual), or through common.cuh's epilogue formula as int32, float32 or int8.
+// with kEpiResidual), or through common.cuh's epilogue formula as int32, float32 or int8; then
+// the Activation (common.cuh Act) on a float16 or float32 output.
 // Adjacent column pairs go out as one store where aligned: 2-byte stores made the fp16 output
 // slower to write than the fp32 one (docs/history/2026-12-01-fifth-session.md).
-template <int kEpi, int kOutF16, typename Acc>
+template <int kEpi, int kOutF16, class Activation, typename Acc>
 __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaColumns& p, s64 base,
                                                 void* out, const void* residual, int col, int n) {
   typedef EpilogueOp<WgmmaEpiBeforeResidual(kEpi), Acc> Op;
@@ -282,6 +283,7 @@ __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaCo
           const unsigned short* skip = static_cast<const unsigned short*>(residual) + base;
           if (c + e < n) h[e] = AddResidualF16<EpilogueOp<kEpi, Acc>::kRelu>(h[e], skip[c + e]);
         }
+        h[e] = Activation::ApplyF16(h[e]);
       }
       unsigned short* row = static_cast<unsigned short*>(out) + base;
       if (pairs && c + 1 < n) {
@@ -291,6 +293,7 @@ __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaCo
         if (c + 1 < n) row[c + 1] = h[1];
       }
     } else if constexpr (!IsFloatAcc<Acc>::value && Op::kOut == kEpiOutAccumulator) {
+      static_assert(!Activation::kActive, "an activation into float outputs only");
       Acc a[2] = {v[2 * g], v[2 * g + 1]};
       if (Op::kRelu) {
         a[0] = a[0] < 0 ? 0 : a[0];
@@ -305,8 +308,9 @@ __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaCo
       }
     } else {
       static_assert(Op::kOut != kEpiOutInt8, "int8 outputs go through WgmmaStoreInt8Row");
-      const float f0 = Op::Apply(v[2 * g], p.bias[2 * g], p.scale[2 * g]);
-      const float f1 = Op::Apply(v[2 * g + 1], p.bias[2 * g + 1], p.scale[2 * g + 1]);
+      const float f0 = Activation::Apply(Op::Apply(v[2 * g], p.bias[2 * g], p.scale[2 * g]));
+      const float f1 =
+          Activation::Apply(Op::Apply(v[2 * g + 1], p.bias[2 * g + 1], p.scale[2 * g + 1]));
       float* row = static_cast<float*>(out) + base;
       if (pairs && c + 1 < n) {
         *reinterpret_cast<float2*>(row + c) = make_float2(f0, f1);
@@ -454,14 +458,15 @@ struct WgmmaWideSpan<kEpi, 1> {
 // The rows of a consumer thread in 16-byte stores (Span: WgmmaWideSpan). The caller has checked
 // that n is a multiple of the span (8 fp16 or 16 int8 columns) and `out` 16-byte aligned (and
 // `residual`, read 16 bytes at a time at the output's offsets, with kResidual: 0, 1 the residual
-// and no ReLU after it, 2 the residual and the ReLU).
-template <int BN, class Span, int kResidual, typename Acc, int kSubtiles>
+// and no ReLU after it, 2 the residual and the ReLU). The Activation (float16 spans only) last.
+template <int BN, class Span, int kResidual, class Activation, typename Acc, int kSubtiles>
 __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 2],
                                                const s64 (&base)[kSubtiles][2], void* out,
                                                const void* residual, const float* bias,
                                                const float* scale, int col0, int n) {
   constexpr int kGroups = Span::kGroups;
   static_assert(BN % (32 * kGroups) == 0, "whole blocks of 4 spans");
+  static_assert(!Activation::kActive || Span::kElementBytes == 2, "an activation into float16");
   const int j = threadIdx.x % 4;
 #pragma unroll
   for (int q0 = 0; q0 < BN / 8; q0 += 4 * kGroups) {  // spans q0 + kGroups k, k = 0..3
@@ -487,6 +492,7 @@ __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 
                 bytes,
                 *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(residual) + at));
           }
+          bytes = Activation::ApplyF16x8(bytes);
           *reinterpret_cast<uint4*>(static_cast<unsigned char*>(out) + at) = bytes;
         }
       }
@@ -496,9 +502,10 @@ __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 
 
 // Writes a consumer thread's accumulators (layout: hopper_ptx.cuh, WgmmaF16F32): tile row r of
 // this consumer goes to out[row_index(row0 + r) + col] for col < n (with kEpiResidual plus
-// residual[the same index]). Columns outermost, so each column's bias and scale are loaded once
-// (WgmmaColumns); the rows' output offsets are computed once before.
-template <int BN, int kEpi, int kOutF16, typename Acc, int kSubtiles, class RowMap>
+// residual[the same index]), then the Activation. Columns outermost, so each column's bias and
+// scale are loaded once (WgmmaColumns); the rows' output offsets are computed once before.
+template <int BN, int kEpi, int kOutF16, class Activation, typename Acc, int kSubtiles,
+          class RowMap>
 __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2],
                                               const RowMap& row_index, void* out,
                                               const void* residual, const float* bias,
@@ -507,6 +514,7 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
   typedef EpilogueOp<kEpi, Acc> Op;
   constexpr int kResidual = Op::kResidual ? (Op::kRelu ? 2 : 1) : 0;
   static_assert(!Op::kResidual || kOutF16 != 0, "a residual is added to float16 outputs");
+  static_assert(!kInt8Out || !Activation::kActive, "an activation into float outputs only");
   const int t = threadIdx.x % 128;
   s64 base[kSubtiles][2];
 #pragma unroll
@@ -520,7 +528,8 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
     typedef WgmmaWideSpan<WgmmaEpiBeforeResidual(kEpi), kInt8Out ? 1 : 0> Span;
     if (n % (8 * Span::kGroups) == 0 && reinterpret_cast<unsigned long long>(out) % 16 == 0 &&
         reinterpret_cast<unsigned long long>(residual) % 16 == 0) {
-      WgmmaStoreWide<BN, Span, kResidual>(acc, base, out, residual, bias, scale, col0, n);
+      WgmmaStoreWide<BN, Span, kResidual, Activation>(acc, base, out, residual, bias, scale, col0,
+                                                      n);
       return;
     }
   }
@@ -537,7 +546,7 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
         if constexpr (kInt8Out) {
           WgmmaStoreInt8Row<kEpi>(v, p, base[sub][half], out, col, n);
         } else if (base[sub][half] >= 0) {
-          WgmmaStorePairs<kEpi, kOutF16>(v, p, base[sub][half], out, residual, col, n);
+          WgmmaStorePairs<kEpi, kOutF16, Activation>(v, p, base[sub][half], out, residual, col, n);
         }
       }
     }
@@ -701,11 +710,29 @@ __host__ __device__ constexpr int WgmmaSwapStagingBytes(int rows, int pooled, in
   return (pooled != 0 ? rows / 4 : rows) * WgmmaSwapRowBytes(out_bytes);
 }
 
+// The Activation on one staged 16-byte piece of an output row: 8 float16 or 4 float32 values.
+template <class Activation, int kBytes>
+__device__ __forceinline__ uint4 WgmmaActivatePiece(uint4 v) {
+  if constexpr (!Activation::kActive) {
+    return v;
+  } else if constexpr (kBytes == 2) {
+    return Activation::ApplyF16x8(v);
+  } else {
+    static_assert(kBytes == 4, "float16 or float32 outputs");
+    return make_uint4(__float_as_uint(Activation::Apply(__uint_as_float(v.x))),
+                      __float_as_uint(Activation::Apply(__uint_as_float(v.y))),
+                      __float_as_uint(Activation::Apply(__uint_as_float(v.z))),
+                      __float_as_uint(Activation::Apply(__uint_as_float(v.w))));
+  }
+}
+
 // A consumer's swapped accumulators (kRows rows from tile row row0, the 64 columns from col0) to
 // `out`, through its staging rows `stage` and named barrier `barrier`; kPoolW != 0: pooled 2x2
 // first over TW = kPoolW-pixel image rows, as WgmmaPool2x2 (the row map gives the windows'
 // top-left rows their pooled output; a negatively scaled column pools its accumulators' min).
-template <int kRows, int kPoolW, int kEpi, int kOutF16, typename Acc, class RowMap>
+// The Activation applies in the copy out, after the residual, as in WgmmaEpilogue.
+template <int kRows, int kPoolW, int kEpi, int kOutF16, class Activation, typename Acc,
+          class RowMap>
 __device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2],
                                                      const RowMap& row_index, void* out,
                                                      const void* residual, const float* bias,
@@ -719,6 +746,9 @@ __device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2]
                 "a residual is added to unpooled float16 outputs");
   static_assert(kPoolW == 0 || (kPoolW % 8 == 0 && kRows % (2 * kPoolW) == 0),
                 "pooled rows: whole pairs of image rows of whole 8-row blocks");
+  static_assert(
+      !Activation::kActive || (kPoolW == 0 && IsFloatAcc<Acc>::value && Op::kOut != kEpiOutInt8),
+      "an activation into unpooled float16 or float32 outputs");
   constexpr int kRowBytes = WgmmaSwapRowBytes(Out::kBytes);
   const int t = threadIdx.x % 128;
   const int ch = 16 * (t / 32) + (t % 32) / 4;  // this thread's columns: ch, ch + 8
@@ -778,15 +808,27 @@ __device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2]
             bytes,
             *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(residual) + at));
       }
-      *reinterpret_cast<uint4*>(dst) = bytes;
+      *reinterpret_cast<uint4*>(dst) = WgmmaActivatePiece<Activation, Out::kBytes>(bytes);
     } else if constexpr (Op::kResidual) {  // the channel tail, or unaligned rows: value by value
       const unsigned short* skip =
           reinterpret_cast<const unsigned short*>(static_cast<const unsigned char*>(residual) + at);
       const int values = cols - c < kPieceElems ? cols - c : kPieceElems;
 #pragma unroll 1
       for (int e = 0; e < values; ++e) {
-        reinterpret_cast<unsigned short*>(dst)[e] =
-            AddResidualF16<Op::kRelu>(reinterpret_cast<const unsigned short*>(src)[e], skip[e]);
+        reinterpret_cast<unsigned short*>(dst)[e] = Activation::ApplyF16(
+            AddResidualF16<Op::kRelu>(reinterpret_cast<const unsigned short*>(src)[e], skip[e]));
+      }
+    } else if constexpr (Activation::kActive) {  // the tail, or unaligned rows: value by value
+      const int values = cols - c < kPieceElems ? cols - c : kPieceElems;
+#pragma unroll 1
+      for (int e = 0; e < values; ++e) {
+        if constexpr (Out::kBytes == 2) {
+          reinterpret_cast<unsigned short*>(dst)[e] =
+              Activation::ApplyF16(reinterpret_cast<const unsigned short*>(src)[e]);
+        } else {
+          reinterpret_cast<float*>(dst)[e] =
+              Activation::Apply(reinterpret_cast<const float*>(src)[e]);
+        }
       }
     } else {  // the channel tail, or rows not 16-byte aligned: byte by byte (rare, kept small)
       const int bytes = (cols - c < kPieceElems ? cols - c : kPieceElems) * Out::kBytes;
@@ -807,7 +849,8 @@ struct WgmmaTile {
 
 // The consumer warpgroups' part of WgmmaBlock: accumulate and write out their tiles.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
-          int kPingPong, int ATOM, int kCluster, int kPoolW, int kShift, int kSwapAB, class Tiles>
+          int kPingPong, int ATOM, int kCluster, int kPoolW, int kShift, int kSwapAB,
+          class Activation, class Tiles>
 __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsigned char* ring,
                                                   hopper::u64* full, hopper::u64* empty,
                                                   hopper::u64* turn, unsigned char* pool, void* out,
@@ -818,6 +861,7 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
   if constexpr (CONS_WG == 2) hopper::SetMaxNRegInc<kWgmmaConsumerRegs>();
   const int c = wg - 1;  // this consumer, 0-based
   typedef typename WgmmaKind<kInt8>::Acc Acc;
+  static_assert(kPoolW == 0 || !Activation::kActive, "no activation before a pool");
   // [m64 subtiles][BN / 2], or swapped [1][the consumer's rows / 2] (WgmmaSwappedEpilogue).
   constexpr int kAccTiles = kSwapAB != 0 ? 1 : Consumers::kSubtiles;
   constexpr int kAccN = kSwapAB != 0 ? Consumers::kRows : BN;
@@ -847,7 +891,7 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
     if constexpr (kSwapAB != 0) {  // each consumer its own staging rows and named barrier (1 + c)
       constexpr int kStaging = WgmmaSwapStagingBytes(Consumers::kRows, kPoolW,
                                                      WgmmaOutElement<kEpi, kOutF16, Acc>::kBytes);
-      WgmmaSwappedEpilogue<Consumers::kRows, kPoolW, kEpi, kOutF16>(
+      WgmmaSwappedEpilogue<Consumers::kRows, kPoolW, kEpi, kOutF16, Activation>(
           acc[0], tile.rows, out, residual, bias, scale, pool + c * kStaging, 1 + c, row0, tile.n0,
           n);
     } else {
@@ -856,8 +900,8 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
                                        reinterpret_cast<Acc*>(pool) + c * WgmmaPoolWords(kPoolW),
                                        1 + c, scale, tile.n0, n);
       }
-      WgmmaEpilogue<BN, kEpi, kOutF16>(acc, tile.rows, out, residual, bias, scale, row0, tile.n0,
-                                       n);
+      WgmmaEpilogue<BN, kEpi, kOutF16, Activation>(acc, tile.rows, out, residual, bias, scale, row0,
+                                                   tile.n0, n);
     }
   }
 }
@@ -867,10 +911,11 @@ __device__ __forceinline__ void WgmmaConsumeTiles(const Tiles& tiles, const unsi
 // persistent: it takes output tiles blockIdx.x, blockIdx.x + gridDim.x, ... of `tiles` (count(),
 // At(t) -> WgmmaTile), so the producer loads the next tile while the consumers write the last one
 // out, and a grid of one block per SM pays the setup once. A grid of count() blocks is the
-// one-tile-per-block kernel.
+// one-tile-per-block kernel. Activation (common.cuh Act): the epilogue's activation, after
+// everything kEpi does, into a float16 or float32 output without a pool.
 template <int BM, int BN, int BK_BYTES, int STAGES, int CONS_WG, int kInt8, int kEpi, int kOutF16,
           int kPingPong = 0, int ATOM = kWgmmaAtomBytes, int kCluster = 1, int kPoolW = 0,
-          int kShift = 0, int kSwapAB = 0, class Tiles>
+          int kShift = 0, int kSwapAB = 0, class Activation = Act<>, class Tiles>
 __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::TmaDescriptor* a_map,
                                            const hopper::TmaDescriptor* b_map, void* out,
                                            const float* bias, const float* scale, int n,
@@ -927,8 +972,8 @@ __device__ __forceinline__ void WgmmaBlock(const Tiles& tiles, const hopper::Tma
     }
   } else {
     WgmmaConsumeTiles<BM, BN, BK_BYTES, STAGES, CONS_WG, kInt8, kEpi, kOutF16, kPingPong, ATOM,
-                      kCluster, kPoolW, kShift, kSwapAB>(tiles, ring, full, empty, turn, pool, out,
-                                                         residual, bias, scale, n, k_tiles);
+                      kCluster, kPoolW, kShift, kSwapAB, Activation>(
+        tiles, ring, full, empty, turn, pool, out, residual, bias, scale, n, k_tiles);
   }
   // The peer's consumers still hand stages back to this CTA's barriers until they are done.
   if constexpr (kCluster > 1) hopper::ClusterSync();

@@ -57,6 +57,8 @@ class Conv2dNchwDirect final : public OpTemplate {
                                     const autotvm::ConfigEntity& config, const DeviceLimits& limits,
                                     const Epilogue& epilogue) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseFloatConv(workload));
+    TUNEJIT_RETURN_IF_ERROR(
+        CheckActivation(kTask, epilogue, "it runs on the CUDA cores and fuses relu only"));
     TUNEJIT_ASSIGN_OR_RETURN(SpatialTile tf, ReadSpatialTile(config, "tile_f"));
     TUNEJIT_ASSIGN_OR_RETURN(SpatialTile ty, ReadSpatialTile(config, "tile_y"));
     TUNEJIT_ASSIGN_OR_RETURN(SpatialTile tx, ReadSpatialTile(config, "tile_x"));

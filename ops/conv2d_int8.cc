@@ -151,6 +151,8 @@ class Conv2dNchwcInt8 final : public OpTemplate {
                                     const autotvm::ConfigEntity& config, const DeviceLimits& limits,
                                     const Epilogue& epilogue) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseInt8Conv(workload));
+    TUNEJIT_RETURN_IF_ERROR(
+        CheckActivation(kTask, epilogue, "it runs on the CUDA cores and fuses relu only"));
     if (epilogue.bias && epilogue.output == Epilogue::Output::kAccumulator) {
       return InvalidConfig(kTask,
                            "an int32 output takes no float bias (use a float32 or int8 "

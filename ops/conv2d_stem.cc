@@ -9,7 +9,8 @@
 // 16-pixel row pieces in turn. Template rules: C * KH * KW <= 256 (the patch is at most 16 k16
 // steps; weight fragments of more than 32 registers a lane live in shared memory: ResNet's 7x7
 // RGB stem, 147 values), CO a multiple of 16 up to 128 (the accumulators live in registers),
-// groups 1, shared memory within 48 KiB.
+// groups 1, shared memory within 48 KiB. The epilogue's activation (clip, silu, hard_swish) is
+// the kernel's last template argument, into a float16 or float32 output.
 #include <string>
 #include <string_view>
 
@@ -132,10 +133,10 @@ class Conv2dNchwStemMma final : public OpTemplate {
     kernel.label = "conv2d_stem";
     kernel.spec = KernelSpec{
         "conv2d_stem.cu",
-        absl::StrFormat("tunejit::conv2d_stem<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d>",
-                        p.ci, p.kh, p.kw, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.co,
-                        t.h, t.w, t.warps, EpilogueCode(epilogue),
-                        WgmmaOutF16(p.out_dtype, epilogue)),
+        absl::StrFormat(
+            "tunejit::conv2d_stem<%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d%s>", p.ci,
+            p.kh, p.kw, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.co, t.h, t.w, t.warps,
+            EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue), ActivationArg(epilogue)),
         {}};
     kernel.shape = shape;
     kernel.args = EpilogueTensorArgs(epilogue);
@@ -187,6 +188,10 @@ class Conv2dNchwStemMma final : public OpTemplate {
                    {.nhwc = true, .float_nchw_data = true},
                    /*rank=*/1};
   }
+
+  // Into float16 or float32 (CheckWgmmaEpilogue): the stems of MobileNetV2 (ReLU6), MobileNetV3
+  // (hard_swish) and EfficientNet (silu).
+  bool takes_activation() const override { return true; }
 };
 
 }  // namespace

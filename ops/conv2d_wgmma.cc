@@ -23,6 +23,11 @@
 // the input's pixels; a box spans tile_w * stride_w by rows * stride_h input pixels, at most 256
 // each), C a multiple of 16 bytes (TMA strides), groups 1.
 //
+// Epilogue (CheckWgmmaEpilogue): bias, ReLU, scale / requantize; a float16 residual; on fp16
+// convs an activation (clip, silu, hard_swish: Epilogue::activation, in the kernel's Epi type)
+// into the float16 or float32 output, which MobileNetV2's ReLU6, MobileNetV3's hard_swish and
+// EfficientNet's silu need after most of their convs.
+//
 // conv2d_nhwc_wgmma_pool.cuda (the same class, pooled): the convolution, its epilogue, then a 2x2
 // max pool of stride 2, written [N, OH / 2, OW / 2, CO]. With a config whose tiles hold whole
 // windows (CheckPoolTile) the kernel pools (POOL = 1); with any other it writes the convolution
@@ -386,6 +391,10 @@ class Conv2dNhwcWgmma final : public OpTemplate {
                                     const Epilogue& epilogue) const override {
     TUNEJIT_ASSIGN_OR_RETURN(WgmmaConv conv, ParseWgmmaConv(workload, task()));
     const autotvm::Conv2dParams& p = conv.p;
+    if (pool_) {  // the pool reads the epilogue's output; silu and hard_swish do not commute
+      TUNEJIT_RETURN_IF_ERROR(
+          CheckActivation(task(), epilogue, "a 2x2 max pool follows its epilogue"));
+    }
     TUNEJIT_RETURN_IF_ERROR(CheckWgmmaEpilogue(kTask, epilogue, conv.int8, p.out_dtype,
                                                /*reads_residual=*/!pool_));
     TUNEJIT_RETURN_IF_ERROR(CheckHopper(kTask, limits));
@@ -482,6 +491,9 @@ class Conv2dNhwcWgmma final : public OpTemplate {
     }
     return OpOffer{{autotvm::MakeConv2dWorkload(task(), p), 10}, {.nhwc = true}};
   }
+
+  // fp16 convs into float16 or float32, unpooled (CheckWgmmaEpilogue).
+  bool takes_activation() const override { return !pool_; }
 
  private:
   const char* task() const { return pool_ ? autotvm::kConv2dNhwcWgmmaPool : kTask; }

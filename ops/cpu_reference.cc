@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/tensor_ops_reference.h"
+
 namespace tunejit::cpuref {
 namespace {
 
@@ -56,13 +58,14 @@ std::vector<Acc> Dense(int64_t m, int64_t n, int64_t k, absl::Span<const T> a,
   return out;
 }
 
-// The kernels' float epilogue: acc as float, then * scale, + bias (each rounded), relu.
+// The kernels' float epilogue: acc as float, then * scale, + bias (each rounded), relu, the
+// activation.
 float EpilogueValue(float v, int64_t c, const Epilogue& e, absl::Span<const float> bias,
                     absl::Span<const float> scale) {
   if (e.output != Epilogue::Output::kAccumulator) v = v * scale[c];
   if (e.bias) v = v + bias[c];
   if (e.relu) v = v < 0.0f ? 0.0f : v;
-  return v;
+  return ActivationValue(e, v);
 }
 
 template <typename A>
@@ -247,6 +250,20 @@ std::vector<float> AddRelu(absl::Span<const float> x, absl::Span<const float> r,
     out[i] = relu && v < 0.0f ? 0.0f : v;
   }
   return out;
+}
+
+float ActivationValue(const Epilogue& e, float v) {
+  switch (e.activation) {
+    case Epilogue::Activation::kNone:
+      return v;
+    case Epilogue::Activation::kClip:
+      return v < e.clip_lo ? e.clip_lo : (v > e.clip_hi ? e.clip_hi : v);
+    case Epilogue::Activation::kSilu:
+      return UnaryValue(UnaryFn::kSilu, v);
+    case Epilogue::Activation::kHardSwish:
+      return UnaryValue(UnaryFn::kHardSwish, v);
+  }
+  return v;
 }
 
 std::vector<float> Clip(absl::Span<const float> x, float lo, float hi) {

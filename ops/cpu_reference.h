@@ -53,6 +53,11 @@ std::vector<int8_t> EpilogueInt8(absl::Span<const int32_t> acc, int64_t channels
                                  absl::Span<const float> scale);
 std::vector<int32_t> EpilogueInt32(absl::Span<const int32_t> acc, const Epilogue& e);
 
+// The epilogue's activation (Epilogue::activation) of one float value, by the formulas of the
+// separate steps' CPU references (Clip below; tensor_ops_reference.h UnaryValue for silu and
+// hard_swish). EpilogueFloat applies it last; a test adding a residual applies it after that.
+float ActivationValue(const Epilogue& e, float v);
+
 // round half to even, then saturate to [-128, 127].
 int8_t SaturateToInt8(float v);
 

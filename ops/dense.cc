@@ -36,6 +36,8 @@ absl::StatusOr<autotvm::DenseParams> ParseFloatDense(absl::string_view task,
 // Checks shared by both templates; returns M, N, K as kernel ints.
 absl::Status CheckDenseShape(absl::string_view task, const autotvm::DenseParams& p,
                              const Epilogue& epilogue) {
+  TUNEJIT_RETURN_IF_ERROR(
+      CheckActivation(task, epilogue, "it runs on the CUDA cores and fuses relu only"));
   if (p.has_bias && !epilogue.bias) {
     return absl::InvalidArgumentError(absl::StrCat(
         task, ": the workload has a bias tensor; apply it through the epilogue (bias = true)"));

@@ -78,6 +78,8 @@ class DepthwiseConv2dNchw final : public OpTemplate {
                                     const autotvm::ConfigEntity& config, const DeviceLimits& limits,
                                     const Epilogue& epilogue) const override {
     TUNEJIT_ASSIGN_OR_RETURN(DepthwiseShape s, ParseDepthwise(workload));
+    TUNEJIT_RETURN_IF_ERROR(
+        CheckActivation(kTask, epilogue, "it runs on the CUDA cores and fuses relu only"));
     const autotvm::Conv2dParams& p = s.p;
     TUNEJIT_ASSIGN_OR_RETURN(SpatialTile tf, ReadSpatialTile(config, "tile_f"));
     TUNEJIT_ASSIGN_OR_RETURN(SpatialTile ty, ReadSpatialTile(config, "tile_y"));

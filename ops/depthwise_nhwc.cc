@@ -15,7 +15,9 @@
 // Limits: channel multiplier 1 (groups == C == CO), any stride, padding and dilation, any C (C
 // not a multiple of 8 loads and stores element by element), the window and the weights within
 // 48 KiB of static shared memory. Epilogues: common.cuh's, written float16, float32 (with or
-// without a scale) or requantized int8; no scaled float32 value into a float16 output.
+// without a scale) or requantized int8; no scaled float32 value into a float16 output; an
+// activation (clip, silu, hard_swish: MobileNetV2's ReLU6 after every depthwise conv) into a
+// float16 or float32 output.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -283,6 +285,9 @@ class DepthwiseConv2dNhwc final : public OpTemplate {
     p.out_dtype = request.half_output ? "float16" : "float32";
     return OpOffer{{autotvm::MakeConv2dWorkload(kTask, p), 10}, {.nhwc = true}};
   }
+
+  // Into float16 or float32 (CheckWgmmaEpilogue).
+  bool takes_activation() const override { return true; }
 
  private:
   static int64_t PowerOfTwoAtLeast(int64_t n) {

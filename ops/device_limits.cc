@@ -1,6 +1,10 @@
-// DeviceLimits defaults per architecture, from a real device, and the epilogue's kernel code.
+// DeviceLimits defaults per architecture, from a real device, and the epilogue's kernel code and
+// names.
 #include "ops/op_template.h"
 
+#include <cstdint>
+
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 
 namespace tunejit {
@@ -63,9 +67,46 @@ std::string EpilogueTypeName(const Epilogue& epilogue) {
   const char* output = "kAccumulator";
   if (epilogue.output == Epilogue::Output::kFloat32) output = "kFloat32";
   if (epilogue.output == Epilogue::Output::kInt8Requantize) output = "kInt8";
+  // Without an activation the name is the one it had before activations existed (cache keys).
+  std::string tail = epilogue.residual ? ", true>" : ">";
+  if (epilogue.activation != Epilogue::Activation::kNone) {
+    tail = absl::StrCat(epilogue.residual ? ", true, " : ", false, ", ActivationTypeName(epilogue),
+                        ">");
+  }
   return absl::StrCat("tunejit::Epi<", epilogue.bias ? "true" : "false", ", ",
-                      epilogue.relu ? "true" : "false", ", tunejit::EpiOut::", output,
-                      epilogue.residual ? ", true>" : ">");
+                      epilogue.relu ? "true" : "false", ", tunejit::EpiOut::", output, tail);
+}
+
+std::string_view ActivationName(Epilogue::Activation activation) {
+  switch (activation) {
+    case Epilogue::Activation::kNone:
+      return "none";
+    case Epilogue::Activation::kClip:
+      return "clip";
+    case Epilogue::Activation::kSilu:
+      return "silu";
+    case Epilogue::Activation::kHardSwish:
+      return "hard_swish";
+  }
+  return "?";
+}
+
+std::string ActivationTypeName(const Epilogue& epilogue) {
+  switch (epilogue.activation) {
+    case Epilogue::Activation::kNone:
+      return "tunejit::Act<>";
+    case Epilogue::Activation::kClip:
+      // The bounds' bits, as common.cuh's Act reads them back (__int_as_float): a float cannot be
+      // a template argument before C++20.
+      return absl::StrCat("tunejit::Act<tunejit::ActKind::kClip, ",
+                          absl::bit_cast<int32_t>(epilogue.clip_lo), ", ",
+                          absl::bit_cast<int32_t>(epilogue.clip_hi), ">");
+    case Epilogue::Activation::kSilu:
+      return "tunejit::Act<tunejit::ActKind::kSilu>";
+    case Epilogue::Activation::kHardSwish:
+      return "tunejit::Act<tunejit::ActKind::kHardSwish>";
+  }
+  return "tunejit::Act<>";
 }
 
 }  // namespace tunejit

@@ -3,7 +3,8 @@
 //
 // Knobs (all `ot`, DenseWgmmaSpace below): tile_m, tile_n, tile_k, stages, consumer_wg, split_k
 // (records without it are split_k 1: one kernel; above 1 the GEMM writes split_k slices of
-// partial sums to a workspace and a second kernel adds them and applies the epilogue). Every rule
+// partial sums to a workspace and a second kernel adds them and applies the epilogue, and the
+// activation, which fp16 GEMMs take into float16 or float32 outputs). Every rule
 // below is checked before compiling and rejects with its reason (AutoTVM's "invalid").
 //
 // Launch: the kernel's first two parameters are TMA descriptors of inputs 0 and 1 (OpPlan::
@@ -130,9 +131,10 @@ PlannedKernel GemmKernel(const DenseTile& tile, const WgmmaDense& d, const Epilo
   kernel.label = "gemm_wgmma";
   kernel.spec = KernelSpec{
       "gemm_wgmma.cu",
-      absl::StrFormat("tunejit::gemm_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d>", t.m, t.n, t.k,
+      absl::StrFormat("tunejit::gemm_wgmma<%d, %d, %d, %d, %d, %d, %d, %d, %d%s>", t.m, t.n, t.k,
                       t.stages, t.consumer_wg, d.int8 ? 1 : 0, split ? 0 : EpilogueCode(epilogue),
-                      split ? 0 : WgmmaOutF16(p.out_dtype, epilogue), tile.split_k),
+                      split ? 0 : WgmmaOutF16(p.out_dtype, epilogue), tile.split_k,
+                      split ? "" : ActivationArg(epilogue)),
       {},
       /*arch_specific=*/true};
   kernel.shape = shape;
@@ -153,12 +155,13 @@ PlannedKernel SplitKSumKernel(const DenseTile& tile, const WgmmaDense& d, const 
   constexpr int kBlock = 256;
   PlannedKernel kernel;
   kernel.label = "split_k_sum";
-  kernel.spec = KernelSpec{
-      "gemm_wgmma.cu",
-      absl::StrFormat("tunejit::gemm_split_k_sum<%d, %d, %d, %d>", tile.split_k, d.int8 ? 1 : 0,
-                      EpilogueCode(epilogue), WgmmaOutF16(p.out_dtype, epilogue)),
-      {},
-      /*arch_specific=*/true};
+  kernel.spec =
+      KernelSpec{"gemm_wgmma.cu",
+                 absl::StrFormat("tunejit::gemm_split_k_sum<%d, %d, %d, %d%s>", tile.split_k,
+                                 d.int8 ? 1 : 0, EpilogueCode(epilogue),
+                                 WgmmaOutF16(p.out_dtype, epilogue), ActivationArg(epilogue)),
+                 {},
+                 /*arch_specific=*/true};
   kernel.shape.grid[0] = static_cast<uint32_t>(
       std::min<int64_t>(CeilDiv64(p.m * p.n, kBlock), int64_t{limits.sm_count} * 8));
   kernel.shape.block[0] = kBlock;
@@ -265,6 +268,10 @@ class DenseWgmma final : public OpTemplate {
     p.out_dtype = request.half_output ? "float16" : "float32";
     return OpOffer{{autotvm::MakeDenseWorkload(kTask, p), 10}, {}};
   }
+
+  // Into float16 or float32 (CheckWgmmaEpilogue), split-K's in its sum kernel: MobileNetV3's
+  // hard_swish classifier.
+  bool takes_activation() const override { return true; }
 };
 
 }  // namespace

@@ -22,7 +22,8 @@
 //   input 3  per-channel scale, float32 [CO]: read only when output != kAccumulator
 //   output 0 NCHW / [M, N]
 // The slots are fixed: with a scale but no bias, input 2 is not read (bind anything, e.g. 0).
-// Epilogue value = acc (* scale[c] if scale) (+ bias[c] if bias), then relu if set; stored as
+// Epilogue value = acc (* scale[c] if scale) (+ bias[c] if bias), then relu if set (then the
+// activation, on the templates that take one: Epilogue); stored as
 //   kAccumulator    -> the accumulator type: float for fp32 ops, int32 for int8 ops (an int32
 //                      output takes relu but no bias: templates reject bias there),
 //   kFloat32        -> float,
@@ -86,6 +87,17 @@ struct DeviceLimits {
 // Work fused into the op's output write: y = act(conv + bias), optionally requantized to int8 with
 // a per-output-channel scale, as the conv/dense kernels' epilogue (or a separate kernel when the
 // template cannot fuse it).
+//
+// The order is: scale, bias, relu (the residual add, then relu, where there is a residual), then
+// `activation`. The activation is the element-wise step the executor would otherwise run after
+// the op (a clip step, or a unary step on tensor_ops.cu), computed exactly as that step does:
+// in float on the value the op would have stored, so that fusing it changes no bit. For a
+// float16 output that is the value rounded to float16 first (the separate step reads the op's
+// float16 output), then the activation in float, then rounded again; for a float32 output the
+// float value. Only the fp16 tensor-core templates that fuse it accept one
+// (OpTemplate::takes_activation: conv2d_nhwc_wgmma.cuda, depthwise_conv2d_nhwc.cuda,
+// conv2d_nchw_stem_mma.cuda, dense_wgmma.cuda; float16 or float32 outputs, no pool); every other
+// template, and int8 outputs, reject it (plan_util.h CheckActivation).
 struct Epilogue {
   bool bias = false;  // per output channel, in the op's accumulator type (float or int32->float)
   bool relu = false;
@@ -94,17 +106,35 @@ struct Epilogue {
   // connection read in the conv's epilogue. Only conv2d_nhwc_wgmma.cuda takes it (float16
   // output, no pool after it); the executor fuses an add into no other template.
   bool residual = false;
+  // The activation after everything above (kernel_sources/common.cuh Act):
+  //   kClip       min(max(x, clip_lo), clip_hi), NaN passing through (ReLU6 is [0, 6]);
+  //   kSilu       x * sigmoid(x) = x / (1 + exp(-x));
+  //   kHardSwish  x * min(max(x / 6 + 1 / 2, 0), 1).
+  // The bounds are compile-time constants of the kernel (their float bits in its name).
+  enum class Activation { kNone, kClip, kSilu, kHardSwish } activation = Activation::kNone;
+  float clip_lo = 0.0f, clip_hi = 0.0f;  // kClip only
   friend bool operator==(const Epilogue&, const Epilogue&) = default;
 };
+
+// "clip", "silu", "hard_swish" ("none"): as step names and messages spell them.
+std::string_view ActivationName(Epilogue::Activation activation);
 
 // The int template argument kernels take for an epilogue (kernel_sources/common.cuh): bit 0 bias,
 // bit 1 relu, bits 2-3 the output kind (0 accumulator, 1 float32, 2 int8 requantize).
 int EpilogueCode(const Epilogue& epilogue);
 // The same epilogue by name, as the templates that take it as a type read it (common.cuh Epi):
 // "tunejit::Epi<true, true, tunejit::EpiOut::kInt8>", with a residual
-// "tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator, true>" (EpilogueCode has no residual:
-// the templates that take a code read none).
+// "tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator, true>", with an activation its
+// ActivationTypeName last: "tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, false,
+// tunejit::Act<tunejit::ActKind::kClip, 0, 1086324736>>" (EpilogueCode has neither a residual
+// nor an activation: the templates that take a code read none).
 std::string EpilogueTypeName(const Epilogue& epilogue);
+// The activation as common.cuh's type: "tunejit::Act<tunejit::ActKind::kSilu>"; a clip with its
+// bounds' float bits as ints, "tunejit::Act<tunejit::ActKind::kClip, 0, 1086324736>" ([0, 6]);
+// "tunejit::Act<>" for none. Templates that take the activation apart from an Epi type (the stem,
+// dense_wgmma, the references) append it to their name only when there is one, so kernels
+// without one keep their names (and cache keys).
+std::string ActivationTypeName(const Epilogue& epilogue);
 
 // Symbolic kernel argument, bound by the executor/tuner to a real value.
 struct KernelArg {
@@ -214,6 +244,10 @@ class OpTemplate {
   // Other task names whose records index this template's space (TVM's
   // conv2d_nchw_winograd_without_weight_transform.cuda shares the winograd knobs).
   virtual std::vector<std::string_view> space_aliases() const { return {}; }
+  // Whether Specialize takes an Epilogue::activation (into a float16 or float32 output): the
+  // executor fuses a clip / silu / hard_swish into a node's step only when every template that
+  // implements the node does. The others reject one (plan_util.h CheckActivation).
+  virtual bool takes_activation() const { return false; }
 };
 
 // All registered templates, and lookup by task name (nullptr if none).

@@ -46,6 +46,30 @@ absl::Status CheckLaunch(absl::string_view task, const LaunchShape& shape,
   return absl::OkStatus();
 }
 
+absl::Status CheckActivation(absl::string_view task, const Epilogue& epilogue,
+                             absl::string_view why_not) {
+  if (epilogue.activation == Epilogue::Activation::kNone) return absl::OkStatus();
+  const std::string name(ActivationName(epilogue.activation));
+  if (!why_not.empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        task, ": takes no ", name, " activation in its epilogue: ", why_not,
+        " (supported: clip, silu and hard_swish into the float16 or float32 output of "
+        "conv2d_nhwc_wgmma.cuda, depthwise_conv2d_nhwc.cuda, conv2d_nchw_stem_mma.cuda and "
+        "dense_wgmma.cuda, without a pool; relu on every template)"));
+  }
+  if (epilogue.activation == Epilogue::Activation::kClip &&
+      !(epilogue.clip_lo <= epilogue.clip_hi)) {  // also false for a NaN bound
+    return absl::InvalidArgumentError(absl::StrCat(task, ": clip bounds [", epilogue.clip_lo, ", ",
+                                                   epilogue.clip_hi, "] are not ordered"));
+  }
+  return absl::OkStatus();
+}
+
+std::string ActivationArg(const Epilogue& epilogue) {
+  if (epilogue.activation == Epilogue::Activation::kNone) return "";
+  return absl::StrCat(", ", ActivationTypeName(epilogue));
+}
+
 absl::Status CheckAccumulators(absl::string_view task, int64_t accumulators) {
   if (accumulators > kMaxAccumulatorsPerThread) {
     return InvalidConfig(

@@ -39,6 +39,22 @@ absl::Status CheckLaunch(absl::string_view task, const LaunchShape& shape,
 // Per-thread accumulator count against kMaxAccumulatorsPerThread.
 absl::Status CheckAccumulators(absl::string_view task, int64_t accumulators);
 
+// The epilogue's activation (Epilogue::activation) against what the template fuses: OK without
+// one. With one, Unimplemented when `why_not` says why this template (or this form of its output)
+// takes none, naming the activation and what is supported, e.g.
+//   "conv2d_nchw.cuda: takes no silu activation in its epilogue: it fuses relu only (supported:
+//   clip, silu and hard_swish into the float16 or float32 output of conv2d_nhwc_wgmma.cuda, ...)"
+// and InvalidArgument for a clip whose bounds are NaN or out of order. Every template calls it
+// in Specialize: those that never fuse one with a reason, those that do with "" where they can.
+absl::Status CheckActivation(absl::string_view task, const Epilogue& epilogue,
+                             absl::string_view why_not);
+
+// ", tunejit::Act<...>" (op_template.h ActivationTypeName) when the epilogue has an activation,
+// else "": the last template argument of the kernels that take it apart from an Epi type (the
+// stem, dense_wgmma, the references), left out when there is none so their names stay as they
+// were.
+std::string ActivationArg(const Epilogue& epilogue);
+
 // Conv/dense tensor arguments in kernel order: data, weight, bias (or null), scale (or null), out.
 std::vector<KernelArg> EpilogueTensorArgs(const Epilogue& epilogue);
 

@@ -16,6 +16,14 @@ constexpr int kBlock = 128;
 
 absl::StatusOr<const char*> ReferenceType(absl::string_view op, const std::string& dtype,
                                           const Epilogue& epilogue) {
+  // The activation is taken on float outputs only (the fused templates' float16 and float32).
+  const bool float_out = epilogue.output == Epilogue::Output::kFloat32 ||
+                         (epilogue.output == Epilogue::Output::kAccumulator && dtype != "int8");
+  if (epilogue.activation != Epilogue::Activation::kNone && !float_out) {
+    return absl::UnimplementedError(absl::StrCat(op, ": a ",
+                                                 std::string(ActivationName(epilogue.activation)),
+                                                 " activation into a float output only"));
+  }
   if (dtype == "float32") return "float";
   if (dtype == "float16") return "tunejit::f16";  // the tensor-core templates' data
   if (dtype == "int8") {
@@ -54,7 +62,8 @@ absl::StatusOr<OpPlan> ReferenceConv2dPlan(const autotvm::Conv2dParams& p,
       KernelSpec{"reference.cu",
                  absl::StrCat("tunejit::conv2d_reference<", t, ", ", EpilogueCode(epilogue), ", ",
                               p.layout == "NHWC" ? "true" : "false", ", ",
-                              p.layout == "NHWC" || p.nhwc_out ? "true" : "false", ">"),
+                              p.layout == "NHWC" || p.nhwc_out ? "true" : "false",
+                              ActivationArg(epilogue), ">"),
                  {}};
   kernel.shape = GridStride(total);
   kernel.args = EpilogueTensorArgs(epilogue);
@@ -86,10 +95,10 @@ absl::StatusOr<OpPlan> ReferenceDensePlan(const autotvm::DenseParams& p, const E
   TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "M*N", p.m * p.n).status());
   PlannedKernel kernel;
   kernel.label = "dense_reference";
-  kernel.spec =
-      KernelSpec{"reference.cu",
-                 absl::StrCat("tunejit::dense_reference<", t, ", ", EpilogueCode(epilogue), ">"),
-                 {}};
+  kernel.spec = KernelSpec{"reference.cu",
+                           absl::StrCat("tunejit::dense_reference<", t, ", ",
+                                        EpilogueCode(epilogue), ActivationArg(epilogue), ">"),
+                           {}};
   kernel.shape = GridStride(p.m * p.n);
   kernel.args = EpilogueTensorArgs(epilogue);
   for (int64_t v : {p.m, p.n, p.k}) kernel.args.push_back(Int32Arg(v));

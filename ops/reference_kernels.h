@@ -1,8 +1,9 @@
 // File: ops/reference_kernels.h
 // Plans of the naive GPU reference kernels (kernel_sources/reference.cu): one thread per output,
 // double (float inputs) or int64 (int8 inputs) accumulation, the same epilogue and the same tensor
-// conventions as the tuned templates (ops/op_template.h). The tuner checks every candidate against
-// these on shapes too large for the CPU reference.
+// conventions as the tuned templates (ops/op_template.h), the activation included (into float
+// outputs; a float16 workload's reference writes float32 and applies it before any rounding). The
+// tuner checks every candidate against these on shapes too large for the CPU reference.
 //
 //   autotvm::Conv2dParams p = ...;   // p.co = output channels, p.groups (depthwise: groups == ci)
 //   TUNEJIT_ASSIGN_OR_RETURN(OpPlan ref, ReferenceConv2dPlan(p, Epilogue{}));

@@ -167,7 +167,13 @@ absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue
     return absl::UnimplementedError(absl::StrCat(
         task, ": an int32 output takes no float bias (use a float32 or int8 requantize output)"));
   }
-  return absl::OkStatus();
+  // The activation is applied to the value the fp16 templates store; an int8 or int32 output
+  // would need it in quantized units.
+  if (int8) return CheckActivation(task, epilogue, "int8 operands (an int32 or int8 output)");
+  if (epilogue.output == Epilogue::Output::kInt8Requantize) {
+    return CheckActivation(task, epilogue, "a requantized int8 output");
+  }
+  return CheckActivation(task, epilogue, "");
 }
 
 TensorMapDesc SwizzledMap(TensorMapDesc::Element element, std::initializer_list<int64_t> dims,

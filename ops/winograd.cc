@@ -140,6 +140,8 @@ class Conv2dNchwWinograd final : public OpTemplate {
                                     const autotvm::ConfigEntity& config, const DeviceLimits& limits,
                                     const Epilogue& epilogue) const override {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseWinogradConv(workload));
+    TUNEJIT_RETURN_IF_ERROR(
+        CheckActivation(kTask, epilogue, "it runs on the CUDA cores and fuses relu only"));
     const bool int8 = p.data_dtype == "int8";
     if (int8 && epilogue.bias && epilogue.output == Epilogue::Output::kAccumulator) {
       return InvalidConfig(kTask,

@@ -384,6 +384,28 @@ TEST(ExecutorGpuTest, NhwcChainNetFp16MatchesReference) {
   EXPECT_LT(cpuref::RelativeError(*got, (*ref)[*g.FindTensor(out)]), 1e-2);
 }
 
+// MobileNetNet's activations, each fused into its conv or dense step at fp16 (ReLU6, hard_swish,
+// x * sigmoid(x)), compute what the float32 reference's separate ops do, within fp16 rounding.
+TEST(ExecutorGpuTest, MobileNetNetFusedActivationsMatchReference) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::MobileNetNet();
+  const WeightSet w = RandomWeights(g, 61);
+  const std::vector<float> input = testing::NormalFloats(2 * 3 * 16 * 16, 62);
+  absl::StatusOr<std::vector<std::vector<float>>> ref = ReferenceForward(g, w, {{"input", input}});
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
+    absl::StatusOr<Executor> ex = BuildExecutor(g, w, mode);
+    ASSERT_TRUE(ex.ok()) << ex.status();
+    ASSERT_TRUE(ex->SetInput("input", input).ok());
+    ASSERT_TRUE(ex->Run().ok());
+    absl::StatusOr<std::vector<float>> got = ex->Output("logits");
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_LT(cpuref::RelativeError(*got, (*ref)[*g.FindTensor("logits")]),
+              mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
+        << NumericModeName(mode);
+  }
+}
+
 // The exported GELU chain run as one gelu step computes what the five ops do (fp32 1e-4; fp16 on
 // the tensor cores 1e-2).
 TEST(ExecutorGpuTest, GeluNetFusedChainMatchesReference) {

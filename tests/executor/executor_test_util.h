@@ -14,6 +14,9 @@
 //   -> dense 10 + bias -> "logits"
 // Every conv has channel counts divisible by 4 (all int8 at NumericMode::kInt8Dp4a).
 //
+// MobileNetNet (below, before GeluNet): MobileNet / EfficientNet activations after convs and
+// dense layers.
+//
 // TensorOpsNet, the general tensor ops as the zoo's models chain them (an SE gate, then a
 // one-head attention over the pixels with a class token):
 //   input [N, 8, 6, 6] -> conv3x3 16 + bias -> "conv.out"; reduce_mean(H, W) -> hard_sigmoid
@@ -236,6 +239,48 @@ inline Graph NhwcChainNet(int64_t batch = 2) {
   x = *g.AddNode("shift.add", OpKind::kBiasAdd, {x, shift}, {}, "shift.out");
   x = ConvBias(&g, "c", x, 32, 32, 3, 1, false);
   g.mutable_tensor(x).kind = TensorKind::kOutput;
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
+// MobileNetNet: the activations of MobileNetV2 / V3 and EfficientNet after the layers that fuse
+// them at fp16 (executor/step_program.cc FuseActivation):
+//   input [N, 3, 16, 16] -> stem conv3x3/2 16 + bias -> hard_swish
+//   -> expand conv1x1 64 + bias -> clip [0, 6] (ReLU6)
+//   -> depthwise conv3x3 64 + bias -> clip [0, 6]
+//   -> project conv1x1 32 + bias -> head conv1x1 64 + bias -> sigmoid, mul (SiLU as ONNX has it)
+//   -> global avg pool -> flatten -> dense 48 + bias -> hard_swish -> dense 10 + bias -> "logits"
+inline Graph MobileNetNet(int64_t batch = 2) {
+  Graph g;
+  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
+    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
+  };
+  NodeAttrs relu6;
+  relu6.clip_min = 0;
+  relu6.clip_max = 6;
+  int x = g.AddTensor({"input", {batch, 3, 16, 16}, DType::kF32, TensorKind::kInput});
+  x = ConvBias(&g, "stem", x, 3, 16, 3, 2, false);
+  x = TensorOp(&g, "stem.hswish", OpKind::kUnary, {x}, Attrs(UnaryFn::kHardSwish));
+  x = ConvBias(&g, "expand", x, 16, 64, 1, 1, false);
+  x = *g.AddNode("expand.relu6", OpKind::kClip, {x}, relu6, "expand.relu6.out");
+  NodeAttrs depthwise{.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .groups = 64};
+  x = *g.AddNode("dw", OpKind::kConv2d, {x, weight("dw.weight", {64, 1, 3, 3})}, depthwise,
+                 "dw.out");
+  x = *g.AddNode("dw.bias_add", OpKind::kBiasAdd, {x, weight("dw.bias", {64})}, {}, "dw.bias_out");
+  x = *g.AddNode("dw.relu6", OpKind::kClip, {x}, relu6, "dw.relu6.out");
+  x = ConvBias(&g, "project", x, 64, 32, 1, 1, false);
+  x = ConvBias(&g, "head", x, 32, 64, 1, 1, false);
+  const int sigmoid = TensorOp(&g, "head.sigmoid", OpKind::kUnary, {x}, Attrs(UnaryFn::kSigmoid));
+  x = TensorOp(&g, "head.silu", OpKind::kBinary, {x, sigmoid}, Attrs(BinaryFn::kMul));
+  x = *g.AddNode("gap", OpKind::kGlobalAvgPool2d, {x}, {}, "gap.out");
+  x = *g.AddNode("flatten", OpKind::kFlatten, {x}, {}, "flatten.out");
+  x = *g.AddNode("fc1", OpKind::kDense, {x, weight("fc1.weight", {48, 64})}, {}, "fc1.out");
+  x = *g.AddNode("fc1.bias_add", OpKind::kBiasAdd, {x, weight("fc1.bias", {48})}, {},
+                 "fc1.bias_out");
+  x = TensorOp(&g, "fc1.hswish", OpKind::kUnary, {x}, Attrs(UnaryFn::kHardSwish));
+  x = *g.AddNode("fc2", OpKind::kDense, {x, weight("fc2.weight", {10, 48})}, {}, "fc2.out");
+  x = *g.AddNode("fc2.bias_add", OpKind::kBiasAdd, {x, weight("fc2.bias", {10})}, {}, "logits",
+                 TensorKind::kOutput);
   EXPECT_TRUE(g.Validate().ok()) << g.Validate();
   return g;
 }

@@ -78,23 +78,23 @@ TEST(TensorOpsNetTest, Fp16ConvertsTheConvOutputOnceForTheFloatOps) {
 }
 
 // NhwcChainNet (residual add, hard_swish, SiLU, an SE-style gate between tensor-core convs): at
-// fp16 everything between the convs stays fp16 NHWC (no convert step), and the residual add is
-// the second conv's epilogue.
+// fp16 everything between the convs stays fp16 NHWC (no convert step), and the residual add and
+// the hard_swish after it are the second conv's epilogue.
 TEST(TensorOpsNetTest, Fp16NhwcValuesStayFp16ThroughAddPoolAndElementwiseOps) {
   const Graph g = testing::NhwcChainNet();
   absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
   ASSERT_TRUE(p.ok()) << p.status();
   std::vector<std::string> kinds = StepKinds(*p);
   // The input's convert for the first conv and the output's back to float32, nothing between.
-  EXPECT_THAT(kinds, ElementsAre("convert", "conv2d", "conv2d", "unary", "clip", "unary",
+  EXPECT_THAT(kinds, ElementsAre("convert", "conv2d", "conv2d", "clip", "unary",
                                  "global_avg_pool2d", "binary", "bias_add", "conv2d", "convert"));
-  EXPECT_EQ(p->steps[2].fused, "bias+residual_add");
+  EXPECT_EQ(p->steps[2].fused, "bias+residual_add+hard_swish");
   EXPECT_EQ(p->steps[2].residual, p->steps[1].output);
-  // sigmoid(x) * x is one silu step.
-  EXPECT_EQ(p->steps[5].unary, UnaryFn::kSilu);
-  EXPECT_EQ(p->steps[5].fused, "mul");
-  EXPECT_EQ(p->tensors[p->steps[5].output].name, "silu.mul.out");
-  for (size_t s = 2; s < 9; ++s) {
+  // sigmoid(x) * x (of the clip's value, no conv's) is one silu step.
+  EXPECT_EQ(p->steps[4].unary, UnaryFn::kSilu);
+  EXPECT_EQ(p->steps[4].fused, "mul");
+  EXPECT_EQ(p->tensors[p->steps[4].output].name, "silu.mul.out");
+  for (size_t s = 2; s < 8; ++s) {
     const StepTensor& out = p->tensors[p->steps[s].output];
     EXPECT_EQ(out.dtype, DType::kF16) << kinds[s];
     EXPECT_TRUE(out.nhwc) << kinds[s];

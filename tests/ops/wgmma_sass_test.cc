@@ -1,7 +1,8 @@
 // The SASS of the Hopper templates, as NVRTC builds them for the fallback configs: tensor-core
 // HGMMA (fp16) and IGMMA (int8) instructions, TMA loads (UTMALDG, 2-D for the GEMM, 3-D and 4-D for
 // the convolution, 4-D im2col for its im2col tiles) and the setmaxnreg register split (USETMAXREG).
-// A pooled conv adds its window exchange (warpgroup BAR.SYNC, STS / LDS, SHFL.BFLY). PTX only
+// A pooled conv adds its window exchange (warpgroup BAR.SYNC, STS / LDS, SHFL.BFLY); an
+// activation in the epilogue spills nothing (silu's exp: MUFU.EX2). PTX only
 // says what we asked for; the SASS is what runs. Disassembles with nvdisasm (CUDA's, not
 // in Debian's toolkit: PyPI's nvidia-cuda-nvdisasm); skips when none is found ($TUNEJIT_NVDISASM,
 // else `nvdisasm` on PATH).
@@ -39,7 +40,7 @@ std::map<std::string, int> SassOpcodes(const std::string& cubin, const std::stri
   std::map<std::string, int> counts;
   if (!pipe) return counts;
   const std::regex opcode(
-      R"(\b(HGMMA|IGMMA|UTMALDG|USETMAXREG|STG|STS|LDS|BAR|SHFL|STL|LDL|LDG)[.A-Z0-9x]*)");
+      R"(\b(HGMMA|IGMMA|UTMALDG|USETMAXREG|STG|STS|LDS|BAR|SHFL|STL|LDL|LDG|MUFU)[.A-Z0-9x]*)");
   char line[4096];
   while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
     std::string text(line);
@@ -293,6 +294,34 @@ TEST(WgmmaSass, TwoImageTilesPoolConv33WithoutSpills) {
     EXPECT_GT(CountPrefix(sass, "UTMALDG.4D"), 0) << int8;
     EXPECT_EQ(CountPrefix(sass, "STL"), 0) << int8;
     EXPECT_EQ(CountPrefix(sass, "LDL"), 0) << int8;
+  }
+}
+
+// An activation in the epilogue (clip, silu's expf, hard_swish) of the conv with the most
+// accumulators a consumer holds (64 rows x 256 channels): still HGMMA and 16-byte stores, nothing
+// spilled; silu's exp is the MUFU.EX2 the separate unary step runs too.
+TEST(WgmmaSass, ActivationEpiloguesDoNotSpill) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  const autotvm::Workload w = Conv3x3(56, 256, "float16", "float16");
+  const autotvm::ConfigEntity config =
+      testing::Config({OtherKnob("tile_h", 8), OtherKnob("tile_w", 16), OtherKnob("tile_n", 256),
+                       OtherKnob("stages", 3), OtherKnob("consumer_wg", 2),
+                       OtherKnob("pingpong", 0), OtherKnob("im2col", 0), OtherKnob("cluster", 1),
+                       OtherKnob("halo", 0), OtherKnob("swap_ab", 0), OtherKnob("tile_b", 1)});
+  using Act = Epilogue::Activation;
+  for (const Epilogue& e :
+       {Epilogue{.bias = true, .activation = Act::kClip, .clip_lo = 0, .clip_hi = 6},
+        Epilogue{.bias = true, .activation = Act::kSilu},
+        Epilogue{.bias = true, .activation = Act::kHardSwish}}) {
+    const std::map<std::string, int> sass =
+        ConfigSass(*FindOpTemplate(w.task_name), w, config, tool, e);
+    const std::string name(ActivationName(e.activation));
+    EXPECT_GT(CountPrefix(sass, "HGMMA.64x256x16"), 0) << name;
+    EXPECT_GT(CountPrefix(sass, "STG.E.128"), 0) << name;
+    EXPECT_EQ(CountPrefix(sass, "STL"), 0) << name;
+    EXPECT_EQ(CountPrefix(sass, "LDL"), 0) << name;
+    EXPECT_EQ(CountPrefix(sass, "MUFU.EX2") > 0, e.activation == Act::kSilu) << name;
   }
 }
 
