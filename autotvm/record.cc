@@ -124,7 +124,9 @@ absl::Status ParseInput(const Json& j, const std::string& path, size_t size, Rec
   absl::StatusOr<Target> target = ParseTarget(j[0].get<std::string>());
   if (!target.ok()) return FieldError(path + "[0]", std::string(target.status().message()));
   r->target = *std::move(target);
-  r->workload.task_name = j[1].get<std::string>();
+  const std::string written = j[1].get<std::string>();
+  r->workload.task_name = std::string(CanonicalTaskName(written));
+  if (r->workload.task_name != written) r->written_task_name = written;
   r->workload.args = j[2];
   TUNEJIT_RETURN_IF_ERROR(CheckArgs(j[2], path + "[2]"));
   r->kwargs = j[3];
@@ -258,7 +260,7 @@ std::string SerializeRecord(const Record& r) {
     Json j = r.raw;  // keeps this line's key order; assignments keep key positions
     Json& input = j["i"];
     input[0] = r.target.text;
-    input[1] = r.workload.task_name;
+    input[1] = r.TaskNameAsWritten();
     input[2] = r.workload.args;
     input[3] = r.kwargs;
     Json& config = input[5];
@@ -268,7 +270,7 @@ std::string SerializeRecord(const Record& r) {
     return DumpPythonJson(j);
   }
   Json j = Json::object();
-  j["input"] = Json::array({r.target.text, r.workload.task_name, r.workload.args, r.kwargs});
+  j["input"] = Json::array({r.target.text, r.TaskNameAsWritten(), r.workload.args, r.kwargs});
   Json config = Json::object();
   config["index"] = r.index;
   config["code_hash"] = r.code_hash;

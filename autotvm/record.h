@@ -67,6 +67,12 @@ struct Record {
   // gpu >= 0, so lines without it round-trip byte for byte.
   int gpu = -1;
   std::string device;
+  // The task name as the line has it when a later TVM's name for the template (workload.task_name
+  // holds TVM 0.7's: CanonicalTaskName); SerializeRecord writes it back. "" otherwise.
+  std::string written_task_name;
+  const std::string& TaskNameAsWritten() const {
+    return written_task_name.empty() ? workload.task_name : written_task_name;
+  }
 
   bool ok() const { return result.error_no == kNoError; }
 };

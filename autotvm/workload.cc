@@ -197,6 +197,17 @@ absl::Status FillPretransformed(const Tensor& data, const Tensor& kernel, const 
 
 }  // namespace
 
+std::string_view CanonicalTaskName(std::string_view task_name) {
+  static constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
+      {"dense_small_batch.gpu", "dense_small_batch.cuda"},
+      {"dense_large_batch.gpu", "dense_large_batch.cuda"},
+  };
+  for (const auto& [later, original] : kRenamed) {
+    if (task_name == later) return original;
+  }
+  return task_name;
+}
+
 std::string Workload::Key() const {
   std::string out;
   AppendPythonJson(Json(task_name), &out);

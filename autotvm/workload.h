@@ -84,6 +84,13 @@ absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload);
 // the wgmma one is tunejit's, with float16 data).
 absl::StatusOr<DenseParams> ParseDenseWorkload(const Workload& workload);
 
+// TVM 0.8 (2021, apache/tvm#8336) renamed the dense templates' tasks, same arguments and knobs:
+// dense_small_batch.gpu and dense_large_batch.gpu. A record written under such a later name reads
+// as the template TVM 0.7 named (this function's result, e.g. "dense_small_batch.cuda"); the record
+// keeps the name it was written with (Record::written_task_name). Any other name is returned as
+// given.
+std::string_view CanonicalTaskName(std::string_view task_name);
+
 Workload MakeConv2dWorkload(const std::string& task_name, const Conv2dParams& params);
 Workload MakeDenseWorkload(const std::string& task_name, const DenseParams& params);
 

@@ -83,9 +83,34 @@ void ShowWorkload(const autotvm::HistoryBest& best, const std::vector<const Load
     if (flops > 0 && cost > 0) gflops = absl::StrFormat("%.1f", flops / cost / 1e9);
     config = CompactConfig(d.best->record.config);
   }
-  std::cout << absl::StrFormat("%-28s %-44s %-22s %5d %5d %12s %9s  %s\n", first.workload.task_name,
+  std::cout << absl::StrFormat("%-28s %-44s %-22s %5d %5d %12s %9s  %s\n", first.TaskNameAsWritten(),
                                Shapes(first.workload.args), target_text, group.size(), errors, time,
                                gflops, config);
+}
+
+// Which TVM releases wrote the log, from the records' tvm_version (format 0.2 lines carry it), e.g.
+// "written by TVM 0.8.0 (3 records), 0.7.dev1 (19 records)", with a note when later task names
+// (dense_small_batch.gpu) were read as TVM 0.7's templates; "" when no record tells.
+std::string WrittenBy(const LogContents& log) {
+  std::map<std::string, int> versions;
+  std::set<std::string> renamed;
+  for (const LoadedRecord& r : log.records) {
+    if (!r.record.tvm_version.empty()) ++versions[r.record.tvm_version];
+    if (!r.record.written_task_name.empty()) {
+      renamed.insert(absl::StrCat(r.record.written_task_name, " as ", r.record.workload.task_name));
+    }
+  }
+  if (versions.empty()) return "";
+  std::vector<std::string> parts;
+  for (const auto& [version, count] : versions) {
+    parts.push_back(absl::StrCat(version, " (", count, count == 1 ? " record)" : " records)"));
+  }
+  std::string line = absl::StrCat("written by TVM ", absl::StrJoin(parts, ", "));
+  if (!renamed.empty()) {
+    absl::StrAppend(&line, "; later TVM task names read as the same templates: ",
+                    absl::StrJoin(renamed, ", "));
+  }
+  return line;
 }
 
 int Show(const std::vector<std::string>& args) {
@@ -114,6 +139,7 @@ int Show(const std::vector<std::string>& args) {
     if (groups[key].empty()) order.push_back(key);
     groups[key].push_back(&r);
   }
+  if (std::string by = WrittenBy(log); !by.empty()) std::cout << by << "\n";
   std::cout << absl::StrFormat("%-28s %-44s %-22s %5s %5s %12s %9s  %s\n", "TASK", "SHAPES",
                                "TARGET", "RECS", "ERRS", "BEST", "GFLOP/S", "CONFIG");
   for (const std::string& key : order) ShowWorkload(best, groups[key], target);

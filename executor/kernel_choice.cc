@@ -49,9 +49,21 @@ void AddRecordCandidates(const NodeTask& task, const std::vector<autotvm::Implem
     absl::StatusOr<OpPlan> plan =
         op_template->Specialize(impl.workload, record.record.config, limits, epilogue);
     if (!plan.ok()) {
-      choice->reasons.push_back(absl::StrCat(label, " (", impl.workload.task_name,
-                                             "): skipped: ", plan.status().message()));
-      continue;
+      // A measured record was built and run: only the rules TVM had refuse it. One that breaks
+      // only tunejit's search rules is compiled and verified like any other, with a note.
+      DeviceLimits relaxed = limits;
+      relaxed.search_rules = false;
+      absl::StatusOr<OpPlan> measured =
+          op_template->Specialize(impl.workload, record.record.config, relaxed, epilogue);
+      if (!measured.ok()) {
+        choice->reasons.push_back(absl::StrCat(label, " (", impl.workload.task_name,
+                                               "): skipped: ", plan.status().message()));
+        continue;
+      }
+      measured->notes.push_back(absl::StrCat(
+          label, " breaks ", plan.status().message(),
+          "; it was measured, so it is compiled and verified like any other record"));
+      plan = std::move(measured);
     }
     KernelCandidate c;
     c.implementation = i;

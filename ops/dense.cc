@@ -155,10 +155,12 @@ class DenseLargeBatch final : public OpTemplate {
     // unrolled: past the register file they spill, and ptxas takes minutes over the body.
     const int64_t operand_regs = (int64_t{tx.per_thread()} + ty.per_thread()) * tk[2];
     if (operand_regs > kMaxOperandRegisters) {
-      return InvalidConfig(
-          kLargeTask, absl::StrCat("tile_k[2] = ", tk[2], " x ", tx.per_thread() + ty.per_thread(),
-                                   " rows and columns per thread = ", operand_regs,
-                                   " operand registers > ", kMaxOperandRegisters));
+      TUNEJIT_RETURN_IF_ERROR(SearchRule(
+          kLargeTask,
+          absl::StrCat("tile_k[2] = ", tk[2], " x ", tx.per_thread() + ty.per_thread(),
+                       " rows and columns per thread = ", operand_regs, " operand registers > ",
+                       kMaxOperandRegisters),
+          limits));
     }
     const int64_t kc = tk[1] * tk[2];
     LaunchShape shape;
@@ -169,7 +171,7 @@ class DenseLargeBatch final : public OpTemplate {
     const int64_t smem = 2 * (int64_t{tx.block()} + ty.block()) * kc * 4;
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kLargeTask, shape, smem, limits));
     TUNEJIT_RETURN_IF_ERROR(
-        CheckAccumulators(kLargeTask, int64_t{tx.per_thread()} * ty.per_thread()));
+        CheckAccumulators(kLargeTask, int64_t{tx.per_thread()} * ty.per_thread(), limits));
     OpPlan plan;
     plan.kernels.push_back(DenseKernel(
         "dense_large_batch",

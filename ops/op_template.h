@@ -75,6 +75,12 @@ struct DeviceLimits {
   int shared_bytes_per_block_optin = 227 * 1024;
   int regs_per_block = 65536;
   int sm_count = 132;
+  // tunejit's own validity rules, which TVM's builds did not have (register pressure: a kernel
+  // that would spill, or that ptxas takes minutes over: SearchRule in ops/plan_util.h). On, they
+  // steer the tuner's search; the executor turns them off for a record that was measured
+  // successfully (whoever measured it built and ran it), which is then compiled and verified like
+  // any other, with a warning.
+  bool search_rules = true;
 
   // Defaults for a named architecture (no GPU needed). sm_90 and newer get H100/H200-like values
   // (1024 threads, 48 KiB default / 227 KiB opt-in shared memory, 64K registers, 132 SMs); older

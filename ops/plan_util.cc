@@ -70,13 +70,19 @@ std::string ActivationArg(const Epilogue& epilogue) {
   return absl::StrCat(", ", ActivationTypeName(epilogue));
 }
 
-absl::Status CheckAccumulators(absl::string_view task, int64_t accumulators) {
-  if (accumulators > kMaxAccumulatorsPerThread) {
-    return InvalidConfig(
-        task, absl::StrCat(accumulators, " accumulators per thread > ", kMaxAccumulatorsPerThread,
-                           " (registers; the kernel would spill)"));
-  }
-  return absl::OkStatus();
+absl::Status SearchRule(absl::string_view task, absl::string_view reason,
+                        const DeviceLimits& limits) {
+  if (!limits.search_rules) return absl::OkStatus();
+  return InvalidConfig(task, absl::StrCat(reason, " (a tunejit search rule)"));
+}
+
+absl::Status CheckAccumulators(absl::string_view task, int64_t accumulators,
+                               const DeviceLimits& limits) {
+  if (accumulators <= kMaxAccumulatorsPerThread) return absl::OkStatus();
+  return SearchRule(task,
+                    absl::StrCat(accumulators, " accumulators per thread > ",
+                                 kMaxAccumulatorsPerThread, " (registers; the kernel would spill)"),
+                    limits);
 }
 
 std::vector<KernelArg> EpilogueTensorArgs(const Epilogue& epilogue) {

@@ -36,8 +36,14 @@ absl::Status CheckLaunch(absl::string_view task, const LaunchShape& shape,
                          int64_t static_smem_bytes, const DeviceLimits& limits,
                          bool allow_optin_smem = false);
 
-// Per-thread accumulator count against kMaxAccumulatorsPerThread.
-absl::Status CheckAccumulators(absl::string_view task, int64_t accumulators);
+// One of tunejit's own rules (DeviceLimits::search_rules): InvalidConfig "<reason> (a tunejit
+// search rule)" while the limits enforce them, else OK.
+absl::Status SearchRule(absl::string_view task, absl::string_view reason,
+                        const DeviceLimits& limits);
+
+// Per-thread accumulator count against kMaxAccumulatorsPerThread: a search rule.
+absl::Status CheckAccumulators(absl::string_view task, int64_t accumulators,
+                               const DeviceLimits& limits);
 
 // The epilogue's activation (Epilogue::activation) against what the template fuses: OK without
 // one. With one, Unimplemented when `why_not` says why this template (or this form of its output)

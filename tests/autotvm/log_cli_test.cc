@@ -55,15 +55,50 @@ TEST(LogCliTest, ShowSeed) {
   CliRun r = LogCommand({"show", RepoData("seed-vgg16-v100.log")});
   ASSERT_EQ(r.code, 0);
   std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), 23u);  // header + 22 distinct workloads
-  EXPECT_NE(lines[0].find("GFLOP/S"), std::string::npos);
-  const std::string& dense = lines[1];
+  ASSERT_EQ(lines.size(), 24u);  // who wrote it, header, 22 distinct workloads
+  EXPECT_EQ(lines[0], "written by TVM 0.7.dev1 (22 records)");
+  EXPECT_NE(lines[1].find("GFLOP/S"), std::string::npos);
+  const std::string& dense = lines[2];
   EXPECT_NE(dense.find("dense_large_batch.cuda"), std::string::npos) << dense;
   EXPECT_NE(dense.find("128x4096 float32, 1000x4096 float32"), std::string::npos) << dense;
   EXPECT_NE(dense.find("cuda -model=unknown"), std::string::npos) << dense;
   EXPECT_NE(dense.find("0.8543 ms"), std::string::npos) << dense;
   EXPECT_NE(dense.find("1227.5"), std::string::npos) << dense;  // 2*128*1000*4096 / 0.854 ms
   EXPECT_NE(dense.find("tile_x=[-1,2,4,1] tile_y=[-1,2,4,1] tile_k=[-1,8,2]"), std::string::npos);
+}
+
+// A log TVM 0.8 wrote: its dense records carry the ".gpu" task names, shown as written, and read as
+// TVM 0.7's templates (the same best choice and config as the .cuda records they copy).
+TEST(LogCliTest, ShowNamesTheTvmReleaseAndLaterTaskNames) {
+  std::ifstream in(RepoData("seed-vgg16-v100.log"));
+  const std::string path = ::testing::TempDir() + "/tvm08.log";
+  std::ofstream out(path);
+  int lines_written = 0;
+  for (std::string line; std::getline(in, line) && lines_written < 2; ++lines_written) {
+    for (const char* task : {"dense_large_batch", "dense_small_batch"}) {
+      const std::string from = absl::StrCat("\"", task, ".cuda\"");
+      if (size_t at = line.find(from); at != std::string::npos) {
+        line.replace(at, from.size(), absl::StrCat("\"", task, ".gpu\""));
+      }
+    }
+    const std::string version = "\"0.7.dev1\"";
+    line.replace(line.find(version), version.size(), "\"0.8.0\"");
+    out << line << "\n";
+  }
+  out.close();
+  CliRun r = LogCommand({"show", path});
+  ASSERT_EQ(r.code, 0);
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0],
+            "written by TVM 0.8.0 (2 records); later TVM task names read as the same templates: "
+            "dense_large_batch.gpu as dense_large_batch.cuda, dense_small_batch.gpu as "
+            "dense_small_batch.cuda");
+  EXPECT_NE(lines[2].find("dense_large_batch.gpu"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("tile_x=[-1,2,4,1] tile_y=[-1,2,4,1] tile_k=[-1,8,2]"),
+            std::string::npos)
+      << lines[2];
+  EXPECT_EQ(LogCommand({"check", path}).code, 0);
 }
 
 TEST(LogCliTest, CheckSeedAndBadFile) {

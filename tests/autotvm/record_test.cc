@@ -216,5 +216,31 @@ TEST(RecordTest, BadLinesNameTheReason) {
   ExpectBad(R"({"i": [], "r": [], "v": 0.2})", "unsupported version");
 }
 
+// TVM 0.8 and later write the dense templates' tasks as "*.gpu": the record reads as TVM 0.7's
+// template and writes its own name back, byte for byte.
+TEST(RecordTest, LaterTaskNamesReadAsTheSameTemplateAndWriteBack) {
+  for (const std::string& line : {SeedLines()[0], SeedLines()[1]}) {
+    absl::StatusOr<Record> original = ParseRecordLine(line);
+    ASSERT_TRUE(original.ok()) << original.status();
+    const std::string cuda = original->workload.task_name;
+    const std::string gpu = absl::StrReplaceAll(cuda, {{".cuda", ".gpu"}});
+    const std::string later =
+        absl::StrReplaceAll(Replace(line, "\"" + cuda + "\"", "\"" + gpu + "\""),
+                            {{"\"0.7.dev1\"", "\"0.8.0\""}});
+    absl::StatusOr<Record> r = ParseRecordLine(later);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->workload.task_name, cuda);
+    EXPECT_EQ(r->written_task_name, gpu);
+    EXPECT_EQ(r->TaskNameAsWritten(), gpu);
+    EXPECT_EQ(r->workload, original->workload);  // the same workload key: chosen for .cuda queries
+    EXPECT_EQ(r->tvm_version, "0.8.0");
+    EXPECT_EQ(SerializeRecord(*r), later);
+  }
+  EXPECT_EQ(CanonicalTaskName("dense_small_batch.gpu"), "dense_small_batch.cuda");
+  EXPECT_EQ(CanonicalTaskName("dense_large_batch.gpu"), "dense_large_batch.cuda");
+  EXPECT_EQ(CanonicalTaskName("conv2d_nchw.cuda"), "conv2d_nchw.cuda");
+  EXPECT_EQ(CanonicalTaskName("batch_matmul.cuda"), "batch_matmul.cuda");
+}
+
 }  // namespace
 }  // namespace tunejit::autotvm

@@ -154,6 +154,28 @@ TEST(KernelChoiceTest, CheckPlannedStepsComparesTheLoweredProgram) {
               HasSubstr("0 int8 activation scales; this build needs 2"));
 }
 
+// A measured record that breaks only tunejit's own search rules (here: accumulators per thread)
+// is a candidate like any other, with a note; verification then checks its kernel.
+TEST(KernelChoiceTest, MeasuredRecordsAreNotRefusedByTunejitsSearchRules) {
+  const NodeTask conv0 = Tasks(testing::SmallNet(), NumericMode::kFp32)[0];
+  const autotvm::Workload& direct = WorkloadOf(conv0, "conv2d_nchw.cuda");
+  autotvm::ConfigEntity heavy = Fallback(direct);
+  for (autotvm::Knob& k : heavy.knobs) {
+    if (k.name == "tile_f") k.value = autotvm::Json::array({-1, 1, 1, 8});
+    if (k.name == "tile_y" || k.name == "tile_x") k.value = autotvm::Json::array({-1, 1, 1, 16});
+  }
+  autotvm::HistoryBest h;
+  AddRecord(h, direct, heavy, 1e-3, 4);
+  absl::StatusOr<KernelChoice> c = ChooseKernel(conv0, &h, Cuda(), Limits(), Epilogue{});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->candidates.size(), 2u);
+  EXPECT_FALSE(c->candidates[0].fallback);
+  EXPECT_EQ(c->candidates[0].record_label, "test.log:4");
+  EXPECT_THAT(c->candidates[0].plan.notes,
+              Contains(HasSubstr("2048 accumulators per thread > 256 (registers; the kernel would "
+                                 "spill) (a tunejit search rule); it was measured")));
+}
+
 TEST(KernelChoiceTest, Int8ConvUsesTheInt8Template) {
   const NodeTask conv1 = Tasks(testing::SmallNet(), NumericMode::kInt8Dp4a)[1];
   ASSERT_TRUE(conv1.int8());

@@ -257,7 +257,17 @@ TEST(Validity, ConvRejectsEachRule) {
       "shared memory");
   ExpectInvalid(
       op->Specialize(w, ConvConfig({-1, 8, 1, 8}, {-1, 2, 1, 4}, {-1, 1, 1, 1}, 1), kSm90, {}),
-      "512 accumulators per thread > 256");
+      "512 accumulators per thread > 256 (registers; the kernel would spill) (a tunejit search "
+      "rule)");
+  // Without tunejit's search rules (a measured record), only the rules TVM had refuse a config.
+  DeviceLimits measured = kSm90;
+  measured.search_rules = false;
+  EXPECT_TRUE(
+      op->Specialize(w, ConvConfig({-1, 8, 1, 8}, {-1, 2, 1, 4}, {-1, 1, 1, 1}, 1), measured, {})
+          .ok());
+  ExpectInvalid(
+      op->Specialize(w, ConvConfig({-1, 1, 8, 1}, {-1, 1, 8, 1}, {-1, 1, 32, 1}, 1), measured, {}),
+      "2048 threads per block > max_threads_per_block 1024");
   // Batch 8192 x 128 channels in blocks of 1 filter: grid z = 1048576 > 65535.
   autotvm::Workload big = ConvWorkload("conv2d_nchw.cuda", {8192, 1, 4, 4}, {128, 1, 1, 1}, {1, 1},
                                        {0, 0, 0, 0}, {1, 1});
