@@ -233,6 +233,7 @@ double Conv2dParams::Flops() const {
 }
 
 double DenseParams::Flops() const { return 2.0 * m * n * k; }
+double BatchMatmulParams::Flops() const { return 2.0 * batch() * m * n * k; }
 
 absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload) {
   const std::string& task = workload.task_name;
@@ -301,6 +302,33 @@ absl::StatusOr<DenseParams> ParseDenseWorkload(const Workload& workload) {
   return p;
 }
 
+absl::StatusOr<BatchMatmulParams> ParseBatchMatmulWorkload(const Workload& workload) {
+  if (workload.task_name != kBatchMatmul) return ArgError(workload, "not batch_matmul.cuda");
+  if (!workload.args.is_array() || workload.args.size() != 2) {
+    return ArgError(workload, "expected [x, y]");
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(Tensor x, GetTensor(workload, 0, "x"));
+  TUNEJIT_ASSIGN_OR_RETURN(Tensor y, GetTensor(workload, 1, "y"));
+  if (x.shape.size() != 3 || y.shape.size() != 3 || x.shape[2] != y.shape[2]) {
+    return ArgError(workload, "expected x [B, M, K] and y [B, N, K]");
+  }
+  if (x.shape[0] != y.shape[0] && x.shape[0] != 1 && y.shape[0] != 1) {
+    return ArgError(workload, absl::StrCat("batch dims ", x.shape[0], " and ", y.shape[0],
+                                           " neither equal nor broadcast"));
+  }
+  if (x.dtype != y.dtype) {
+    return ArgError(workload, absl::StrCat("x is ", x.dtype, " but y is ", y.dtype));
+  }
+  BatchMatmulParams p;
+  p.x_batch = x.shape[0];
+  p.y_batch = y.shape[0];
+  p.m = x.shape[1];
+  p.k = x.shape[2];
+  p.n = y.shape[1];
+  p.dtype = x.dtype;
+  return p;
+}
+
 namespace {
 
 Json TensorJson(std::vector<int64_t> shape, const std::string& dtype) {
@@ -342,6 +370,14 @@ Workload MakeDenseWorkload(const std::string& task_name, const DenseParams& p) {
   w.task_name = task_name;
   w.args = Json::array({TensorJson({p.m, p.k}, p.data_dtype), TensorJson({p.n, p.k}, p.data_dtype),
                         p.has_bias ? TensorJson({p.n}, p.out_dtype) : Json(nullptr), p.out_dtype});
+  return w;
+}
+
+Workload MakeBatchMatmulWorkload(const BatchMatmulParams& p) {
+  Workload w;
+  w.task_name = kBatchMatmul;
+  w.args = Json::array(
+      {TensorJson({p.x_batch, p.m, p.k}, p.dtype), TensorJson({p.y_batch, p.n, p.k}, p.dtype)});
   return w;
 }
 

@@ -3,8 +3,9 @@
 // stores them (`["TENSOR", [128, 512, 14, 14], "int8"]`, `[1, 1]`, `[1, 1, 1, 1]`, `"int32"`, ...).
 // The raw JSON is kept so records round-trip byte for byte and workloads compare exactly as TVM's
 // tuple keys do (padding 1, [1,1] and [1,1,1,1] are different workloads). Typed views
-// (Conv2dParams, DenseParams) normalise the arguments for kernels; Make*Workload go the other way,
-// writing arguments the way Relay does (4-element padding, 2-element strides and dilation).
+// (Conv2dParams, DenseParams, BatchMatmulParams) normalise the arguments for kernels; Make*Workload
+// go the other way, writing arguments the way Relay does (4-element padding, 2-element strides and
+// dilation).
 //
 //   TUNEJIT_ASSIGN_OR_RETURN(Conv2dParams p, ParseConv2dWorkload(record.workload));
 //   p.OutH()  // (H + pt + pb - ((KH-1)*dh + 1)) / sh + 1
@@ -58,6 +59,19 @@ struct DenseParams {
   double Flops() const;  // 2 * M * N * K
 };
 
+// TVM's batch_matmul (topi nn.batch_matmul, TVM 0.7): x [XB, M, K], y [YB, N, K] (y transposed),
+// out[b, i, j] = sum_k x[b, i, k] * y[b, j, k], [B, M, N] with B = max(XB, YB); a batch dim of 1
+// broadcasts. The workload is [x, y]: 0.7's compute takes no out_shape or out_dtype (later TVMs
+// added them), so the output has x's dtype.
+struct BatchMatmulParams {
+  int64_t x_batch = 1, y_batch = 1, m = 0, n = 0, k = 0;
+  std::string dtype = "float32";
+  int64_t batch() const { return x_batch > y_batch ? x_batch : y_batch; }
+  double Flops() const;  // 2 * B * M * N * K
+};
+
+inline constexpr char kBatchMatmul[] = "batch_matmul.cuda";
+
 // tunejit's Hopper tensor-core convolution: NHWC data, OHWI kernel (layout "NHWC" in the params).
 inline constexpr char kConv2dNhwcWgmma[] = "conv2d_nhwc_wgmma.cuda";
 // The same convolution followed by a 2x2 max pool of stride 2 (its epilogue's output pooled):
@@ -91,8 +105,13 @@ absl::StatusOr<DenseParams> ParseDenseWorkload(const Workload& workload);
 // given.
 std::string_view CanonicalTaskName(std::string_view task_name);
 
+// Accepts batch_matmul.cuda: [["TENSOR", [XB, M, K], dt], ["TENSOR", [YB, N, K], dt]], the same
+// dtype, equal K, and batch dims equal or one of them 1.
+absl::StatusOr<BatchMatmulParams> ParseBatchMatmulWorkload(const Workload& workload);
+
 Workload MakeConv2dWorkload(const std::string& task_name, const Conv2dParams& params);
 Workload MakeDenseWorkload(const std::string& task_name, const DenseParams& params);
+Workload MakeBatchMatmulWorkload(const BatchMatmulParams& params);  // batch_matmul.cuda
 
 }  // namespace tunejit::autotvm
 

@@ -53,6 +53,7 @@ std::string Shapes(const autotvm::Json& args) {
 double Flops(const autotvm::Workload& w) {
   if (auto conv = autotvm::ParseConv2dWorkload(w); conv.ok()) return conv->Flops();
   if (auto dense = autotvm::ParseDenseWorkload(w); dense.ok()) return dense->Flops();
+  if (auto bmm = autotvm::ParseBatchMatmulWorkload(w); bmm.ok()) return bmm->Flops();
   return 0;
 }
 

@@ -129,6 +129,28 @@ __global__ void dense_reference(const T* __restrict__ a, const T* __restrict__ w
   }
 }
 
+// out[B, M, N] = x[XB, M, K] * y[YB, N, K]^T per batch; a batch stride of 0 broadcasts.
+template <typename T, int kEpi>
+__global__ void batch_matmul_reference(const T* __restrict__ x, const T* __restrict__ y,
+                                       const float* __restrict__ bias,
+                                       const float* __restrict__ scale, void* out, int batch, int m,
+                                       int n, int k, s64 x_batch_stride, s64 y_batch_stride) {
+  typedef typename ReferenceAcc<T>::Wide Wide;
+  typedef typename ReferenceAcc<T>::Narrow Narrow;
+  const s64 total = static_cast<s64>(batch) * m * n;
+  for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<s64>(gridDim.x) * blockDim.x) {
+    const int j = static_cast<int>(i % n);
+    const s64 row = (i / n) % m;
+    const s64 b = i / (static_cast<s64>(m) * n);
+    const T* xr = x + b * x_batch_stride + row * k;
+    const T* yr = y + b * y_batch_stride + static_cast<s64>(j) * k;
+    Wide acc = 0;
+    for (int kk = 0; kk < k; ++kk) acc += Widen(xr[kk]) * Widen(yr[kk]);
+    EpilogueOp<kEpi, Narrow>::Store(out, i, static_cast<Narrow>(acc), j, bias, scale);
+  }
+}
+
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
@@ -156,4 +178,8 @@ template __global__ void tunejit::dense_reference<tunejit::f16, 0>(const tunejit
                                                                    const tunejit::f16*,
                                                                    const float*, const float*,
                                                                    void*, int, int, int);
+template __global__ void tunejit::batch_matmul_reference<float, 0>(const float*, const float*,
+                                                                   const float*, const float*,
+                                                                   void*, int, int, int, int,
+                                                                   long long, long long);
 #endif  // TUNEJIT_NVCC_CHECK

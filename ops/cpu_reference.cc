@@ -163,6 +163,26 @@ std::vector<int32_t> DenseInt8(int64_t m, int64_t n, int64_t k, absl::Span<const
   return Dense<int32_t>(m, n, k, a, w);
 }
 
+std::vector<double> BatchMatmulFloat(const autotvm::BatchMatmulParams& p, absl::Span<const float> x,
+                                     absl::Span<const float> y, bool y_kn) {
+  std::vector<double> out(static_cast<size_t>(p.batch() * p.m * p.n));
+  for (int64_t b = 0; b < p.batch(); ++b) {
+    const float* xb = x.data() + (p.x_batch == 1 ? 0 : b * p.m * p.k);
+    const float* yb = y.data() + (p.y_batch == 1 ? 0 : b * p.n * p.k);
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        double acc = 0;
+        for (int64_t kk = 0; kk < p.k; ++kk) {
+          const float yv = y_kn ? yb[kk * p.n + j] : yb[j * p.k + kk];
+          acc += static_cast<double>(xb[i * p.k + kk]) * yv;
+        }
+        out[(b * p.m + i) * p.n + j] = acc;
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<float> EpilogueFloat(absl::Span<const double> acc, int64_t channels, int64_t inner,
                                  const Epilogue& e, absl::Span<const float> bias,
                                  absl::Span<const float> scale) {

@@ -16,11 +16,12 @@
 //   (ops/plan_runner.h compiles, loads, binds and launches a whole plan.)
 //
 // Tensor conventions of the conv/dense templates (the executor and the tuner bind by these):
-//   input 0  data: NCHW (conv) / [M, K] (dense)
+//   input 0  data: NCHW (conv) / [M, K] (dense) / x [B, M, K] (batch_matmul)
 //   input 1  weight as the user gives it: OIHW ([C, multiplier, KH, KW] for depthwise) / [N, K]
-//   input 2  bias, float32 [CO]: read only when epilogue.bias
+//            / y [B, N, K] (batch_matmul)
+//   input 2  bias, float32 [CO] ([N] for dense and batch_matmul): read only when epilogue.bias
 //   input 3  per-channel scale, float32 [CO]: read only when output != kAccumulator
-//   output 0 NCHW / [M, N]
+//   output 0 NCHW / [M, N] / [B, M, N]
 // The slots are fixed: with a scale but no bias, input 2 is not read (bind anything, e.g. 0).
 // Epilogue value = acc (* scale[c] if scale) (+ bias[c] if bias), then relu if set (then the
 // activation, on the templates that take one: Epilogue); stored as
@@ -199,10 +200,14 @@ struct OpRequest {
     // step: the pool runs in the conv's kernel.
     kConv2dMaxPool,
     kDense,
+    // A batched matmul x [XB, M, K] by y [YB, N, K] (TVM's batch_matmul; the graph's [B, K, N]
+    // operand is y transposed).
+    kBatchMatMul,
   } op = Op::kConv2d;
   NumericMode mode = NumericMode::kFp32;
-  autotvm::Conv2dParams conv;  // kConv2d, kConv2dMaxPool
-  autotvm::DenseParams dense;  // kDense
+  autotvm::Conv2dParams conv;               // kConv2d, kConv2dMaxPool
+  autotvm::DenseParams dense;               // kDense
+  autotvm::BatchMatmulParams batch_matmul;  // kBatchMatMul
   // Tensor-core modes: the output is float16 (a later conv or dense reads it), else float32.
   bool half_output = false;
 };

@@ -107,4 +107,26 @@ absl::StatusOr<OpPlan> ReferenceDensePlan(const autotvm::DenseParams& p, const E
   return plan;
 }
 
+absl::StatusOr<OpPlan> ReferenceBatchMatmulPlan(const autotvm::BatchMatmulParams& p,
+                                                const Epilogue& epilogue) {
+  constexpr char kOp[] = "batch_matmul reference";
+  TUNEJIT_ASSIGN_OR_RETURN(const char* t, ReferenceType(kOp, p.dtype, epilogue));
+  for (int64_t v : {p.batch(), p.m, p.n, p.k})
+    TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "a dim", v).status());
+  PlannedKernel kernel;
+  kernel.label = "batch_matmul_reference";
+  kernel.spec = KernelSpec{
+      "reference.cu",
+      absl::StrCat("tunejit::batch_matmul_reference<", t, ", ", EpilogueCode(epilogue), ">"),
+      {}};
+  kernel.shape = GridStride(p.batch() * p.m * p.n);
+  kernel.args = EpilogueTensorArgs(epilogue);
+  for (int64_t v : {p.batch(), p.m, p.n, p.k}) kernel.args.push_back(Int32Arg(v));
+  kernel.args.push_back(Int64Arg(p.x_batch == 1 ? 0 : p.m * p.k));
+  kernel.args.push_back(Int64Arg(p.y_batch == 1 ? 0 : p.n * p.k));
+  OpPlan plan;
+  plan.kernels.push_back(std::move(kernel));
+  return plan;
+}
+
 }  // namespace tunejit

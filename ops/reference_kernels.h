@@ -32,6 +32,10 @@ absl::StatusOr<OpPlan> ReferenceConv2dPoolPlan(const autotvm::Conv2dParams& para
 absl::StatusOr<OpPlan> ReferenceDensePlan(const autotvm::DenseParams& params,
                                           const Epilogue& epilogue);
 
+// batch_matmul.cuda's: x [XB, M, K] by y [YB, N, K]^T, a batch dim of 1 broadcasting; float32.
+absl::StatusOr<OpPlan> ReferenceBatchMatmulPlan(const autotvm::BatchMatmulParams& params,
+                                                const Epilogue& epilogue);
+
 }  // namespace tunejit
 
 #endif  // TUNEJIT_OPS_REFERENCE_KERNELS_H_

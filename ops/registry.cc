@@ -17,6 +17,7 @@ std::vector<const OpTemplate*> AllOpTemplates() {
   return {
       DenseSmallBatchTemplate(),
       DenseLargeBatchTemplate(),
+      BatchMatmulTemplate(),
       Conv2dNchwTemplate(),
       Conv2dNchwcInt8Template(),
       DepthwiseConv2dNchwTemplate(),

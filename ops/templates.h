@@ -10,6 +10,7 @@ namespace tunejit {
 
 const OpTemplate* DenseSmallBatchTemplate();  // dense_small_batch.cuda      (ops/dense.cc)
 const OpTemplate* DenseLargeBatchTemplate();  // dense_large_batch.cuda      (ops/dense.cc)
+const OpTemplate* BatchMatmulTemplate();      // batch_matmul.cuda           (ops/batch_matmul.cc)
 const OpTemplate* Conv2dNchwTemplate();       // conv2d_nchw.cuda            (ops/conv2d_direct.cc)
 const OpTemplate* DepthwiseConv2dNchwTemplate();  // depthwise_conv2d_nchw.cuda  (ops/depthwise.cc)
 const OpTemplate* Conv2dNchwWinogradTemplate();   // conv2d_nchw_winograd.cuda   (ops/winograd.cc)

@@ -69,6 +69,15 @@ absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
     } else {
       TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceConv2dPlan(*c, t.epilogue));
     }
+  } else if (w.task_name == autotvm::kBatchMatmul) {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::BatchMatmulParams b, autotvm::ParseBatchMatmulWorkload(w));
+    t.data_dtype = t.out_dtype = b.dtype;
+    t.data_bytes = b.x_batch * b.m * b.k * DtypeBytes(b.dtype);
+    t.weight_bytes = b.y_batch * b.n * b.k * DtypeBytes(b.dtype);
+    t.out_elements = b.batch() * b.m * b.n;
+    t.channels = b.n;
+    t.reduction = b.k;
+    TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceBatchMatmulPlan(b, Epilogue{}));
   } else {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams d, autotvm::ParseDenseWorkload(w));
     t.data_dtype = d.data_dtype;

@@ -10,6 +10,11 @@ absl::StatusOr<double> WorkloadFlops(const autotvm::Workload& workload) {
       conv.ok()) {
     return conv->Flops();
   }
+  if (workload.task_name == autotvm::kBatchMatmul) {
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::BatchMatmulParams bmm,
+                             autotvm::ParseBatchMatmulWorkload(workload));
+    return bmm.Flops();
+  }
   TUNEJIT_ASSIGN_OR_RETURN(autotvm::DenseParams dense, autotvm::ParseDenseWorkload(workload));
   return dense.Flops();
 }

@@ -23,11 +23,11 @@ struct Task {
   double flops = 0;  // of the direct computation (winograd counts the same FLOPs, as TVM does)
 };
 
-// Builds the config space (BuildConfigSpace) and counts FLOPs of a conv2d or dense
+// Builds the config space (BuildConfigSpace) and counts FLOPs of a conv2d, dense or batch_matmul
 // workload. InvalidArgument / Unimplemented for workloads the autotvm layer does not know.
 absl::StatusOr<Task> MakeTask(const autotvm::Workload& workload, const autotvm::Target& target);
 
-// FLOPs of a conv2d or dense workload.
+// FLOPs of a conv2d, dense or batch_matmul workload.
 absl::StatusOr<double> WorkloadFlops(const autotvm::Workload& workload);
 
 }  // namespace tunejit

@@ -109,6 +109,25 @@ TEST(LogCliTest, CheckSeedAndBadFile) {
   EXPECT_EQ(r.code, 1);
 }
 
+// TopHub cuda_v0.10's batch_matmul.cuda records: every one consistent with our space, and shown
+// with its FLOP rate.
+TEST(LogCliTest, BatchMatmulRecords) {
+  const std::string path =
+      ::tunejit::testing::RepoTestData("autotvm/tophub_v0.10_batch_matmul.log");
+  CliRun r = LogCommand({"check", path});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("18 records checked: 18 ok"), std::string::npos) << r.out;
+  r = LogCommand({"show", path});
+  ASSERT_EQ(r.code, 0);
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 19u);  // header + 18 workloads
+  const std::string& last = lines.back();
+  EXPECT_NE(last.find("1x9216x133 float32, 1x133x133 float32"), std::string::npos) << last;
+  EXPECT_NE(last.find("0.0644 ms"), std::string::npos) << last;
+  EXPECT_NE(last.find("5064.2"), std::string::npos) << last;  // 2*9216*133*133 / 64.4 us
+  EXPECT_NE(last.find("tile_y=[-1,16,3] tile_x=[-1,19,7] tile_k=[-1,19]"), std::string::npos);
+}
+
 // The shipped tensor-core logs hold records from before the later knobs (halo, swap_ab, tile_b,
 // ...): valid, counted in a note, exit 0.
 TEST(LogCliTest, CheckShippedLogsCountsOlderRecordsAsValid) {

@@ -135,6 +135,45 @@ TEST(WorkloadTest, Dense) {
   EXPECT_FALSE(ParseDenseWorkload(Workload{"conv2d_nchw.cuda", args}).ok());
 }
 
+// TopHub cuda_v0.10's batch_matmul.cuda arguments: x [B, M, K], y [B, N, K] and nothing else
+// (TVM 0.7's compute has no out_shape / out_dtype).
+TEST(WorkloadTest, BatchMatmul) {
+  Json args = Json::parse(
+      R"([["TENSOR", [1, 9216, 133], "float32"], ["TENSOR", [1, 133, 133], "float32"]])");
+  absl::StatusOr<BatchMatmulParams> p = ParseBatchMatmulWorkload(Workload{kBatchMatmul, args});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->batch(), 1);
+  EXPECT_EQ(p->m, 9216);
+  EXPECT_EQ(p->n, 133);
+  EXPECT_EQ(p->k, 133);
+  EXPECT_EQ(p->dtype, "float32");
+  EXPECT_DOUBLE_EQ(p->Flops(), 2.0 * 9216 * 133 * 133);
+  EXPECT_EQ(MakeBatchMatmulWorkload(*p).args, args);
+  EXPECT_EQ(MakeBatchMatmulWorkload(*p).task_name, "batch_matmul.cuda");
+
+  // A batch dim of 1 broadcasts against the other.
+  args[0][1] = Json::array({1, 64, 20});
+  args[1][1] = Json::array({12, 32, 20});
+  p = ParseBatchMatmulWorkload(Workload{kBatchMatmul, args});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->x_batch, 1);
+  EXPECT_EQ(p->y_batch, 12);
+  EXPECT_EQ(p->batch(), 12);
+  EXPECT_DOUBLE_EQ(p->Flops(), 2.0 * 12 * 64 * 32 * 20);
+
+  auto ok = [](const char* json) {
+    return ParseBatchMatmulWorkload(Workload{kBatchMatmul, Json::parse(json)}).ok();
+  };
+  EXPECT_FALSE(ok(R"([["TENSOR", [2, 4, 5], "float32"], ["TENSOR", [3, 6, 5], "float32"]])"));
+  EXPECT_FALSE(ok(R"([["TENSOR", [2, 4, 5], "float32"], ["TENSOR", [2, 6, 4], "float32"]])"));
+  EXPECT_FALSE(ok(R"([["TENSOR", [2, 4, 5], "float32"], ["TENSOR", [2, 6, 5], "float16"]])"));
+  EXPECT_FALSE(ok(R"([["TENSOR", [4, 5], "float32"], ["TENSOR", [6, 5], "float32"]])"));
+  EXPECT_FALSE(ok(
+      R"([["TENSOR", [2, 4, 5], "float32"], ["TENSOR", [2, 6, 5], "float32"], [2, 4, 6], "float32"])"));
+  EXPECT_TRUE(ok(R"([["TENSOR", [2, 4, 5], "float32"], ["TENSOR", [1, 6, 5], "float32"]])"));
+  EXPECT_FALSE(ParseBatchMatmulWorkload(Workload{"dense_small_batch.cuda", args}).ok());
+}
+
 TEST(WorkloadTest, BadConvArguments) {
   auto bad = [](const char* json) {
     return ParseConv2dWorkload(Workload{"conv2d_nchw.cuda", Json::parse(json)}).ok();

@@ -61,6 +61,18 @@ TEST_F(WarmCommandTest, SeedLogColdThenWarm) {
   EXPECT_EQ(CountEntries(dir_ / "cache"), entries);
 }
 
+// TopHub cuda_v0.10's batch_matmul.cuda records (TVM 0.7's template): none rejected, one kernel
+// each.
+TEST_F(WarmCommandTest, TopHubBatchMatmulRecords) {
+  const std::string log = testing::RepoTestData("autotvm/tophub_v0.10_batch_matmul.log");
+  std::string out;
+  ASSERT_EQ(Warm({"--log", log, "--arch", "sm_90", "--jobs", "1"}, &out), kExitOk) << out;
+  EXPECT_THAT(out, HasSubstr("18 records"));
+  EXPECT_THAT(out, HasSubstr("cache hits 0, failed 0, rejected records 0"));
+  EXPECT_EQ(CountEntries(dir_ / "cache"), 18);
+  EXPECT_THAT(out, HasSubstr("compiled 18 "));
+}
+
 TEST_F(WarmCommandTest, RejectedRecordsAreReportedWithReasons) {
   // dense_large_batch with tile_x[2] (4) != tile_y[2] (8): TVM's VerifyGPUCode rejects it.
   const std::string path = (dir_ / "bad.log").string();

@@ -51,6 +51,17 @@ TEST(CpuReference, OneByOneConvEqualsDense) {
   for (size_t i = 0; i < conv.size(); ++i) EXPECT_DOUBLE_EQ(conv[i], dense[i]);
 }
 
+// x [1, 2, 3] broadcast against y [2, 2, 3]; y stored [2, 3, 2] gives the same products.
+TEST(CpuReference, HandComputedBatchMatmul) {
+  autotvm::BatchMatmulParams p{.x_batch = 1, .y_batch = 2, .m = 2, .n = 2, .k = 3};
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  const std::vector<float> y = {1, 0, 1, 0, 1, 0, /*batch 1*/ 1, 1, 1, 2, 0, -1};
+  const std::vector<double> want = {4, 2, 10, 5, /*batch 1*/ 6, -1, 15, 2};
+  EXPECT_EQ(cpuref::BatchMatmulFloat(p, x, y), want);
+  const std::vector<float> y_kn = {1, 0, 0, 1, 1, 0, /*batch 1*/ 1, 2, 1, 0, 1, -1};
+  EXPECT_EQ(cpuref::BatchMatmulFloat(p, x, y_kn, /*y_kn=*/true), want);
+}
+
 TEST(CpuReference, DepthwiseIsPerChannel) {
   // groups == channels: each output channel only sees its own input channel.
   autotvm::Conv2dParams p = Params(1, 2, 2, 2, 2, 1, 1);

@@ -61,6 +61,35 @@ Conv2dParams Conv3x3(int64_t n, int64_t ci, int64_t hw, int64_t co) {
   return p;
 }
 
+// Relay's CUDA batch_matmul strategy: batch_matmul.cuda alone (cuBLAS aside), plevel 10, on the
+// float32 operands; a batch beyond the grid's z limit has no implementation.
+TEST(ImplementTest, BatchMatmulOffer) {
+  OpRequest r;
+  r.op = OpRequest::Op::kBatchMatMul;
+  r.batch_matmul.x_batch = 12;
+  r.batch_matmul.y_batch = 1;
+  r.batch_matmul.m = 128;
+  r.batch_matmul.n = 64;
+  r.batch_matmul.k = 768;
+  const std::vector<Implementation> impls = Implementations(r);
+  ASSERT_EQ(impls.size(), 1u);
+  EXPECT_EQ(impls[0].priority, 10);
+  EXPECT_EQ(impls[0].workload.task_name, "batch_matmul.cuda");
+  EXPECT_EQ(impls[0].workload.args,
+            Json::parse(
+                R"([["TENSOR", [12, 128, 768], "float32"], ["TENSOR", [1, 64, 768], "float32"]])"));
+  r.mode = NumericMode::kFp16TensorCores;
+  EXPECT_TRUE(OffersFor(r).empty());
+  r.mode = NumericMode::kFp32;
+  r.batch_matmul.x_batch = 70000;
+  EXPECT_TRUE(OffersFor(r).empty());
+  // A dense request is not a batch matmul's, and the other way round.
+  r.op = OpRequest::Op::kDense;
+  r.dense = {.m = 128, .n = 64, .k = 768};
+  EXPECT_EQ(TaskNames(r),
+            (std::vector<std::string>{"dense_small_batch.cuda", "dense_large_batch.cuda"}));
+}
+
 TEST(ImplementTest, RelaysFloatAndInt8Strategies) {
   Conv2dParams conv = Conv3x3(1, 8, 8, 8);
   EXPECT_EQ(TaskNames(Conv(conv, NumericMode::kFp32)),

@@ -414,6 +414,46 @@ TEST(MakeTask, FlopsAndSpace) {
   EXPECT_FALSE(MakeTask(bad, task.target).ok());
 }
 
+// batch_matmul.cuda is a task like the others: its space (TopHub cuda_v0.10's first record's
+// workload: 36 x 36 x 6 x 4 x 2) enumerates, the loop tunes it and its records read back by index.
+TEST(MakeTask, BatchMatmulTunes) {
+  autotvm::BatchMatmulParams p{.m = 128, .n = 128, .k = 20};
+  absl::StatusOr<Task> task =
+      MakeTask(autotvm::MakeBatchMatmulWorkload(p), *autotvm::ParseTarget("cuda -model=v100"));
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_EQ(task->space.size(), 62208);
+  EXPECT_DOUBLE_EQ(task->flops, 2.0 * 128 * 128 * 20);
+  FakeMeasurer measurer(&task->space);
+  RandomSearch search(task->space.size(), 11);
+  TuneOptions options;
+  options.n_trials = 12;
+  options.batch_size = 4;
+  options.log_path = FreshLog("tune_task_batch_matmul.log");
+  absl::StatusOr<TuneResult> result = TuneTask(*task, search, measurer, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->trials, 12);
+  autotvm::LogContents log;
+  ASSERT_TRUE(autotvm::LoadLogFile(options.log_path, {.strict = true}, &log).ok());
+  ASSERT_EQ(log.records.size(), 12u);
+  for (size_t i = 0; i < log.records.size(); ++i) {
+    const autotvm::Record& r = log.records[i].record;
+    EXPECT_EQ(r.workload.task_name, "batch_matmul.cuda");
+    EXPECT_EQ(r.index, measurer.measured[i]);
+    EXPECT_EQ(*task->space.IndexOf(r.config), r.index);
+  }
+  // And a good share of random configs instantiate on an sm_90 device (the GPU tuner's concern).
+  const OpTemplate* op = FindOpTemplate("batch_matmul.cuda");
+  ASSERT_NE(op, nullptr);
+  RandomSearch sample(task->space.size(), 2024);
+  int ok = 0;
+  for (int64_t index : sample.NextBatch(20)) {
+    ok += op->Specialize(task->workload, *task->space.Get(index),
+                         DeviceLimits::ForArch(GpuArch{9, 0, false}), Epilogue{})
+              .ok();
+  }
+  EXPECT_GE(ok, 5);
+}
+
 TEST(FailedMeasurement, CostsOneBillion) {
   Measurement m = FailedMeasurement(autotvm::kCompileDevice, "nvrtc: error", 1.5);
   EXPECT_EQ(m.result.costs, std::vector<double>{1e9});
