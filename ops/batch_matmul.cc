@@ -68,10 +68,10 @@ absl::StatusOr<MatmulTile> ReadTile(const autotvm::ConfigEntity& config) {
 }
 
 // TVM's instantiation errors (VerifyGPUCode: threads, shared memory; the launch limits it met at
-// run time) and our register limit.
+// run time) and our register limit (a search rule: DeviceLimits::search_rules).
 absl::Status CheckTile(const MatmulTile& t, const LaunchShape& shape, const DeviceLimits& limits) {
   TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, t.SharedBytes(), limits));
-  return CheckAccumulators(kTask, t.yi * t.xi);
+  return CheckAccumulators(kTask, t.yi * t.xi, limits);
 }
 
 std::string KernelName(const MatmulTile& t, MatmulYLayout y_layout, const Epilogue& epilogue) {
