@@ -120,7 +120,8 @@ TEST(LogCliTest, BatchMatmulRecords) {
   r = LogCommand({"show", path});
   ASSERT_EQ(r.code, 0);
   std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), 19u);  // header + 18 workloads
+  ASSERT_EQ(lines.size(), 20u);  // who wrote it, header, 18 workloads
+  EXPECT_EQ(lines[0], "written by TVM 0.7.dev1 (18 records)");
   const std::string& last = lines.back();
   EXPECT_NE(last.find("1x9216x133 float32, 1x133x133 float32"), std::string::npos) << last;
   EXPECT_NE(last.find("0.0644 ms"), std::string::npos) << last;
