@@ -84,9 +84,9 @@ void ShowWorkload(const autotvm::HistoryBest& best, const std::vector<const Load
     if (flops > 0 && cost > 0) gflops = absl::StrFormat("%.1f", flops / cost / 1e9);
     config = CompactConfig(d.best->record.config);
   }
-  std::cout << absl::StrFormat("%-28s %-44s %-22s %5d %5d %12s %9s  %s\n", first.TaskNameAsWritten(),
-                               Shapes(first.workload.args), target_text, group.size(), errors, time,
-                               gflops, config);
+  std::cout << absl::StrFormat("%-28s %-44s %-22s %5d %5d %12s %9s  %s\n",
+                               first.TaskNameAsWritten(), Shapes(first.workload.args), target_text,
+                               group.size(), errors, time, gflops, config);
 }
 
 // Which TVM releases wrote the log, from the records' tvm_version (format 0.2 lines carry it), e.g.
@@ -108,8 +108,8 @@ std::string WrittenBy(const LogContents& log) {
   }
   std::string line = absl::StrCat("written by TVM ", absl::StrJoin(parts, ", "));
   if (!renamed.empty()) {
-    absl::StrAppend(&line, "; later TVM task names read as the same templates: ",
-                    absl::StrJoin(renamed, ", "));
+    absl::StrAppend(
+        &line, "; later TVM task names read as the same templates: ", absl::StrJoin(renamed, ", "));
   }
   return line;
 }

@@ -60,9 +60,9 @@ void AddRecordCandidates(const NodeTask& task, const std::vector<autotvm::Implem
                                                "): skipped: ", plan.status().message()));
         continue;
       }
-      measured->notes.push_back(absl::StrCat(
-          label, " breaks ", plan.status().message(),
-          "; it was measured, so it is compiled and verified like any other record"));
+      measured->notes.push_back(
+          absl::StrCat(label, " breaks ", plan.status().message(),
+                       "; it was measured, so it is compiled and verified like any other record"));
       plan = std::move(measured);
     }
     KernelCandidate c;

@@ -81,8 +81,8 @@ class Conv2dNchwDirect final : public OpTemplate {
         int64_t{tx.block() - 1} * p.stride_w + int64_t{kr.rx - 1} * p.dilation_w + 1;
     const int64_t smem = (rc * rows * cols + int64_t{tf.block()} * rc * kr.ry * kr.rx) * 4;
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, smem, limits));
-    TUNEJIT_RETURN_IF_ERROR(
-        CheckAccumulators(kTask, int64_t{tf.per_thread()} * ty.per_thread() * tx.per_thread(), limits));
+    TUNEJIT_RETURN_IF_ERROR(CheckAccumulators(
+        kTask, int64_t{tf.per_thread()} * ty.per_thread() * tx.per_thread(), limits));
     if (unroll < 0 || unroll > 1 << 16) {
       return InvalidConfig(kTask, absl::StrCat("auto_unroll_max_step = ", unroll));
     }

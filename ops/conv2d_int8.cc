@@ -161,9 +161,10 @@ class Conv2dNchwcInt8 final : public OpTemplate {
     TUNEJIT_ASSIGN_OR_RETURN(Int8Knobs k, ReadKnobs(config));
     const LaunchShape shape = ConvShape(p, k);
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, SharedBytes(p, k), limits));
-    TUNEJIT_RETURN_IF_ERROR(CheckAccumulators(kTask, int64_t{k.n.per_thread()} * k.f.per_thread() *
-                                                         k.y.per_thread() * k.x.per_thread() * 4,
-                                              limits));
+    TUNEJIT_RETURN_IF_ERROR(CheckAccumulators(
+        kTask,
+        int64_t{k.n.per_thread()} * k.f.per_thread() * k.y.per_thread() * k.x.per_thread() * 4,
+        limits));
 
     PlannedKernel conv;
     conv.label = "conv2d_nchwc_int8";

@@ -155,12 +155,12 @@ class DenseLargeBatch final : public OpTemplate {
     // unrolled: past the register file they spill, and ptxas takes minutes over the body.
     const int64_t operand_regs = (int64_t{tx.per_thread()} + ty.per_thread()) * tk[2];
     if (operand_regs > kMaxOperandRegisters) {
-      TUNEJIT_RETURN_IF_ERROR(SearchRule(
-          kLargeTask,
-          absl::StrCat("tile_k[2] = ", tk[2], " x ", tx.per_thread() + ty.per_thread(),
-                       " rows and columns per thread = ", operand_regs, " operand registers > ",
-                       kMaxOperandRegisters),
-          limits));
+      TUNEJIT_RETURN_IF_ERROR(
+          SearchRule(kLargeTask,
+                     absl::StrCat("tile_k[2] = ", tk[2], " x ", tx.per_thread() + ty.per_thread(),
+                                  " rows and columns per thread = ", operand_regs,
+                                  " operand registers > ", kMaxOperandRegisters),
+                     limits));
     }
     const int64_t kc = tk[1] * tk[2];
     LaunchShape shape;

@@ -105,8 +105,8 @@ class DepthwiseConv2dNchw final : public OpTemplate {
     const int64_t cols = int64_t{tx.block() - 1} * p.stride_w + (p.kw - 1) * p.dilation_w + 1;
     const int64_t smem = (cspan * rows * cols + int64_t{tf.block()} * p.kh * p.kw) * 4;
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, shape, smem, limits));
-    TUNEJIT_RETURN_IF_ERROR(
-        CheckAccumulators(kTask, int64_t{tf.per_thread()} * ty.per_thread() * tx.per_thread(), limits));
+    TUNEJIT_RETURN_IF_ERROR(CheckAccumulators(
+        kTask, int64_t{tf.per_thread()} * ty.per_thread() * tx.per_thread(), limits));
 
     PlannedKernel kernel;
     kernel.label = "depthwise_conv2d_nchw";

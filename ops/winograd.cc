@@ -160,7 +160,8 @@ class Conv2dNchwWinograd final : public OpTemplate {
     bgemm_shape.block[1] = static_cast<uint32_t>(t.y.t);
     const int64_t smem = int64_t{t.rc} * (t.y.block() + t.x.block()) * 4;
     TUNEJIT_RETURN_IF_ERROR(CheckLaunch(kTask, bgemm_shape, smem, limits));
-    TUNEJIT_RETURN_IF_ERROR(CheckAccumulators(kTask, int64_t{t.y.per_thread()} * t.x.per_thread(), limits));
+    TUNEJIT_RETURN_IF_ERROR(
+        CheckAccumulators(kTask, int64_t{t.y.per_thread()} * t.x.per_thread(), limits));
 
     const std::string elem = ElementType(int8);
     const std::string acc = int8 ? "unsigned" : "float";

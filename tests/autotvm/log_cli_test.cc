@@ -95,8 +95,7 @@ TEST(LogCliTest, ShowNamesTheTvmReleaseAndLaterTaskNames) {
             "dense_large_batch.gpu as dense_large_batch.cuda, dense_small_batch.gpu as "
             "dense_small_batch.cuda");
   EXPECT_NE(lines[2].find("dense_large_batch.gpu"), std::string::npos) << lines[2];
-  EXPECT_NE(lines[2].find("tile_x=[-1,2,4,1] tile_y=[-1,2,4,1] tile_k=[-1,8,2]"),
-            std::string::npos)
+  EXPECT_NE(lines[2].find("tile_x=[-1,2,4,1] tile_y=[-1,2,4,1] tile_k=[-1,8,2]"), std::string::npos)
       << lines[2];
   EXPECT_EQ(LogCommand({"check", path}).code, 0);
 }

@@ -224,9 +224,8 @@ TEST(RecordTest, LaterTaskNamesReadAsTheSameTemplateAndWriteBack) {
     ASSERT_TRUE(original.ok()) << original.status();
     const std::string cuda = original->workload.task_name;
     const std::string gpu = absl::StrReplaceAll(cuda, {{".cuda", ".gpu"}});
-    const std::string later =
-        absl::StrReplaceAll(Replace(line, "\"" + cuda + "\"", "\"" + gpu + "\""),
-                            {{"\"0.7.dev1\"", "\"0.8.0\""}});
+    const std::string later = absl::StrReplaceAll(
+        Replace(line, "\"" + cuda + "\"", "\"" + gpu + "\""), {{"\"0.7.dev1\"", "\"0.8.0\""}});
     absl::StatusOr<Record> r = ParseRecordLine(later);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->workload.task_name, cuda);
