@@ -44,7 +44,8 @@ if [[ $parts == *tests* ]]; then
            executor_gpu_test baseline_cudnn_gpu_test tuner_gpu_test tuner_isolation_gpu_test \
            jit_gpu_test ops_winograd_gpu_test ops_conv2d_int8_gpu_test cli_run_command_gpu_test \
            ops_conv2d_direct_test ops_dense_test ops_depthwise_test ops_elementwise_test \
-           ops_tensor_ops_gpu_test graph_executor_gpu_test ops_depthwise_nhwc_gpu_test}; do
+           ops_tensor_ops_gpu_test graph_executor_gpu_test ops_depthwise_nhwc_gpu_test \
+           ops_activation_epilogue_gpu_test ops_batch_matmul_gpu_test}; do
     [ -x "$bin/$t" ] && step "$t" 300 "$bin/$t" --gtest_brief=1
   done
 fi
