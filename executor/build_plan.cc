@@ -75,7 +75,8 @@ class FieldReader {
   void Number(const char* key, double* out) {
     const Json* v = Find(key, Json::value_t::null);
     if (v == nullptr) return;
-    if (!v->is_number()) return Fail(key, "not a number");
+    // A finite number only: JSON has no text for infinity (1e999 reads as one).
+    if (!v->is_number() || !std::isfinite(v->get<double>())) return Fail(key, "not a number");
     *out = v->get<double>();
   }
   void Strings(const char* key, std::vector<std::string>* out) {
@@ -169,11 +170,12 @@ absl::StatusOr<BuildPlan> ReadBody(absl::string_view text) {
     ReadStep(j, path, &error, &plan.steps.emplace_back());
   });
   r.Array("activation_scales", [&](const Json& j, const std::string& path) {
-    const double v = j.is_number() ? j.get<double>() : -1;
+    // Checked as the float it becomes: 1e-50 is a positive double but a zero scale.
+    const float v = j.is_number() ? static_cast<float>(j.get<double>()) : -1.0f;
     if (!(v > 0 && std::isfinite(v))) {
       error = Damaged(absl::StrCat("bad field ", path, ": not a positive finite number"));
     }
-    plan.activation_scales.push_back(static_cast<float>(v));
+    plan.activation_scales.push_back(v);
   });
   r.Int("arena_bytes", &plan.arena_bytes);
   TUNEJIT_RETURN_IF_ERROR(error);
@@ -191,7 +193,10 @@ std::string EncodeBuildPlan(const BuildPlan& plan) {
                      {"steps", std::move(steps)},
                      {"activation_scales", std::move(scales)},
                      {"arena_bytes", plan.arena_bytes}};
-  std::string out = absl::StrCat(kHeader, kBuildPlanFormatVersion, "\n", body.dump(1), "\n");
+  // replace: a name that is not UTF-8 must not make dump() throw (it then differs from the
+  // build's, and the plan is refused, never misapplied).
+  std::string out = absl::StrCat(kHeader, kBuildPlanFormatVersion, "\n",
+                                 body.dump(1, ' ', false, Json::error_handler_t::replace), "\n");
   absl::StrAppend(&out, kChecksum, Sha256Hex(out), "\n");
   return out;
 }

@@ -108,6 +108,8 @@ TEST(BuildPlanTest, FieldsOfTheWrongShapeAreNamed) {
       {"/identity/driver_version", "13000", "identity.driver_version: wrong type"},
       {"/identity/nvrtc_version", 1e12, "identity.nvrtc_version: wrong type"},
       {"/activation_scales/1", -1.0, "activation_scales[1]: not a positive finite number"},
+      {"/activation_scales/0", 1e-50, "activation_scales[0]: not a positive finite number"},
+      {"/steps/1/record_cost", "fast", "steps[1].record_cost: not a number"},
       {"/arena_bytes", autotvm::Json(), "arena_bytes: wrong type"},
       {"/steps", autotvm::Json::object(), "steps: wrong type"},
   };
@@ -124,6 +126,14 @@ TEST(BuildPlanTest, FieldsOfTheWrongShapeAreNamed) {
   EXPECT_EQ(
       ParseBuildPlan(Resealed("tunejit build plan 1\n" + missing.dump() + "\n")).status().message(),
       "bad field identity.arch: missing");
+  // 1e999 overflows a double: the JSON reader refuses it (infinity has no JSON text to write back).
+  std::string infinite = body.dump();
+  const std::string cost = "\"record_cost\":0.000125";
+  ASSERT_NE(infinite.find(cost), std::string::npos) << infinite;
+  infinite.replace(infinite.find(cost), cost.size(), "\"record_cost\":1e999");
+  EXPECT_THAT(
+      ParseBuildPlan(Resealed("tunejit build plan 1\n" + infinite + "\n")).status().message(),
+      HasSubstr("corrupt (invalid JSON"));
   EXPECT_THAT(ParseBuildPlan(Resealed("tunejit build plan 1\n[[[\n")).status().message(),
               HasSubstr("corrupt (invalid JSON"));
 }
