@@ -143,6 +143,10 @@ void ReadStep(const Json& j, const std::string& path, absl::Status* error, Plann
   r.String("kind", &s->kind);
   if (j.is_object() && j.contains("task_name")) {
     r.String("task_name", &s->task_name);
+    // Present means tuned, and EncodeBuildPlan writes the tuned fields only for a named task.
+    if (error->ok() && s->task_name.empty()) {
+      *error = Damaged(absl::StrCat("bad field ", path, ".task_name: empty"));
+    }
     r.String("workload", &s->workload);
     r.Bool("fallback", &s->fallback);
     r.String("record", &s->record);

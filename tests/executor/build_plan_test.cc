@@ -110,6 +110,7 @@ TEST(BuildPlanTest, FieldsOfTheWrongShapeAreNamed) {
       {"/activation_scales/1", -1.0, "activation_scales[1]: not a positive finite number"},
       {"/activation_scales/0", 1e-50, "activation_scales[0]: not a positive finite number"},
       {"/steps/1/record_cost", "fast", "steps[1].record_cost: not a number"},
+      {"/steps/1/task_name", "", "steps[1].task_name: empty"},
       {"/arena_bytes", autotvm::Json(), "arena_bytes: wrong type"},
       {"/steps", autotvm::Json::object(), "steps: wrong type"},
   };
