@@ -67,6 +67,11 @@ absl::StatusOr<VerifyShape> ShapeOf(const KernelCandidate& c, bool conv) {
 // out: the candidate runs with a zero one (VerifyOne), which changes none of its values.
 absl::StatusOr<OpPlan> ReferencePlan(const KernelCandidate& c, bool conv, Epilogue e) {
   e.residual = false;
+  if (c.task_name == autotvm::kBatchMatmul) {  // the whole batch (VerifyBatchMatmul)
+    TUNEJIT_ASSIGN_OR_RETURN(autotvm::BatchMatmulParams p,
+                             autotvm::ParseBatchMatmulWorkload(c.workload));
+    return ReferenceBatchMatmulPlan(p, e);
+  }
   if (conv) {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(c.workload));
     p.n = 1;
@@ -193,8 +198,47 @@ absl::Status Compare(const std::vector<uint8_t>& got, const std::vector<uint8_t>
   return absl::OkStatus();
 }
 
+std::vector<uint8_t> FloatBytes(const std::vector<float>& v) {
+  std::vector<uint8_t> bytes(v.size() * 4);
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return bytes;
+}
+
+// batch_matmul.cuda on a graph matmul (y read as [YB, K, N] with OperandForms::y_kn): the whole
+// batch, since its batches hold different data (attention's heads), against the reference kernel
+// (y [YB, N, K]: the same random y transposed), every output compared.
+absl::Status VerifyBatchMatmul(Executor::State& state, const KernelCompiler& compiler,
+                               const Step& step, const KernelCandidate& c) {
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::BatchMatmulParams p,
+                           autotvm::ParseBatchMatmulWorkload(c.workload));
+  TUNEJIT_ASSIGN_OR_RETURN(OpPlan ref, ReferencePlan(c, false, step.epilogue));
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> x(p.x_batch * p.m * p.k), y_kn(p.y_batch * p.k * p.n), y_nk(y_kn.size());
+  for (float& v : x) v = d(rng);
+  for (float& v : y_kn) v = d(rng);
+  for (int64_t b = 0; b < p.y_batch; ++b) {
+    for (int64_t k = 0; k < p.k; ++k) {
+      for (int64_t n = 0; n < p.n; ++n) {
+        y_nk[(b * p.n + n) * p.k + k] = y_kn[(b * p.k + k) * p.n + n];
+      }
+    }
+  }
+  const int64_t out_bytes = p.batch() * p.m * p.n * 4;
+  const std::vector<uint8_t> x_bytes = FloatBytes(x);
+  TUNEJIT_ASSIGN_OR_RETURN(
+      std::vector<uint8_t> want,
+      RunPlan(state, compiler, ref, {x_bytes, FloatBytes(y_nk)}, 1, out_bytes, {0}));
+  const bool y_kn_form = state.program.tasks[step.task].forms.y_kn;
+  const std::vector<uint8_t> y_given = FloatBytes(y_kn_form ? y_kn : y_nk);
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<uint8_t> got,
+                           RunPlan(state, compiler, c.plan, {x_bytes, y_given}, 1, out_bytes, {0}));
+  return Compare(got, want, step.epilogue, false, false);
+}
+
 absl::Status VerifyOne(Executor::State& state, const KernelCompiler& compiler, const Step& step,
                        const KernelCandidate& c) {
+  if (c.task_name == autotvm::kBatchMatmul) return VerifyBatchMatmul(state, compiler, step, c);
   const bool conv = step.kind == StepKind::kConv2d;
   TUNEJIT_ASSIGN_OR_RETURN(VerifyShape s, ShapeOf(c, conv));
   TUNEJIT_ASSIGN_OR_RETURN(OpPlan ref, ReferencePlan(c, conv, step.epilogue));

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "autotvm/python_json.h"
+#include "ops/batch_matmul.h"
 
 namespace tunejit {
 namespace {
@@ -15,6 +16,19 @@ std::string RecordLabel(const autotvm::LoadedRecord& r) {
   if (r.file.empty()) return absl::StrCat("record:", r.line);
   const size_t slash = r.file.find_last_of('/');
   return absl::StrCat(slash == std::string::npos ? r.file : r.file.substr(slash + 1), ":", r.line);
+}
+
+// The template's plan for the task's operand forms: a batch matmul reading y as the graph's
+// [B, K, N] (OperandForms::y_kn) through SpecializeBatchMatmul, every other task through
+// OpTemplate::Specialize.
+absl::StatusOr<OpPlan> SpecializeForTask(const NodeTask& task, const OpTemplate& op_template,
+                                         const autotvm::Workload& workload,
+                                         const autotvm::ConfigEntity& config,
+                                         const DeviceLimits& limits, const Epilogue& epilogue) {
+  if (task.forms.y_kn && workload.task_name == autotvm::kBatchMatmul) {
+    return SpecializeBatchMatmul(workload, config, limits, epilogue, MatmulYLayout::kKN);
+  }
+  return op_template.Specialize(workload, config, limits, epilogue);
 }
 
 // Candidates from the log, fastest first; appends every skip to `choice->reasons`. The records
@@ -46,15 +60,15 @@ void AddRecordCandidates(const NodeTask& task, const std::vector<autotvm::Implem
                                              "): skipped: no kernel template for this task"));
       continue;
     }
-    absl::StatusOr<OpPlan> plan =
-        op_template->Specialize(impl.workload, record.record.config, limits, epilogue);
+    absl::StatusOr<OpPlan> plan = SpecializeForTask(task, *op_template, impl.workload,
+                                                    record.record.config, limits, epilogue);
     if (!plan.ok()) {
       // A measured record was built and run: only the rules TVM had refuse it. One that breaks
       // only tunejit's search rules is compiled and verified like any other, with a note.
       DeviceLimits relaxed = limits;
       relaxed.search_rules = false;
-      absl::StatusOr<OpPlan> measured =
-          op_template->Specialize(impl.workload, record.record.config, relaxed, epilogue);
+      absl::StatusOr<OpPlan> measured = SpecializeForTask(task, *op_template, impl.workload,
+                                                          record.record.config, relaxed, epilogue);
       if (!measured.ok()) {
         choice->reasons.push_back(absl::StrCat(label, " (", impl.workload.task_name,
                                                "): skipped: ", plan.status().message()));
@@ -94,9 +108,9 @@ bool AddFallback(const NodeTask& task, const DeviceLimits& limits, const Epilogu
       continue;
     }
     absl::StatusOr<autotvm::ConfigEntity> config = op_template->FallbackConfig(workload);
-    absl::StatusOr<OpPlan> plan = config.ok()
-                                      ? op_template->Specialize(workload, *config, limits, epilogue)
-                                      : absl::StatusOr<OpPlan>(config.status());
+    absl::StatusOr<OpPlan> plan =
+        config.ok() ? SpecializeForTask(task, *op_template, workload, *config, limits, epilogue)
+                    : absl::StatusOr<OpPlan>(config.status());
     if (!plan.ok()) {
       choice->reasons.push_back(absl::StrCat(
           workload.task_name, ": fallback config rejected: ", plan.status().message()));
@@ -150,7 +164,8 @@ absl::StatusOr<KernelChoice> KernelFromPlan(const NodeTask& task, const PlannedS
     if (!record.ok()) return PlanDiffers(task, record.status().message());
     c.config = std::move(record->config);
   }
-  absl::StatusOr<OpPlan> plan = op_template->Specialize(impl->workload, c.config, limits, epilogue);
+  absl::StatusOr<OpPlan> plan =
+      SpecializeForTask(task, *op_template, impl->workload, c.config, limits, epilogue);
   if (!plan.ok()) return PlanDiffers(task, plan.status().message());
   c.plan = *std::move(plan);
   KernelChoice choice;

@@ -1,6 +1,7 @@
 #include "executor/node_tasks.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_set>
 
@@ -118,6 +119,38 @@ std::vector<OpOffer> OffersAt(OpRequest request, NumericMode mode, int pool, boo
   return OffersFor(request);
 }
 
+// A graph matmul node of rank 3 ([B, M, K] x [B, K, N], a batch of 1 on either side
+// broadcasting; a second operand of rank 2 is a batch of 1) as batch_matmul.cuda's request, at
+// fp32 networks only; nullopt for any other matmul (it stays on tensor_ops.cu's kernel).
+std::optional<OpRequest> BatchMatmulRequest(const Graph& graph, const Node& node,
+                                            NumericMode mode) {
+  if (mode != NumericMode::kFp32 || node.inputs.size() != 2) return std::nullopt;
+  const TensorDesc& x = graph.tensor(node.inputs[0]);
+  const TensorDesc& y = graph.tensor(node.inputs[1]);
+  const TensorDesc& out = graph.tensor(node.output);
+  if (x.dtype != DType::kF32 || y.dtype != DType::kF32 || out.dtype != DType::kF32 ||
+      x.shape.size() != 3 || (y.shape.size() != 3 && y.shape.size() != 2) ||
+      out.shape.size() != 3) {
+    return std::nullopt;
+  }
+  autotvm::BatchMatmulParams p;
+  p.x_batch = x.shape[0];
+  p.y_batch = y.shape.size() == 3 ? y.shape[0] : 1;
+  p.m = x.shape[1];
+  p.k = x.shape[2];
+  p.n = y.shape.back();
+  const bool batches = p.x_batch == p.y_batch || p.x_batch == 1 || p.y_batch == 1;
+  if (!batches || y.shape[y.shape.size() - 2] != p.k ||
+      out.shape != std::vector<int64_t>{p.batch(), p.m, p.n}) {
+    return std::nullopt;
+  }
+  OpRequest r;
+  r.op = OpRequest::Op::kBatchMatMul;
+  r.mode = mode;
+  r.batch_matmul = p;
+  return r;
+}
+
 std::string LadderText(const std::vector<NumericMode>& ladder) {
   return absl::StrJoin(ladder, ", ",
                        [](std::string* out, NumericMode m) { out->append(NumericModeName(m)); });
@@ -129,6 +162,21 @@ absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, NumericMo
   std::vector<NodeTask> tasks;
   for (int i = 0; i < static_cast<int>(graph.nodes().size()); ++i) {
     const Node& node = graph.nodes()[i];
+    if (node.op == OpKind::kMatMul) {
+      // Tuned where batch_matmul.cuda takes it; otherwise the untuned tensor-op step.
+      const std::optional<OpRequest> request = BatchMatmulRequest(graph, node, mode);
+      std::vector<OpOffer> offers = request ? OffersFor(*request) : std::vector<OpOffer>{};
+      if (offers.empty()) continue;
+      NodeTask task;
+      task.node = i;
+      task.name = node.name;
+      task.mode = request->mode;
+      task.forms = offers.front().forms;
+      task.flops = request->batch_matmul.Flops();
+      for (OpOffer& offer : offers) task.implementations.push_back(std::move(offer.implementation));
+      tasks.push_back(std::move(task));
+      continue;
+    }
     if (node.op != OpKind::kConv2d && node.op != OpKind::kDense) continue;
     TUNEJIT_RETURN_IF_ERROR(RequireFloat(graph, i, node));
     NodeTask task;

@@ -19,6 +19,9 @@
 //                     activations; float32 for a layer no conv or dense reads after: the logits),
 //                     the stem template for a conv too narrow for wgmma, the NHWC depthwise
 //                     template for a depthwise conv of multiplier 1, then fp32.
+// A graph matmul of rank 3 ([XB, M, K] x [YB, K, N], equal batches or a batch of 1 on either
+// side) in an fp32 network is a task too: batch_matmul.cuda, reading y as [B, K, N]
+// (OperandForms::y_kn); other matmuls (other ranks or modes) have none and run untuned.
 // A tensor-core conv followed by a 2x2 max pool becomes the pooled task
 // (conv2d_nhwc_wgmma_pool.cuda, NodeTask::pool): the pool runs in the conv's kernel.
 //
@@ -41,7 +44,7 @@
 namespace tunejit {
 
 struct NodeTask {
-  int node = -1;     // graph node index (a conv2d or dense node)
+  int node = -1;     // graph node index (a conv2d, dense or rank-3 matmul node)
   std::string name;  // the node's name, e.g. "features.0"
   // The mode the node computes in: the network's, or the next one down its ladder.
   NumericMode mode = NumericMode::kFp32;
@@ -62,8 +65,9 @@ struct NodeTask {
   bool half() const { return mode == NumericMode::kFp16TensorCores; }
 };
 
-// One NodeTask per conv2d / dense node, in node order. Unimplemented (naming the node and the
-// modes tried) for a conv2d or dense no template implements, or a graph that is not float32.
+// One NodeTask per conv2d / dense node (and fp32 rank-3 matmul node), in node order. Unimplemented
+// (naming the node and the modes tried) for a conv2d or dense no template implements, or a graph
+// that is not float32.
 absl::StatusOr<std::vector<NodeTask>> ExtractTasks(const Graph& graph, NumericMode mode);
 
 // The distinct workloads of `tasks` (one per task name and shape; a network repeating a layer

@@ -577,6 +577,8 @@ class Lowerer {
     s.kind = kind;
     s.name = node.name;
     s.node = i;
+    // A matmul batch_matmul.cuda implements (NodeTask): its kernel comes from kernel choice.
+    if (kind == StepKind::kMatMul) s.task = task_of_node_[i];
     for (int t : node.inputs) {
       StepOperand operand;
       if (g_.tensor(t).kind == TensorKind::kWeight) {

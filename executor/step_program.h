@@ -18,7 +18,8 @@
 //    matmul, softmax) run on ops/tensor_ops.h's kernels, one step each, reading their inputs as
 //    Step::operands (weights among them as float32): float32 row-major, except that element-wise
 //    ops and copies keep an fp16 (NHWC) input's form; x * sigmoid(x) is one silu step, and with
-//    the weights PyTorch's five-op exact GELU one gelu step;
+//    the weights PyTorch's five-op exact GELU one gelu step. A matmul with a NodeTask (fp32,
+//    rank 3: batch_matmul.cuda) is a tuned step (Step::task), its kernel from kernel choice;
 //  * in the int8 modes (graph/quantize.h), an int8 conv whose input is float gets a quantize
 //    step before it, and a conv whose output only feeds int8 convs (directly or through max
 //    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
@@ -118,7 +119,7 @@ struct Step {
   StepKind kind = StepKind::kConv2d;
   std::string name;             // the main graph node's name ("features.0")
   int node = -1;                // the main graph node
-  int task = -1;                // conv / dense: index into StepProgram::tasks
+  int task = -1;                // conv / dense / tuned matmul: index into StepProgram::tasks
   bool int8 = false;            // int8 inputs (conv, max pool, and a quantize step's output)
   Epilogue epilogue;            // conv / dense; kBiasAdd and kAdd use epilogue.relu
   std::string fused;            // "bias+relu+requantize", "" when nothing is fused

@@ -138,14 +138,15 @@ class BatchMatmul final : public OpTemplate {
   }
 
   // Relay's CUDA strategy offers batch_matmul.cuda at plevel 10 (cuBLAS, which we do not have,
-  // above it). The batch is the grid's z dimension.
+  // above it). The batch is the grid's z dimension. The executor's y is the graph's matmul
+  // operand, [B, K, N] (OperandForms::y_kn).
   std::optional<OpOffer> Implement(const OpRequest& request) const override {
     const autotvm::BatchMatmulParams& p = request.batch_matmul;
     if (request.op != OpRequest::Op::kBatchMatMul || request.mode != NumericMode::kFp32 ||
         p.batch() > DeviceLimits{}.max_grid_dim[2] || p.dtype != "float32") {
       return std::nullopt;
     }
-    return OpOffer{{autotvm::MakeBatchMatmulWorkload(p), 10}, {}};
+    return OpOffer{{autotvm::MakeBatchMatmulWorkload(p), 10}, {.y_kn = true}};
   }
 };
 

@@ -217,6 +217,9 @@ struct OperandForms {
   bool nhwc = false;  // a conv's data and output are NHWC (else NCHW); dense: [M, K] either way
   // The data is the float32 NCHW activation as the graph has it, whatever the mode (the stem).
   bool float_nchw_data = false;
+  // A batch matmul's y is the graph's [B, K, N] operand (ops/batch_matmul.h MatmulYLayout::kKN:
+  // Specialize with SpecializeBatchMatmul), not TVM's [B, N, K] that the workload names.
+  bool y_kn = false;
   friend bool operator==(const OperandForms&, const OperandForms&) = default;
 };
 

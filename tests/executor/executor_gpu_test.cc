@@ -4,6 +4,7 @@
 //  * the same network in int8 against the float reference (bounds justified below), with given
 //    activation scales (a QDQ model's) against calibration and a CPU fake-quant forward;
 //  * the residual network (every ResNet op) in fp32 and int8 against the CPU reference forward;
+//  * rank-3 matmuls on batch_matmul.cuda (a verified record and the fallback) in fp32;
 //  * bad inputs (names, sizes, missing weights);
 //  * VGG-16 batch 1, fp32, random weights and no log (fallback configs), against the naive GPU
 //    reference kernels (ops/reference_kernels.h) run step by step on unshared buffers.
@@ -14,6 +15,7 @@
 #include <map>
 #include <memory>
 
+#include "autotvm/record.h"
 #include "cache/kernel_cache.h"
 #include "executor/executor.h"
 #include "executor/node_tasks.h"
@@ -27,6 +29,7 @@
 #include "ops/elementwise.h"
 #include "ops/plan_runner.h"
 #include "ops/reference_kernels.h"
+#include "ops/split.h"
 #include "tests/executor/executor_test_util.h"
 #include "tests/testing/gpu_test.h"
 
@@ -363,6 +366,44 @@ TEST(ExecutorGpuTest, TensorOpsNetMatchesReferenceInFp32AndFp16) {
         << NumericModeName(mode);
     EXPECT_EQ(std::memcmp(RunOnce(*ex, input).data(), got.data(), got.size() * 4), 0);
   }
+}
+
+// Rank-3 matmuls at fp32 run on batch_matmul.cuda reading their second operand as [B, K, N]: a
+// record's kernel passes verification (the whole batch against the reference kernel), the other
+// layer takes the fallback, and the network matches the CPU forward.
+TEST(ExecutorGpuTest, BatchMatmulNetFp32RunsTheTunedTemplate) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::BatchMatmulNet();
+  const WeightSet w = RandomWeights(g, 41);
+  absl::StatusOr<std::vector<NodeTask>> tasks = ExtractTasks(g, NumericMode::kFp32);
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_EQ(tasks->size(), 2u);
+  const autotvm::Workload& workload = (*tasks)[0].implementations[0].workload;
+  autotvm::ConfigEntity config = *FindOpTemplate(workload.task_name)->FallbackConfig(workload);
+  config.knobs[0] = SplitKnob("tile_y", {-1, 5, 1});
+  autotvm::MeasureResult result;
+  result.costs = {3e-6};
+  autotvm::HistoryBest h;
+  h.Add(autotvm::LoadedRecord{
+      autotvm::MakeRecord(*autotvm::ParseTarget("cuda"), workload, 0, config, result),
+      "/logs/test.log", 4, ""});
+  Gpu& gpu = SharedGpu();
+  ASSERT_NE(gpu.device, nullptr);
+  ExecutorOptions options;
+  options.mode = NumericMode::kFp32;
+  options.history = &h;
+  absl::StatusOr<Executor> ex = Executor::Build(*gpu.device, *gpu.compiler, g, w, options);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  ASSERT_EQ(ex->layers().size(), 2u);
+  EXPECT_EQ(ex->layers()[0].task_name, "batch_matmul.cuda");
+  EXPECT_EQ(ex->layers()[0].record, "test.log:4");
+  EXPECT_THAT(ex->layers()[0].reasons, Contains(HasSubstr("verified against the reference")));
+  EXPECT_EQ(ex->layers()[1].task_name, "batch_matmul.cuda");
+  EXPECT_TRUE(ex->layers()[1].fallback);
+  const std::vector<float> input = testing::NormalFloats(2 * 5 * 8, 42);
+  const std::vector<float> got = RunOnce(*ex, input);
+  ASSERT_EQ(got.size(), 2u * 5 * 3);
+  EXPECT_LT(cpuref::RelativeError(got, ReferenceLogits(g, w, input)), 1e-5);
 }
 
 // The fp16 NHWC chain (residual add, hard_swish, SE gate between tensor-core convs) computes what

@@ -24,6 +24,9 @@
 //   -> concat(class token weight [N, 1, 16], axis 1) = "tokens" [N, 37, 16];
 //   q = tokens + weight [16]; s = matmul(q, transpose(tokens)) / weight [1] -> softmax(axis 2)
 //   -> matmul(tokens) -> gelu -> slice token 0 -> reshape [N, 16] -> dense 10 + bias -> "logits"
+// (its two matmuls are rank 3: batch_matmul.cuda steps at fp32, tensor_ops.cu's at fp16).
+//
+// BatchMatmulNet: two rank-3 matmuls by weights, one broadcasting a batch of 1.
 #ifndef TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 #define TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 
@@ -160,6 +163,19 @@ inline NodeAttrs Attrs(BinaryFn fn) {
   NodeAttrs a;
   a.binary = fn;
   return a;
+}
+
+// input [2, 5, 8] by a weight [1, 8, 6] (its batch of 1 broadcast), then by a weight [2, 6, 3]:
+// two rank-3 matmuls (batch_matmul.cuda at fp32) -> "logits" [2, 5, 3].
+inline Graph BatchMatmulNet() {
+  Graph g;
+  const int x = g.AddTensor({"input", {2, 5, 8}, DType::kF32, TensorKind::kInput});
+  const int w1 = g.AddTensor({"w1", {1, 8, 6}, DType::kF32, TensorKind::kWeight});
+  const int w2 = g.AddTensor({"w2", {2, 6, 3}, DType::kF32, TensorKind::kWeight});
+  const int mm = TensorOp(&g, "mm1", OpKind::kMatMul, {x, w1});
+  EXPECT_TRUE(g.AddNode("mm2", OpKind::kMatMul, {mm, w2}, {}, "logits", TensorKind::kOutput).ok());
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
 }
 
 inline Graph TensorOpsNet(int64_t batch = 2) {

@@ -187,9 +187,10 @@ TEST(KernelChoiceTest, Int8ConvUsesTheInt8Template) {
 
 // PlanSteps on a hand-made State (no device): LayerInfo and the fallback warnings.
 absl::StatusOr<std::unique_ptr<Executor::State>> PlannedState(const autotvm::HistoryBest* h,
-                                                              NumericMode precision) {
+                                                              NumericMode precision,
+                                                              Graph graph = testing::SmallNet()) {
   auto s = std::make_unique<Executor::State>();
-  s->graph = testing::SmallNet();
+  s->graph = std::move(graph);
   s->options.history = h;
   s->options.target = Cuda();
   s->limits = Limits();
@@ -378,6 +379,89 @@ TEST(KernelChoiceTest, PooledConvTakesTheConvsRecordsUntilItHasItsOwn) {
   EXPECT_EQ(own->candidates[0].record_label, "test.log:2");
   EXPECT_EQ(own->candidates[0].plan.kernels.size(), 1u);  // pooled in the kernel
   EXPECT_EQ(own->candidates.size(), 2u);                  // and the fallback; no borrowing
+}
+
+// A rank-3 matmul at fp32 is a tuned step of batch_matmul.cuda reading its second operand as the
+// graph's [B, K, N] (OperandForms::y_kn, kernel BatchMatmulIo<1, ...>): the fallback without a
+// log, a record first (then the fallback) when the log has one.
+TEST(KernelChoiceTest, Fp32BatchedMatmulIsATunedBatchMatmulStep) {
+  const Graph g = testing::BatchMatmulNet();
+  const std::vector<NodeTask> tasks = Tasks(g, NumericMode::kFp32);
+  ASSERT_EQ(tasks.size(), 2u);
+  ASSERT_EQ(tasks[0].implementations.size(), 1u);
+  const autotvm::Workload& w = tasks[0].implementations[0].workload;
+  EXPECT_EQ(w.task_name, "batch_matmul.cuda");
+  EXPECT_EQ(autotvm::DumpPythonJson(w.args),
+            R"([["TENSOR", [2, 5, 8], "float32"], ["TENSOR", [1, 6, 8], "float32"]])");
+  EXPECT_TRUE(tasks[0].forms.y_kn);
+  EXPECT_EQ(tasks[0].mode, NumericMode::kFp32);
+  EXPECT_DOUBLE_EQ(tasks[0].flops, 2.0 * 2 * 5 * 6 * 8);
+  EXPECT_EQ(autotvm::DumpPythonJson(tasks[1].implementations[0].workload.args),
+            R"([["TENSOR", [2, 5, 6], "float32"], ["TENSOR", [2, 3, 6], "float32"]])");
+
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->steps.size(), 2u);
+  EXPECT_EQ(p->steps[0].kind, StepKind::kMatMul);
+  EXPECT_EQ(p->steps[0].task, 0);
+  EXPECT_EQ(p->steps[1].task, 1);
+  ASSERT_EQ(p->steps[0].operands.size(), 2u);
+  EXPECT_EQ(g.tensor(p->steps[0].operands[1].weight).name, "w1");
+
+  absl::StatusOr<KernelChoice> none = ChooseKernel(tasks[0], nullptr, Cuda(), Limits(), Epilogue{});
+  ASSERT_TRUE(none.ok()) << none.status();
+  ASSERT_EQ(none->candidates.size(), 1u);
+  EXPECT_TRUE(none->candidates[0].fallback);
+  EXPECT_EQ(none->candidates[0].task_name, "batch_matmul.cuda");
+  ASSERT_EQ(none->candidates[0].plan.kernels.size(), 1u);
+  EXPECT_THAT(none->candidates[0].plan.kernels[0].spec.name_expression,
+              HasSubstr("tunejit::BatchMatmulIo<1, "));
+
+  autotvm::HistoryBest h;
+  autotvm::ConfigEntity config = Fallback(w);
+  config.knobs[0] = SplitKnob("tile_y", {-1, 5, 1});
+  AddRecord(h, w, config, 3e-6, 4);
+  absl::StatusOr<KernelChoice> c = ChooseKernel(tasks[0], &h, Cuda(), Limits(), Epilogue{});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->candidates.size(), 2u);
+  EXPECT_FALSE(c->candidates[0].fallback);
+  EXPECT_EQ(c->candidates[0].record_label, "test.log:4");
+  EXPECT_THAT(c->candidates[0].plan.kernels[0].spec.name_expression,
+              HasSubstr("BatchMatmulTile<5, 1, "));
+  EXPECT_THAT(c->candidates[0].plan.kernels[0].spec.name_expression,
+              HasSubstr("tunejit::BatchMatmulIo<1, "));
+  EXPECT_TRUE(c->candidates[1].fallback);
+
+  // Through the executor's planning: the first step takes the record, the second falls back.
+  absl::StatusOr<std::unique_ptr<Executor::State>> s =
+      PlannedState(&h, NumericMode::kFp32, testing::BatchMatmulNet());
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ((*s)->layers.size(), 2u);
+  EXPECT_EQ((*s)->layers[0].op, "matmul");
+  EXPECT_EQ((*s)->layers[0].task_name, "batch_matmul.cuda");
+  EXPECT_EQ((*s)->layers[0].record, "test.log:4");
+  EXPECT_TRUE((*s)->layers[1].fallback);
+  EXPECT_EQ((*s)->stats.fallback_layers, 1);
+}
+
+// Other matmuls keep tensor_ops.cu's untuned kernel: the tensor-core modes (float32 tensor ops
+// there) and ranks other than 3.
+TEST(KernelChoiceTest, OtherMatmulsStayUntunedTensorOps) {
+  const Graph g = testing::BatchMatmulNet();
+  EXPECT_TRUE(Tasks(g, NumericMode::kFp16TensorCores).empty());
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(p.ok()) << p.status();
+  for (const Step& step : p->steps) EXPECT_EQ(step.task, -1) << step.name;
+
+  Graph rank4;
+  const int x = rank4.AddTensor({"input", {2, 2, 5, 8}, DType::kF32, TensorKind::kInput});
+  const int w = rank4.AddTensor({"w", {2, 2, 8, 6}, DType::kF32, TensorKind::kWeight});
+  ASSERT_TRUE(rank4.AddNode("mm", OpKind::kMatMul, {x, w}, {}, "out", TensorKind::kOutput).ok());
+  EXPECT_TRUE(Tasks(rank4, NumericMode::kFp32).empty());
+  absl::StatusOr<StepProgram> q = LowerToSteps(rank4, NumericMode::kFp32);
+  ASSERT_TRUE(q.ok()) << q.status();
+  ASSERT_EQ(q->steps.size(), 1u);
+  EXPECT_EQ(q->steps[0].task, -1);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The general tensor ops through lowering (CPU): TensorOpsNet (tests/executor/executor_test_util.h)
 // becomes one step per op with its inputs as operands (weights among them), reshapes are views,
 // every operand stays live through its step, and the tensor-core modes convert the conv's output
-// once for the float32 tensor ops.
+// once for the float32 tensor ops; the rank-3 matmuls are batch_matmul.cuda's tuned steps at fp32.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -43,6 +43,20 @@ TEST(TensorOpsNetTest, Fp32LowersOneStepPerOpWithReshapesAsViews) {
   const StepTensor& viewed = p->tensors[p->steps[5].input];
   EXPECT_EQ(viewed.name, "tokens.reshape.out");
   EXPECT_EQ(viewed.alias_of, p->steps[4].output);
+  // Its two matmuls are rank 3: tuned steps of batch_matmul.cuda at fp32 (the conv and the dense
+  // being the other tasks), tensor_ops.cu's untuned kernel at fp16.
+  for (int i : {10, 13}) {
+    const Step& matmul = p->steps[i];
+    ASSERT_GE(matmul.task, 0) << matmul.name;
+    EXPECT_EQ(p->tasks[matmul.task].implementations[0].workload.task_name, "batch_matmul.cuda");
+    EXPECT_TRUE(p->tasks[matmul.task].forms.y_kn);
+  }
+  EXPECT_EQ(p->tasks.size(), 4u);
+  absl::StatusOr<StepProgram> fp16 = LowerToSteps(g, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(fp16.ok()) << fp16.status();
+  for (const Step& s : fp16->steps) {
+    if (s.kind == StepKind::kMatMul) EXPECT_EQ(s.task, -1) << s.name;
+  }
 }
 
 TEST(TensorOpsNetTest, OperandsStayLiveThroughTheirStep) {
