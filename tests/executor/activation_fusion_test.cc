@@ -77,7 +77,8 @@ TEST(ActivationFusionTest, ClipBoundsTravelAsTheyAre) {
   const Graph g = ConvActConv([](Graph* g, int x) {
     return *g->AddNode("clip", OpKind::kClip, {x}, ClipAttrs(-1.5f, 0.25f), "clip.out");
   });
-  const Step& a = StepNamed(LowerFp16(g), "a");
+  const StepProgram p = LowerFp16(g);
+  const Step& a = StepNamed(p, "a");
   EXPECT_EQ(a.epilogue.activation, Act::kClip);
   EXPECT_EQ(a.epilogue.clip_lo, -1.5f);
   EXPECT_EQ(a.epilogue.clip_hi, 0.25f);
