@@ -28,6 +28,10 @@ std::vector<float> Floats(const WeightSet& weights, int tensor) {
 // One device tensor's bytes, prepared on the host (converted, reordered, quantized).
 struct HostTensor {
   std::vector<uint8_t> bytes;
+  // A graph weight as the file holds it (float32): one copy of its bytes.
+  static HostTensor Of(absl::Span<const uint8_t> bytes) {
+    return HostTensor{std::vector<uint8_t>(bytes.begin(), bytes.end())};
+  }
   template <typename T>
   static HostTensor Of(const std::vector<T>& v) {
     HostTensor t;
@@ -125,12 +129,12 @@ HostStepWeights PrepareStep(const Executor::State& state, const WeightSet& weigh
   if (step.kind == StepKind::kConv2d || step.kind == StepKind::kDense) {
     out = PrepareMatmul(state, weights, i);
   } else if (step.kind == StepKind::kBiasAdd) {
-    out.bias = HostTensor::Of(Floats(weights, step.bias));
+    out.bias = HostTensor::Of(weights.Get(step.bias));
   }
   out.operands.resize(step.operands.size());
   for (size_t k = 0; k < step.operands.size(); ++k) {
     if (step.operands[k].weight >= 0) {
-      out.operands[k] = HostTensor::Of(Floats(weights, step.operands[k].weight));
+      out.operands[k] = HostTensor::Of(weights.Get(step.operands[k].weight));
     }
   }
   return out;
