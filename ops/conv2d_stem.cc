@@ -11,6 +11,7 @@
 // RGB stem, 147 values), CO a multiple of 16 up to 128 (the accumulators live in registers),
 // groups 1, shared memory within 48 KiB. The epilogue's activation (clip, silu, hard_swish) is
 // the kernel's last template argument, into a float16 or float32 output.
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -151,12 +152,29 @@ class Conv2dNchwStemMma final : public OpTemplate {
 
   absl::StatusOr<autotvm::ConfigEntity> FallbackConfig(
       const autotvm::Workload& workload) const override {
-    TUNEJIT_RETURN_IF_ERROR(ParseStem(workload).status());
-    // 8 x 32 pixels by 4 warps: 4.2 KiB of window for a 3x3 RGB stem, 16 rows of 16 pixels.
+    TUNEJIT_ASSIGN_OR_RETURN(const autotvm::Conv2dParams p, ParseStem(workload));
+    // 8 x 32 pixels by 4 warps (4.2 KiB of window for a 3x3 RGB stem, 16 rows of 16 pixels),
+    // else the largest shorter tile whose shared memory fits the static 48 KiB whatever the
+    // epilogue writes (float32 the widest): long patches to many channels stage the most.
+    constexpr StemTile kPreferred[] = {{8, 32, 4}, {4, 32, 4}, {2, 32, 4}, {1, 32, 2}, {1, 16, 1}};
+    const DeviceLimits static_limits;
+    const StemTile* chosen = nullptr;
+    for (const StemTile& t : kPreferred) {
+      if (StemSharedBytes(p, t, /*out_bytes=*/4) <= static_limits.shared_bytes_per_block) {
+        chosen = &t;
+        break;
+      }
+    }
+    if (chosen == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat(kTask, ": the weight fragments of a ", p.ci * p.kh * p.kw,
+                       "-value patch to ", p.co, " channels leave no tile within ",
+                       static_limits.shared_bytes_per_block, " bytes of shared memory"));
+    }
     autotvm::ConfigEntity config;
-    config.knobs.push_back(OtherKnob("tile_h", 8));
-    config.knobs.push_back(OtherKnob("tile_w", 32));
-    config.knobs.push_back(OtherKnob("warps", 4));
+    config.knobs.push_back(OtherKnob("tile_h", chosen->h));
+    config.knobs.push_back(OtherKnob("tile_w", chosen->w));
+    config.knobs.push_back(OtherKnob("warps", chosen->warps));
     return config;
   }
 
@@ -184,7 +202,9 @@ class Conv2dNchwStemMma final : public OpTemplate {
     }
     autotvm::Conv2dParams p = geometry;
     p.out_dtype = request.half_output ? "float16" : "float32";
-    return OpOffer{{autotvm::MakeConv2dWorkload(kTask, p), 10},
+    autotvm::Workload workload = autotvm::MakeConv2dWorkload(kTask, p);
+    if (!FallbackConfig(workload).ok()) return std::nullopt;  // no tile fits shared memory
+    return OpOffer{{std::move(workload), 10},
                    {.nhwc = true, .float_nchw_data = true},
                    /*rank=*/1};
   }

@@ -183,6 +183,39 @@ TEST(Conv2dStem, LongPatchesKeepTheWeightsInSharedMemory) {
   EXPECT_TRUE(absl::StrContains(kernel->program.ptx, "ld.shared.u32"));
 }
 
+// The fallback fits the static 48 KiB whatever the epilogue writes: float32 output staging
+// doubles float16's, which pushed 8 x 32 tiles of ConvNeXt's 4x4 stem to 96 channels past it.
+TEST(Conv2dStem, FallbackFitsEveryOutputKind) {
+  for (const std::string out : {"float16", "float32"}) {
+    for (const autotvm::Workload& w : {StemWorkload(32, 3, 224, 224, 64, 3, 1, 1, 1, out),
+                                       StemWorkload(32, 3, 224, 224, 96, 4, 0, 4, 1, out),
+                                       StemWorkload(32, 3, 224, 224, 64, 7, 3, 2, 1, out),
+                                       StemWorkload(2, 3, 37, 42, 128, 4, 0, 4, 1, out)}) {
+      absl::StatusOr<autotvm::ConfigEntity> fallback = Op().FallbackConfig(w);
+      ASSERT_TRUE(fallback.ok()) << fallback.status();
+      std::vector<Epilogue> epilogues = {
+          Epilogue{}, Epilogue{.bias = true, .relu = true},
+          Epilogue{.bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize}};
+      if (out == "float32") {
+        epilogues.push_back(Epilogue{.bias = true, .output = Epilogue::Output::kFloat32});
+      }
+      for (const Epilogue& e : epilogues) {
+        absl::StatusOr<OpPlan> plan = Op().Specialize(w, *fallback, DeviceLimits{}, e);
+        EXPECT_TRUE(plan.ok()) << w.Key() << " " << fallback->ToString() << ": " << plan.status();
+      }
+    }
+  }
+  // The common 3x3 RGB stem keeps the large tile.
+  EXPECT_EQ(Op().FallbackConfig(StemWorkload(32, 3, 224, 224, 64, 3))->ToString(),
+            Tile(8, 32, 4).ToString());
+  // ResNet's 7x7 patch to 128 channels: 40 KiB of weight fragments leave no tile, so the
+  // template is not offered and another takes the conv.
+  EXPECT_THAT(
+      std::string(
+          Op().FallbackConfig(StemWorkload(32, 3, 224, 224, 128, 7, 3, 2)).status().message()),
+      HasSubstr("no tile"));
+}
+
 TEST(Conv2dStemSpace, IndexEntityRoundTripAndValidCount) {
   const autotvm::Workload w = StemWorkload(128, 3, 224, 224, 64, 3);
   absl::StatusOr<autotvm::ConfigSpace> space = BuildConfigSpace(w, *autotvm::ParseTarget("cuda"));
