@@ -59,7 +59,32 @@ def build(name, seed):
         for p in model.parameters():
             if p.dim() >= 2 and not p.any():
                 p.normal_(0.0, 0.02)
+    calibrate_batch_norms(model, seed)
     return model.eval()
+
+
+def calibrate_batch_norms(model, seed, images=8):
+    """Sets every BatchNorm's running statistics to those of one random batch, as training would.
+
+    With the initial statistics (mean 0, variance 1) a BatchNorm is the identity, and the
+    initialization's fan-out scaling shrinks the activations at every depthwise conv (std
+    sqrt(2 / (9 C)) where sqrt(2 / 9) would keep them): MobileNetV2's logits end near 1e-9, below
+    float16's smallest subnormal, so a float16 run is all zeros and checks nothing. Calibrated,
+    every BatchNorm's output has unit variance, as in a trained network."""
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    model.eval()
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average: after one batch, that batch's statistics
+        m.train()
+    generator = torch.Generator().manual_seed(seed + 2)
+    with torch.no_grad():
+        model(torch.randn(images, 3, 224, 224, generator=generator))
+    for m in norms:
+        m.momentum = 0.1
+    model.eval()
 
 
 def export(model, x, path, opset, dynamic):

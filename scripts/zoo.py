@@ -5,7 +5,9 @@ scripts/gpu_zoo.sh runs it all on the GPU machine; the three subcommands:
 
   export  --out DIR --models a,b --batch 32 [--opset 17] [--seed 0]
       Per model (scripts/export_onnx.py's functions: weights=None after torch.manual_seed(seed),
-      eval(), the TorchScript exporter, constant folding, static batch):
+      BatchNorm statistics from one random batch (seed + 2) so that activations keep unit
+      scale as in a trained network, eval(), the TorchScript exporter, constant folding, static
+      batch):
         DIR/<m>.onnx         the model
         DIR/<m>-input.bin    the input, N(0, 1) from seed + 1, raw float32 [N, 3, 224, 224]
         DIR/<m>-torch.bin    PyTorch's float32 output on it (on the GPU, TF32 off), raw float32
