@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Start-up with a saved build plan (executor/build_plan.h), on the GPU machine over a gpu-bundle:
-# VGG-16 batch 128 at fp16 and at int8 on the tensor cores, weights from a safetensors file, each
+# VGG-16 batch 128 at fp16 and at int8 on the tensor cores, weights from a safetensors file, and
+# ResNet-50 batch 128 from ONNX (MODELS="vgg16" skips it), each
 #   cold:    empty kernel cache, no plan: the full build, which writes the plan;
 #   plan:    warm cache + the plan (no kernel choice, verification or calibration);
 #   noplan:  warm cache, no plan (today's warm start);
@@ -31,24 +32,54 @@ print(f"{sys.argv[2]}: total {total:.3f} s; " + ", ".join(f"{k} {v:.3f}" for k, 
 PY
 }
 
-for mode in fp16 int8tc; do
-  if [ $mode = fp16 ]; then args=(--precision fp16 --log data/vgg16-fp16-wgmma.log)
-  else args=(--precision int8 --tensor-cores --log data/vgg16-int8-wgmma.log); fi
-  run=("$bin/tunejit" run "${args[@]}" --weights "$w" --no-cudnn --repeats 5)
+drop_page_cache() { sync && echo 3 > /proc/sys/vm/drop_caches 2> /dev/null; }
+
+read_time() {  # read_time NAME FILE: seconds to read FILE, page cache warm and (if allowed) cold
+  local read='import sys, time
+t = time.perf_counter()
+with open(sys.argv[1], "rb") as f:
+    while f.read(1 << 24):
+        pass
+print(f"{time.perf_counter() - t:.3f} s")'
+  cat "$2" > /dev/null
+  echo "$1 read warm: $(python3 -c "$read" "$2") ($(stat -c %s "$2") bytes)" >> "$out/plan-summary.txt"
+  if drop_page_cache; then
+    echo "$1 read cold: $(python3 -c "$read" "$2")" >> "$out/plan-summary.txt"
+  fi
+}
+
+measure() {  # measure NAME ARGS...: cold, plan, noplan and plan-cold-pages runs of one model
+  local mode=$1; shift
+  local run=("$bin/tunejit" run "$@" --no-cudnn --repeats 5)
   rm -rf "$TUNEJIT_CACHE_DIR"
   step "$mode-cold" 240 "${run[@]}" --plan "$plans/$mode.plan" --output "$out/$mode-cold.bin" \
     --json "$out/$mode-cold.json" && startup "$mode-cold"
   step "$mode-plan" 120 "${run[@]}" --plan "$plans/$mode.plan" --output "$out/$mode-plan.bin" \
     --json "$out/$mode-plan.json" && startup "$mode-plan"
   step "$mode-noplan" 120 "${run[@]}" --json "$out/$mode-noplan.json" && startup "$mode-noplan"
-  if sync && echo 3 > /proc/sys/vm/drop_caches 2> /dev/null; then
+  if drop_page_cache; then
     step "$mode-plan-cold-pages" 120 "${run[@]}" --plan "$plans/$mode.plan" \
       --json "$out/$mode-plan-cold-pages.json" && startup "$mode-plan-cold-pages"
   fi
   cmp "$out/$mode-cold.bin" "$out/$mode-plan.bin" \
     && echo "$mode: outputs with and without the plan are bit-identical" >> "$out/plan-summary.txt" \
     || echo "$mode: OUTPUTS DIFFER with the plan" >> "$out/plan-summary.txt"
-done
+}
+
+read_time vgg16-weights "$w"
+measure vgg16-fp16 --precision fp16 --log data/vgg16-fp16-wgmma.log --weights "$w"
+measure vgg16-int8tc --precision int8 --tensor-cores --log data/vgg16-int8-wgmma.log --weights "$w"
+# ResNet-50: its weights are the ONNX file's initializers, read in the "model" phase.
+if [[ ${MODELS:-vgg16 resnet50} == *resnet50* ]]; then
+  step export-resnet50 240 python3 scripts/export_onnx.py --out /tmp/plan-models \
+    --models resnet50 --batch 128
+  r50=/tmp/plan-models/resnet50.onnx
+  if [ -f "$r50" ]; then
+    read_time resnet50-onnx "$r50"
+    measure resnet50-fp16 --model "$r50" --precision fp16
+    measure resnet50-int8tc --model "$r50" --precision int8 --tensor-cores
+  fi
+fi
 cp "$plans"/*.plan "$out/" 2> /dev/null
 cat "$out/plan-summary.txt"
 cat "$out/summary.txt"

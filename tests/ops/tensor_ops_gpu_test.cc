@@ -128,8 +128,10 @@ TEST_F(TensorOpsGpu, ReductionsLayerNormSoftmax) {
     ExpectClose(Run(SoftmaxAxisKernel(shape, axis), {x}, x.size()),
                 cpuref::SoftmaxAxis(shape, axis, x), 1e-6, "softmax");
   }
-  // ConvNeXt's layer norm over 768 channels, and a row shorter than a block.
-  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{98, 768}, {5, 37}}) {
+  // ConvNeXt's layer norms over 768 and 96 channels and a short odd row (a warp per row, rows
+  // not filling the last block), and rows past a warp's 1024 values (a block per row).
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {98, 768}, {1001, 96}, {5, 37}, {3, 1024}, {3, 1500}}) {
     const std::vector<float> in = testing::RandomFloats(rows * cols, 7);
     const std::vector<float> scale = testing::RandomFloats(cols, 8),
                              bias = testing::RandomFloats(cols, 9);

@@ -165,7 +165,8 @@ TEST(TensorOpsPlan, EveryKernelBuildsWithNvrtc) {
   kernels.push_back(*AddReluKernel(10, false, ElementType::kFloat16));
   kernels.push_back(*ReduceMeanKernel({4, 5, 6}, {1}));
   kernels.push_back(*ReduceMeanKernel({4, 5, 6}, {2}));
-  kernels.push_back(*LayerNormKernel(4, 8, 1e-5f));
+  kernels.push_back(*LayerNormKernel(4, 8, 1e-5f));     // a warp per row
+  kernels.push_back(*LayerNormKernel(4, 1025, 1e-5f));  // a block per row
   kernels.push_back(*SoftmaxAxisKernel({4, 5, 6}, 1));
   kernels.push_back(*MatMulKernel({2, 3, 4, 5}, {3, 5, 6}));
   KernelCompiler compiler(nullptr);
