@@ -118,6 +118,7 @@ class Lowerer {
       case OpKind::kConcat:
         return LowerTensorOp(i, StepKind::kConcat);
       case OpKind::kTranspose:
+        if (TransposeIsLayoutView(i)) return LowerTransposeView(i);
         return LowerTensorOp(i, StepKind::kTranspose);
       case OpKind::kSlice:
         return LowerTensorOp(i, StepKind::kSlice);
@@ -608,6 +609,43 @@ class Lowerer {
     s.output = AddOutput(end, form.dtype, -1);
     p_.tensors[s.output].nhwc = form.nhwc;
     p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // Transpose node `i` only renames its input's storage order: NCHW -> NHWC (perm 0,2,3,1) of a
+  // float activation stored NHWC, or NHWC -> NCHW (perm 0,3,1,2) of a row-major one, whose
+  // output is then stored NHWC. ConvNeXt's LayerNorm2d (permute, layer_norm over channels,
+  // permute back) and ViT-style patch embeddings write these around every norm. Graph outputs
+  // are read back NCHW, so a transpose writing one stays a copy.
+  bool TransposeIsLayoutView(int i) const {
+    const Node& node = g_.nodes()[i];
+    const int v =
+        g_.tensor(node.inputs[0]).kind == TensorKind::kWeight ? -1 : p_.value_of[node.inputs[0]];
+    if (v < 0 || g_.tensor(node.output).kind == TensorKind::kOutput) return false;
+    const StepTensor& in = p_.tensors[v];
+    if (in.shape.size() != 4 || !in.flattened_hwc.empty() ||
+        (in.dtype != DType::kF32 && in.dtype != DType::kF16)) {
+      return false;
+    }
+    const std::vector<int64_t> to_nhwc = {0, 2, 3, 1}, to_nchw = {0, 3, 1, 2};
+    return in.nhwc ? node.attrs.perm == to_nhwc : node.attrs.perm == to_nchw;
+  }
+
+  // The transpose's output as a view of its input's bytes (TransposeIsLayoutView).
+  absl::Status LowerTransposeView(int i) {
+    const Node& node = g_.nodes()[i];
+    const int v = p_.value_of[node.inputs[0]];
+    const StepTensor& in = p_.tensors[v];
+    const TensorDesc& d = g_.tensor(node.output);
+    StepTensor out{d.name,
+                   d.shape,
+                   in.dtype,
+                   node.output,
+                   in.alias_of >= 0 ? in.alias_of : v,
+                   /*external=*/false,
+                   in.scale_slot};
+    out.nhwc = !in.nhwc;
+    p_.value_of[node.output] = AddTensor(std::move(out));
     return absl::OkStatus();
   }
 

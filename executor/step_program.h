@@ -69,7 +69,9 @@ struct StepTensor {
   std::vector<int64_t> shape;
   DType dtype = DType::kF32;
   int graph_tensor = -1;  // the graph tensor whose value it holds (quantized: its source)
-  int alias_of = -1;      // flatten: the step tensor whose bytes it views (a root, never an alias)
+  // flatten, or a transpose that only changes the storage order (NCHW <-> NHWC): the step
+  // tensor whose bytes it views (a root, never an alias)
+  int alias_of = -1;
   bool external = false;  // a graph input or output: live for the whole run
   int scale_slot = -1;    // int8 tensors: index into StepProgram::scale_sources
   // 4-D activations stored as [N, H, W, C] (the tensor-core path); `shape` stays the graph's

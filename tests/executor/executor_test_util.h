@@ -231,6 +231,33 @@ inline Graph TensorOpsNet(int64_t batch = 2) {
   return g;
 }
 
+// LayerNorm2dNet: ConvNeXt's channel layer norm between two 32-channel convs: conv ->
+// transpose (0, 2, 3, 1) -> layer_norm over the channels -> transpose (0, 3, 1, 2) -> a 3x3
+// conv and a 1x1 conv reading it -> their sum, the output. At fp16 the conv writes NHWC, so
+// both transposes only rename the storage order.
+inline Graph LayerNorm2dNet(int64_t batch = 2) {
+  Graph g;
+  int x = g.AddTensor({"input", {batch, 32, 6, 7}, DType::kF32, TensorKind::kInput});
+  x = ConvBias(&g, "a", x, 32, 32, 3, 1, false);
+  NodeAttrs to_nhwc;
+  to_nhwc.perm = {0, 2, 3, 1};
+  x = TensorOp(&g, "to_nhwc", OpKind::kTranspose, {x}, to_nhwc);
+  NodeAttrs channels;
+  channels.axis = 3;
+  x = TensorOp(&g, "norm", OpKind::kLayerNorm,
+               {x, g.AddTensor({"norm.weight", {32}, DType::kF32, TensorKind::kWeight}),
+                g.AddTensor({"norm.bias", {32}, DType::kF32, TensorKind::kWeight})},
+               channels);
+  NodeAttrs to_nchw;
+  to_nchw.perm = {0, 3, 1, 2};
+  x = TensorOp(&g, "to_nchw", OpKind::kTranspose, {x}, to_nchw);
+  const int b = ConvBias(&g, "b", x, 32, 32, 3, 1, false);
+  const int c = ConvBias(&g, "c", x, 32, 32, 1, 1, false);
+  EXPECT_TRUE(g.AddNode("sum", OpKind::kAdd, {b, c}, {}, "logits", TensorKind::kOutput).ok());
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
 // NhwcChainNet: two 32-channel convs (tensor-core sized) joined by a residual add (+relu), then
 // hard_swish, a ReLU6 clip, SiLU as PyTorch exports it (sigmoid, mul), an SE-style gate, a
 // standalone per-channel bias_add (global average pool,

@@ -139,6 +139,37 @@ TEST(TensorOpsNetTest, ExportedGeluChainIsOneStepWhenItsConstantsAreKnown) {
   EXPECT_THAT(StepKinds(*half), ElementsAre("convert", "conv2d", "unary", "conv2d", "convert"));
 }
 
+// At fp16 the conv's NHWC output, viewed as [N, H, W, C], is what the channel layer norm reads
+// (converted to float32 in place, no transpose step), and the norm's row-major output is the
+// next convs' NHWC input (converted back to float16 once for both). At fp32 the conv writes
+// NCHW, so the first transpose copies; the second is still a view, which the convs read through
+// one layout convert.
+TEST(TensorOpsNetTest, Fp16ChannelLayerNormTransposesAreViews) {
+  const Graph g = testing::LayerNorm2dNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(p.ok()) << p.status();
+  // The sum, a graph output, is read back float32 NCHW, so it adds the convs' converted outputs.
+  EXPECT_THAT(StepKinds(*p), ElementsAre("convert", "conv2d", "convert", "layer_norm", "convert",
+                                         "conv2d", "conv2d", "convert", "convert", "add"));
+  const StepTensor& rows = p->tensors[p->value_of[*g.FindTensor("to_nhwc.out")]];
+  EXPECT_EQ(rows.alias_of, p->steps[1].output);
+  EXPECT_FALSE(rows.nhwc);
+  EXPECT_EQ(rows.shape, (std::vector<int64_t>{2, 6, 7, 32}));
+  EXPECT_EQ(rows.dtype, DType::kF16);
+  const StepTensor& back = p->tensors[p->value_of[*g.FindTensor("to_nchw.out")]];
+  EXPECT_EQ(back.alias_of, p->steps[3].output);
+  EXPECT_TRUE(back.nhwc);
+  EXPECT_EQ(back.shape, (std::vector<int64_t>{2, 32, 6, 7}));
+  // The views keep their roots live: the conv's output through the norm's input convert.
+  absl::StatusOr<StepMemory> m = PlanStepMemory(*p);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_GE(m->last[p->steps[1].output], 2);
+  absl::StatusOr<StepProgram> fp32 = LowerToSteps(g, NumericMode::kFp32);
+  ASSERT_TRUE(fp32.ok()) << fp32.status();
+  EXPECT_THAT(StepKinds(*fp32), ElementsAre("conv2d", "transpose", "layer_norm", "convert",
+                                            "conv2d", "conv2d", "add"));
+}
+
 TEST(TensorOpsNetTest, ReferenceForwardIsFiniteAndNormalizesTheAttention) {
   const Graph g = testing::TensorOpsNet();
   const WeightSet w = RandomWeights(g, 3);
