@@ -171,7 +171,7 @@ absl::StatusOr<std::vector<PlannedKernel>> TensorOpKernels(const Graph& graph,
     case StepKind::kLayerNorm: {
       int64_t rows = 1;
       for (int d = 0; d < a.axis; ++d) rows *= x[d];
-      k = LayerNormKernel(rows, out.NumElements() / rows, a.epsilon);
+      k = LayerNormKernel(rows, out.NumElements() / rows, a.epsilon, type);
       break;
     }
     case StepKind::kMatMul:

@@ -529,14 +529,15 @@ class Lowerer {
   }
 
   // The form a tensor op runs in: its first activation's when the op is element-wise or a copy
-  // (unary, binary, concat, transpose, slice) and that form is float32 or float16, so the
-  // tensor-core path's fp16 NHWC activations stay so; NHWC only for unary, binary and concat on
-  // 4-D activations, with weights whose bytes read the same in either layout (at most one dim
-  // above 1). Float32 NCHW otherwise.
+  // (unary, binary, concat, transpose, slice) or a layer norm, and that form is float32 or
+  // float16, so the tensor-core path's fp16 activations stay so; NHWC only for unary, binary and
+  // concat on 4-D activations, with weights whose bytes read the same in either layout (at most
+  // one dim above 1). Float32 NCHW otherwise.
   Form TensorOpForm(const Node& node, StepKind kind) const {
     const bool layout_free =
         kind == StepKind::kUnary || kind == StepKind::kBinary || kind == StepKind::kConcat;
-    if (!layout_free && kind != StepKind::kTranspose && kind != StepKind::kSlice) {
+    if (!layout_free && kind != StepKind::kTranspose && kind != StepKind::kSlice &&
+        kind != StepKind::kLayerNorm) {
       return kFloatNchw;
     }
     std::optional<Form> form;

@@ -139,24 +139,28 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // Layer normalization of each row of [rows, cols] (two passes over the row: the mean, then the
-// centred variance, as the reference), then * scale[c] + bias[c]; one block per row.
-template <int kBlock>
+// centred variance, as the reference), then * scale[c] + bias[c]; one block per row. T: float,
+// or f16 (the tensor-core path's activations, math in float).
+template <typename T, int kBlock>
 __global__ void __launch_bounds__(kBlock)
-    layer_norm(const float* __restrict__ x, const float* __restrict__ scale,
-               const float* __restrict__ bias, float* __restrict__ y, s64 rows, s64 cols,
+    layer_norm(const T* __restrict__ x, const float* __restrict__ scale,
+               const float* __restrict__ bias, T* __restrict__ y, s64 rows, s64 cols,
                float epsilon) {
   __shared__ float shared;
   for (s64 row = blockIdx.x; row < rows; row += gridDim.x) {
-    const float* in = x + row * cols;
+    const T* in = x + row * cols;
     float s = 0.0f;
-    for (s64 j = threadIdx.x; j < cols; j += kBlock) s += in[j];
+    for (s64 j = threadIdx.x; j < cols; j += kBlock) s += ToFloat(in[j]);
     const float mean = RowSum<kBlock>(s, &shared) / static_cast<float>(cols);
     float v = 0.0f;
-    for (s64 j = threadIdx.x; j < cols; j += kBlock) v += (in[j] - mean) * (in[j] - mean);
+    for (s64 j = threadIdx.x; j < cols; j += kBlock) {
+      const float d = ToFloat(in[j]) - mean;
+      v += d * d;
+    }
     const float var = RowSum<kBlock>(v, &shared) / static_cast<float>(cols);
     const float inv = rsqrtf(var + epsilon);
     for (s64 j = threadIdx.x; j < cols; j += kBlock) {
-      y[row * cols + j] = (in[j] - mean) * inv * scale[j] + bias[j];
+      y[row * cols + j] = FromFloat<T>((ToFloat(in[j]) - mean) * inv * scale[j] + bias[j]);
     }
   }
 }
@@ -172,23 +176,26 @@ __device__ __forceinline__ float WarpAllSum(float v) {
 // the sums by shuffles with no block barrier. ConvNeXt's first stage normalizes 100,352 rows of
 // 96 channels per batch of 32, where a block per row left 160 of 256 threads idle and waited on
 // four barriers a row. The same two passes and formula as layer_norm.
-template <int kWarps>
+template <typename T, int kWarps>
 __global__ void __launch_bounds__(kWarps * 32)
-    layer_norm_warp(const float* __restrict__ x, const float* __restrict__ scale,
-                    const float* __restrict__ bias, float* __restrict__ y, s64 rows, s64 cols,
+    layer_norm_warp(const T* __restrict__ x, const float* __restrict__ scale,
+                    const float* __restrict__ bias, T* __restrict__ y, s64 rows, s64 cols,
                     float epsilon) {
   const int lane = threadIdx.x & 31;
   for (s64 row = static_cast<s64>(blockIdx.x) * kWarps + (threadIdx.x >> 5); row < rows;
        row += static_cast<s64>(gridDim.x) * kWarps) {
-    const float* in = x + row * cols;
+    const T* in = x + row * cols;
     float s = 0.0f;
-    for (s64 j = lane; j < cols; j += 32) s += in[j];
+    for (s64 j = lane; j < cols; j += 32) s += ToFloat(in[j]);
     const float mean = WarpAllSum(s) / static_cast<float>(cols);
     float v = 0.0f;
-    for (s64 j = lane; j < cols; j += 32) v += (in[j] - mean) * (in[j] - mean);
+    for (s64 j = lane; j < cols; j += 32) {
+      const float d = ToFloat(in[j]) - mean;
+      v += d * d;
+    }
     const float inv = rsqrtf(WarpAllSum(v) / static_cast<float>(cols) + epsilon);
     for (s64 j = lane; j < cols; j += 32) {
-      y[row * cols + j] = (in[j] - mean) * inv * scale[j] + bias[j];
+      y[row * cols + j] = FromFloat<T>((ToFloat(in[j]) - mean) * inv * scale[j] + bias[j]);
     }
   }
 }
@@ -261,10 +268,18 @@ template __global__ void tunejit::reduce_mean_rows<256>(const float*, float*, lo
 template __global__ void tunejit::reduce_mean_strided<tunejit::f16>(const tunejit::f16*,
                                                                     tunejit::f16*, long long,
                                                                     long long, long long);
-template __global__ void tunejit::layer_norm<256>(const float*, const float*, const float*, float*,
-                                                  long long, long long, float);
-template __global__ void tunejit::layer_norm_warp<8>(const float*, const float*, const float*,
-                                                     float*, long long, long long, float);
+template __global__ void tunejit::layer_norm<float, 256>(const float*, const float*, const float*,
+                                                         float*, long long, long long, float);
+template __global__ void tunejit::layer_norm<tunejit::f16, 256>(const tunejit::f16*, const float*,
+                                                                const float*, tunejit::f16*,
+                                                                long long, long long, float);
+template __global__ void tunejit::layer_norm_warp<float, 8>(const float*, const float*,
+                                                            const float*, float*, long long,
+                                                            long long, float);
+template __global__ void tunejit::layer_norm_warp<tunejit::f16, 8>(const tunejit::f16*,
+                                                                   const float*, const float*,
+                                                                   tunejit::f16*, long long,
+                                                                   long long, float);
 template __global__ void tunejit::batched_matmul<2>(const float*, const float*, float*, int, int,
                                                     int, long long, tunejit::Dims, tunejit::Dims,
                                                     tunejit::Dims);

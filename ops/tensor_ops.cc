@@ -297,24 +297,27 @@ absl::StatusOr<PlannedKernel> ReduceMeanKernel(const TensorDims& shape, const Te
       {InputArg(0), OutputArg(0), Int64Arg(a.outer), Int64Arg(a.count), Int64Arg(a.inner)});
 }
 
-absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float epsilon) {
+absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float epsilon,
+                                              ElementType type) {
   if (rows < 1 || cols < 1 || !(epsilon > 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("layer_norm: ", rows, " rows of ", cols, ", epsilon ", epsilon));
   }
+  TUNEJIT_ASSIGN_OR_RETURN(std::string t, TypeName("layer_norm", type, /*copy=*/false));
   PlannedKernel kernel;
   kernel.label = "layer_norm";
   if (cols <= kLayerNormWarpMaxCols) {
     // A warp per row: a block's threads would idle on short rows (ConvNeXt's 96 channels).
-    kernel.spec = KernelSpec{"tensor_ops.cu",
-                             absl::StrCat("tunejit::layer_norm_warp<", kLayerNormRowsPerBlock, ">"),
-                             {}};
+    kernel.spec =
+        KernelSpec{"tensor_ops.cu",
+                   absl::StrCat("tunejit::layer_norm_warp<", t, ", ", kLayerNormRowsPerBlock, ">"),
+                   {}};
     kernel.shape.grid[0] =
         static_cast<uint32_t>(std::min(CeilDiv64(rows, kLayerNormRowsPerBlock), kMaxBlocks));
     kernel.shape.block[0] = 32 * kLayerNormRowsPerBlock;
   } else {
     kernel.spec =
-        KernelSpec{"tensor_ops.cu", absl::StrCat("tunejit::layer_norm<", kBlock, ">"), {}};
+        KernelSpec{"tensor_ops.cu", absl::StrCat("tunejit::layer_norm<", t, ", ", kBlock, ">"), {}};
     kernel.shape.grid[0] = static_cast<uint32_t>(std::min(rows, kMaxBlocks));
     kernel.shape.block[0] = kBlock;
   }

@@ -51,8 +51,10 @@ absl::StatusOr<std::vector<PlannedKernel>> ConcatKernels(int axis,
 // with dims after the reduced ones (an NHWC global average pool).
 absl::StatusOr<PlannedKernel> ReduceMeanKernel(const TensorDims& shape, const TensorDims& axes,
                                                ElementType type = ElementType::kFloat32);
-// Layer normalization of `rows` rows of `cols`; inputs 0 x, 1 scale [cols], 2 bias [cols].
-absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float epsilon);
+// Layer normalization of `rows` rows of `cols`; inputs 0 x, 1 scale [cols], 2 bias [cols]
+// (float32); x and the output float32 or float16 (math in float32).
+absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float epsilon,
+                                              ElementType type = ElementType::kFloat32);
 // Softmax over `axis`.
 absl::StatusOr<PlannedKernel> SoftmaxAxisKernel(const TensorDims& shape, int axis);
 // [..., M, K] x [..., K, N] with broadcast batch dims; inputs 0 a, 1 b.

@@ -191,6 +191,11 @@ TEST_F(TensorOpsGpu, Fp16ElementwiseOps) {
       cpuref::BiasRelu(x, 24, 1, w, true), 1e-3, "fp16 NHWC bias_add+relu");
   ExpectClose(run(AddReluKernel(x.size(), false, ElementType::kFloat16), {Bytes(xh), Bytes(xh)}),
               cpuref::Binary(BinaryFn::kAdd, x_shape, x, x_shape, x), 1e-3, "fp16 add");
+  // The channel layer norm of an NHWC activation viewed as [N, H, W, C] rows.
+  const std::vector<float> bias = testing::RandomFloats(24, 14);
+  ExpectClose(run(LayerNormKernel(2 * 7 * 7, 24, 1e-6f, ElementType::kFloat16),
+                  {Bytes(xh), Bytes(w), Bytes(bias)}),
+              cpuref::LayerNorm(x_shape, 3, 1e-6f, x, w, bias), 2e-3, "fp16 layer_norm");
 }
 
 }  // namespace

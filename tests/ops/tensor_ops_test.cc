@@ -136,6 +136,8 @@ TEST(TensorOpsPlan, ReductionsPickTheirKernel) {
             "tunejit::softmax_rows<256>");
   EXPECT_EQ(SoftmaxAxisKernel({4, 10, 7}, 1)->spec.name_expression, "tunejit::softmax_strided");
   EXPECT_THAT(LayerNormKernel(4, 8, 0.0f).status().message(), HasSubstr("epsilon 0"));
+  EXPECT_THAT(LayerNormKernel(4, 8, 1e-5f, ElementType::kInt8).status().message(),
+              HasSubstr("float32 or float16"));
   absl::StatusOr<PlannedKernel> m = MatMulKernel({32, 12, 197, 64}, {32, 12, 64, 197});
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->spec.name_expression, "tunejit::batched_matmul<1>");
@@ -167,6 +169,8 @@ TEST(TensorOpsPlan, EveryKernelBuildsWithNvrtc) {
   kernels.push_back(*ReduceMeanKernel({4, 5, 6}, {2}));
   kernels.push_back(*LayerNormKernel(4, 8, 1e-5f));     // a warp per row
   kernels.push_back(*LayerNormKernel(4, 1025, 1e-5f));  // a block per row
+  kernels.push_back(*LayerNormKernel(4, 8, 1e-5f, ElementType::kFloat16));
+  kernels.push_back(*LayerNormKernel(4, 1025, 1e-5f, ElementType::kFloat16));
   kernels.push_back(*SoftmaxAxisKernel({4, 5, 6}, 1));
   kernels.push_back(*MatMulKernel({2, 3, 4, 5}, {3, 5, 6}));
   KernelCompiler compiler(nullptr);
