@@ -343,7 +343,8 @@ class Lowerer {
   }
 
   // The activation after the value so far (conv / dense, bias, relu, residual add): a clip, a
-  // hard_swish or silu unary, or x * sigmoid(x), read by nothing else, becomes the epilogue's
+  // hard_swish, silu or gelu unary, x * sigmoid(x), or PyTorch's five-op exact GELU, read by
+  // nothing else, becomes the epilogue's
   // Epilogue::activation when every template implementing the node takes one
   // (OpTemplate::takes_activation: the fp16 tensor-core templates, unpooled) and the output is not
   // requantized to int8. The templates compute it as the separate step would, so fusing changes
@@ -371,15 +372,28 @@ class Lowerer {
 
   // The activation an epilogue can take that reads value `t` and nothing else does (its
   // activation and clip bounds set), with the nodes computing it in `nodes`, its result the last
-  // one's output: a clip with ordered bounds, a hard_swish or silu unary as `t`'s only reader, or
-  // silu spelled x * sigmoid(x) (ONNX's, EfficientNet's): `t` read by exactly a sigmoid and a
-  // mul of `t` and the sigmoid (either order), the sigmoid's value by the mul alone. `nodes`
-  // stays empty when there is none.
+  // one's output: a clip with ordered bounds, a hard_swish, silu or gelu unary as `t`'s only
+  // reader; silu spelled x * sigmoid(x) (ONNX's, EfficientNet's): `t` read by exactly a sigmoid
+  // and a mul of `t` and the sigmoid (either order), the sigmoid's value by the mul alone; or
+  // the exact GELU as PyTorch exports it (GeluChain: ConvNeXt's and the transformers' MLPs), `t`
+  // read by its division and its multiplication alone. A reshape between (a Linear layer on
+  // [..., K] rows, imported as a dense on [rows, K] and a reshape back) is looked through: the
+  // activation is element-wise, so the step's output, shaped as the activation's, holds the same
+  // bytes. `nodes` stays empty when there is none.
   Epilogue ActivationAfter(int t, std::vector<int>* nodes) const {
     Epilogue e;
     if (const int r = OnlyReader(g_, t); r >= 0) {
       const Node& n = g_.nodes()[r];
       if (n.inputs[0] != t) return e;
+      if (n.op == OpKind::kReshape && g_.tensor(n.output).kind == TensorKind::kActivation) {
+        std::vector<int> after;
+        e = ActivationAfter(n.output, &after);
+        if (!after.empty()) {
+          nodes->push_back(r);
+          nodes->insert(nodes->end(), after.begin(), after.end());
+        }
+        return e;
+      }
       if (n.op == OpKind::kClip && n.attrs.clip_min <= n.attrs.clip_max) {
         e.activation = Epilogue::Activation::kClip;
         e.clip_lo = n.attrs.clip_min;
@@ -388,6 +402,8 @@ class Lowerer {
         e.activation = Epilogue::Activation::kHardSwish;
       } else if (n.op == OpKind::kUnary && n.attrs.unary == UnaryFn::kSilu) {
         e.activation = Epilogue::Activation::kSilu;
+      } else if (n.op == OpKind::kUnary && n.attrs.unary == UnaryFn::kGelu) {
+        e.activation = Epilogue::Activation::kGelu;
       } else {
         return e;
       }
@@ -397,8 +413,29 @@ class Lowerer {
     if (const std::vector<int> silu = SigmoidMulReaders(t); !silu.empty()) {
       e.activation = Epilogue::Activation::kSilu;
       *nodes = silu;
+    } else if (const std::vector<int> gelu = GeluReaders(t); !gelu.empty()) {
+      e.activation = Epilogue::Activation::kGelu;
+      *nodes = gelu;
     }
     return e;
+  }
+
+  // {div, erf, add, mul, half} when activation `t` is read by exactly the division and the
+  // multiplication of a GELU chain (GeluChain) computing gelu(t); else empty.
+  std::vector<int> GeluReaders(int t) const {
+    if (g_.tensor(t).kind != TensorKind::kActivation || consumers_[t].size() != 2) return {};
+    for (int div : consumers_[t]) {
+      if (g_.nodes()[div].inputs[0] != t) continue;
+      std::vector<int> chain = GeluChain(div);
+      if (chain.empty()) continue;
+      const int mul = chain[2];
+      if (std::find(consumers_[t].begin(), consumers_[t].end(), mul) == consumers_[t].end()) {
+        continue;
+      }
+      chain.insert(chain.begin(), div);
+      return chain;
+    }
+    return {};
   }
 
   // {sigmoid, mul} when activation `t` is read by exactly those two nodes computing t * sigmoid(t)

@@ -113,6 +113,10 @@ __device__ __forceinline__ float SiluValue(float x) {
 __device__ __forceinline__ float HardSwishValue(float x) {
   return __fmul_rn(x, fminf(fmaxf(__fadd_rn(__fdiv_rn(x, 6.0f), 0.5f), 0.0f), 1.0f));
 }
+// The exact GELU, x * (1 + erf(x / sqrt(2))) / 2.
+__device__ __forceinline__ float GeluValue(float x) {
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
 
 // The activation of an epilogue (ops/op_template.h Epilogue::activation), applied after
 // everything else in it (bias, ReLU, the residual add). A clip's bounds are the float bits of
@@ -120,7 +124,7 @@ __device__ __forceinline__ float HardSwishValue(float x) {
 // reads the value as the op would have stored it, already rounded to float16 (ApplyF16), as the
 // separate step reads the op's output, and rounds its result again; on a float32 output it
 // takes the float value (Apply). Fusing therefore changes no bit.
-enum class ActKind : int { kNone = 0, kClip = 1, kSilu = 2, kHardSwish = 3 };
+enum class ActKind : int { kNone = 0, kClip = 1, kSilu = 2, kHardSwish = 3, kGelu = 4 };
 template <ActKind kKind = ActKind::kNone, int kLoBits = 0, int kHiBits = 0>
 struct Act {
   static constexpr bool kActive = kKind != ActKind::kNone;
@@ -132,6 +136,8 @@ struct Act {
       return SiluValue(v);
     } else if constexpr (kKind == ActKind::kHardSwish) {
       return HardSwishValue(v);
+    } else if constexpr (kKind == ActKind::kGelu) {
+      return GeluValue(v);
     } else {
       return v;
     }

@@ -39,12 +39,11 @@ __host__ __device__ constexpr int Fn(BinaryFn f) { return static_cast<int>(f); }
 
 template <int kFn>
 __device__ __forceinline__ float UnaryValue(float x, float alpha, float beta) {
-  // Sigmoid, hard_swish and silu are common.cuh's, shared with the epilogues that fuse them.
+  // Sigmoid, hard_swish, silu and gelu are common.cuh's, shared with the epilogues that fuse them.
   if constexpr (kFn == Fn(UnaryFn::kSigmoid)) return SigmoidValue(x);
   if constexpr (kFn == Fn(UnaryFn::kTanh)) return tanhf(x);
   if constexpr (kFn == Fn(UnaryFn::kErf)) return erff(x);
-  if constexpr (kFn == Fn(UnaryFn::kGelu))
-    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  if constexpr (kFn == Fn(UnaryFn::kGelu)) return GeluValue(x);
   if constexpr (kFn == Fn(UnaryFn::kHardSigmoid)) return fminf(fmaxf(alpha * x + beta, 0.0f), 1.0f);
   if constexpr (kFn == Fn(UnaryFn::kHardSwish)) return HardSwishValue(x);
   if constexpr (kFn == Fn(UnaryFn::kSilu)) return SiluValue(x);

@@ -282,6 +282,8 @@ float ActivationValue(const Epilogue& e, float v) {
       return UnaryValue(UnaryFn::kSilu, v);
     case Epilogue::Activation::kHardSwish:
       return UnaryValue(UnaryFn::kHardSwish, v);
+    case Epilogue::Activation::kGelu:
+      return UnaryValue(UnaryFn::kGelu, v);
   }
   return v;
 }

@@ -87,6 +87,8 @@ std::string_view ActivationName(Epilogue::Activation activation) {
       return "silu";
     case Epilogue::Activation::kHardSwish:
       return "hard_swish";
+    case Epilogue::Activation::kGelu:
+      return "gelu";
   }
   return "?";
 }
@@ -105,6 +107,8 @@ std::string ActivationTypeName(const Epilogue& epilogue) {
       return "tunejit::Act<tunejit::ActKind::kSilu>";
     case Epilogue::Activation::kHardSwish:
       return "tunejit::Act<tunejit::ActKind::kHardSwish>";
+    case Epilogue::Activation::kGelu:
+      return "tunejit::Act<tunejit::ActKind::kGelu>";
   }
   return "tunejit::Act<>";
 }

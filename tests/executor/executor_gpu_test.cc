@@ -385,6 +385,23 @@ TEST(ExecutorGpuTest, LayerNorm2dNetMatchesReferenceInFp32AndFp16) {
   }
 }
 
+// A Linear layer's GELU fused into dense_wgmma's epilogue through the reshape between them.
+TEST(ExecutorGpuTest, GeluMlpNetMatchesReferenceInFp32AndFp16) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::GeluMlpNet();
+  const WeightSet w = testing::GeluNetWeights(g, 43);
+  const std::vector<float> input = testing::NormalFloats(2 * 4 * 4 * 32, 44);
+  const std::vector<float> want = ReferenceLogits(g, w, input);
+  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
+    absl::StatusOr<Executor> ex = BuildExecutor(g, w, mode);
+    ASSERT_TRUE(ex.ok()) << ex.status();
+    const std::vector<float> got = RunOnce(*ex, input);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_LT(cpuref::RelativeError(got, want), mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
+        << NumericModeName(mode);
+  }
+}
+
 // Rank-3 matmuls at fp32 run on batch_matmul.cuda reading their second operand as [B, K, N]: a
 // record's kernel passes verification (the whole batch against the reference kernel), the other
 // layer takes the fallback, and the network matches the CPU forward.

@@ -351,6 +351,43 @@ inline Graph GeluNet(int64_t batch = 2) {
   return g;
 }
 
+// GeluMlpNet: ConvNeXt's MLP on [N, H, W, C] rows as PyTorch's exporter writes a Linear on a
+// rank-4 tensor and the tunejit importer takes it: reshape to [rows, 32] -> dense + bias_add ->
+// reshape back to [N, 4, 4, 64] -> the five-op GELU -> reshape to rows -> dense + bias_add ->
+// output [rows, 32]. GeluNetWeights sets its constants.
+inline Graph GeluMlpNet(int64_t batch = 2) {
+  Graph g;
+  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
+    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
+  };
+  auto reshape = [&](const std::string& name, int x, std::vector<int64_t> shape) {
+    NodeAttrs a;
+    a.shape = std::move(shape);
+    return TensorOp(&g, name, OpKind::kReshape, {x}, a);
+  };
+  int x = g.AddTensor({"input", {batch, 4, 4, 32}, DType::kF32, TensorKind::kInput});
+  x = reshape("fc1.rows", x, {batch * 16, 32});
+  x = *g.AddNode("fc1", OpKind::kDense, {x, weight("fc1.weight", {64, 32})}, {}, "fc1.out");
+  x = *g.AddNode("fc1.bias_add", OpKind::kBiasAdd, {x, weight("fc1.bias", {64})}, {},
+                 "fc1.bias_out");
+  x = reshape("fc1.back", x, {batch, 4, 4, 64});
+  int y = TensorOp(&g, "gelu.div", OpKind::kBinary, {x, weight("gelu.sqrt2", {1})},
+                   Attrs(BinaryFn::kDiv));
+  y = TensorOp(&g, "gelu.erf", OpKind::kUnary, {y}, Attrs(UnaryFn::kErf));
+  y = TensorOp(&g, "gelu.add", OpKind::kBinary, {y, weight("gelu.one", {1})},
+               Attrs(BinaryFn::kAdd));
+  y = TensorOp(&g, "gelu.mul", OpKind::kBinary, {x, y}, Attrs(BinaryFn::kMul));
+  y = TensorOp(&g, "gelu.half", OpKind::kBinary, {y, weight("gelu.half", {1})},
+               Attrs(BinaryFn::kMul));
+  y = reshape("fc2.rows", y, {batch * 16, 64});
+  y = *g.AddNode("fc2", OpKind::kDense, {y, weight("fc2.weight", {32, 64})}, {}, "fc2.out");
+  EXPECT_TRUE(g.AddNode("fc2.bias_add", OpKind::kBiasAdd, {y, weight("fc2.bias", {32})}, {},
+                        "logits", TensorKind::kOutput)
+                  .ok());
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
 // Random weights for GeluNet with its GELU constants set (half != 0.5 makes it another function,
 // which lowering must not fuse).
 inline WeightSet GeluNetWeights(const Graph& g, uint64_t seed, float half = 0.5f) {

@@ -133,10 +133,13 @@ TEST(TensorOpsNetTest, ExportedGeluChainIsOneStepWhenItsConstantsAreKnown) {
   absl::StatusOr<StepProgram> not_gelu = LowerToSteps(g, NumericMode::kFp32, &other);
   ASSERT_TRUE(not_gelu.ok()) << not_gelu.status();
   EXPECT_EQ(not_gelu->steps.size(), 7u);
-  // At fp16 the gelu reads the tensor-core conv's fp16 NHWC output as it is.
+  // At fp16 the gelu is the tensor-core conv's epilogue activation.
   absl::StatusOr<StepProgram> half = LowerToSteps(g, NumericMode::kFp16TensorCores, &w);
   ASSERT_TRUE(half.ok()) << half.status();
-  EXPECT_THAT(StepKinds(*half), ElementsAre("convert", "conv2d", "unary", "conv2d", "convert"));
+  EXPECT_THAT(StepKinds(*half), ElementsAre("convert", "conv2d", "conv2d", "convert"));
+  EXPECT_EQ(half->steps[1].epilogue.activation, Epilogue::Activation::kGelu);
+  EXPECT_EQ(half->steps[1].fused, "bias+gelu");
+  EXPECT_EQ(half->tensors[half->steps[1].output].name, "gelu.half.out");
 }
 
 // At fp16 the conv's NHWC output, viewed as [N, H, W, C], is what the channel layer norm reads
@@ -171,6 +174,28 @@ TEST(TensorOpsNetTest, Fp16ChannelLayerNormTransposesAreViews) {
   ASSERT_TRUE(fp32.ok()) << fp32.status();
   EXPECT_THAT(StepKinds(*fp32), ElementsAre("conv2d", "transpose", "layer_norm", "convert",
                                             "conv2d", "conv2d", "add"));
+}
+
+// A Linear layer's GELU behind the reshape back to [N, H, W, C] is the dense's epilogue at fp16:
+// no step between the two denses.
+TEST(TensorOpsNetTest, Fp16GeluAfterALinearReshapeIsTheDensesEpilogue) {
+  const Graph g = testing::GeluMlpNet();
+  const WeightSet w = testing::GeluNetWeights(g, 6);
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores, &w);
+  ASSERT_TRUE(p.ok()) << p.status();
+  // The input's convert to float16; the last dense writes the float32 output itself.
+  EXPECT_THAT(StepKinds(*p), ElementsAre("convert", "dense", "dense"));
+  EXPECT_EQ(p->steps[1].epilogue.activation, Epilogue::Activation::kGelu);
+  EXPECT_EQ(p->steps[1].fused, "bias+gelu");
+  const StepTensor& out = p->tensors[p->steps[1].output];
+  EXPECT_EQ(out.name, "gelu.half.out");
+  EXPECT_EQ(out.NumElements(), 32 * 64);
+  // The second dense reads the activation's rows as a view.
+  EXPECT_EQ(p->tensors[p->steps[2].input].alias_of, p->steps[1].output);
+  // At fp32 (no activation epilogue on its dense template) the GELU is one step.
+  absl::StatusOr<StepProgram> fp32 = LowerToSteps(g, NumericMode::kFp32, &w);
+  ASSERT_TRUE(fp32.ok()) << fp32.status();
+  EXPECT_THAT(StepKinds(*fp32), ElementsAre("dense", "unary", "dense"));
 }
 
 TEST(TensorOpsNetTest, ReferenceForwardIsFiniteAndNormalizesTheAttention) {

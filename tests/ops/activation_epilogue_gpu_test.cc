@@ -33,6 +33,7 @@ constexpr Epilogue kClip{
     .bias = true, .activation = Act::kClip, .clip_lo = -0.5f, .clip_hi = 0.75f};
 constexpr Epilogue kSilu{.bias = true, .activation = Act::kSilu};
 constexpr Epilogue kHardSwish{.bias = true, .activation = Act::kHardSwish};
+constexpr Epilogue kGelu{.bias = true, .activation = Act::kGelu};
 
 // One op to run: its workload and config, its input images (data, weight, bias, scale[,
 // residual]), and its exact accumulators in output order, channel i % channels.
@@ -211,11 +212,12 @@ float Expected(const Problem& p, const Epilogue& e, size_t i) {
 absl::StatusOr<OpPlan> StepAfter(const Problem& p, const Epilogue& e) {
   const ElementType type = p.f16_out ? ElementType::kFloat16 : ElementType::kFloat32;
   const int64_t total = static_cast<int64_t>(p.acc.size());
-  absl::StatusOr<PlannedKernel> k =
-      e.activation == Act::kClip
-          ? ClipKernel(total, e.clip_lo, e.clip_hi, type)
-          : UnaryKernel(e.activation == Act::kSilu ? UnaryFn::kSilu : UnaryFn::kHardSwish, total,
-                        0.2f, 0.5f, type);
+  const UnaryFn fn = e.activation == Act::kSilu   ? UnaryFn::kSilu
+                     : e.activation == Act::kGelu ? UnaryFn::kGelu
+                                                  : UnaryFn::kHardSwish;
+  absl::StatusOr<PlannedKernel> k = e.activation == Act::kClip
+                                        ? ClipKernel(total, e.clip_lo, e.clip_hi, type)
+                                        : UnaryKernel(fn, total, 0.2f, 0.5f, type);
   if (!k.ok()) return k.status();
   OpPlan plan;
   plan.kernels.push_back(*std::move(k));
@@ -233,11 +235,13 @@ float StoredValue(const Problem& p, const std::vector<uint8_t>& bytes, size_t i)
   return f;
 }
 
-// Within the tolerance of the activation's arithmetic: exact but for silu (one float16 ulp, or
-// 4 float32 ulp, of the expected value).
+// Within the tolerance of the activation's arithmetic: exact but for silu and gelu (one float16
+// ulp, or 4 float32 ulp, of the expected value: expf and erff against the host's).
 bool Close(const Problem& p, const Epilogue& e, float got, float want) {
   if (got == want) return true;
-  if (e.activation != Act::kSilu || !std::isfinite(got)) return false;
+  if ((e.activation != Act::kSilu && e.activation != Act::kGelu) || !std::isfinite(got)) {
+    return false;
+  }
   const float ulp = p.f16_out ? std::ldexp(1.0f, std::ilogb(want) - 10)
                               : 4 * std::ldexp(1.0f, std::ilogb(want) - 23);
   return std::abs(got - want) <= ulp;
@@ -286,7 +290,7 @@ void Check(testing::GpuHarness& harness, const Problem& p, const std::vector<Epi
   }
 }
 
-const std::vector<Epilogue> kAll = {kRelu6, kClip, kSilu, kHardSwish};
+const std::vector<Epilogue> kAll = {kRelu6, kClip, kSilu, kHardSwish, kGelu};
 
 autotvm::ConfigEntity WgmmaTile(int64_t bn, int64_t swap_ab) {
   return testing::Config({OtherKnob("tile_h", 8), OtherKnob("tile_w", 16), OtherKnob("tile_n", bn),

@@ -33,6 +33,7 @@ const DeviceLimits kHopper = DeviceLimits::ForArch(GpuArch{9, 0, true});
 constexpr Epilogue kRelu6{.bias = true, .activation = Act::kClip, .clip_lo = 0, .clip_hi = 6};
 constexpr Epilogue kSilu{.bias = true, .activation = Act::kSilu};
 constexpr Epilogue kHardSwish{.bias = true, .activation = Act::kHardSwish};
+constexpr Epilogue kGelu{.bias = true, .activation = Act::kGelu};
 
 autotvm::Conv2dParams Geometry(int64_t n, int64_t c, int64_t hw, int64_t co, int64_t k,
                                int64_t groups = 1, int stride = 1) {
@@ -94,6 +95,8 @@ TEST(ActivationNames, EpiAndActTypeNames) {
             "tunejit::Act<tunejit::ActKind::kClip, -2147483648, 1086324736>");
   EXPECT_EQ(ActivationTypeName(kSilu), "tunejit::Act<tunejit::ActKind::kSilu>");
   EXPECT_EQ(ActivationTypeName(kHardSwish), "tunejit::Act<tunejit::ActKind::kHardSwish>");
+  EXPECT_EQ(ActivationTypeName(kGelu), "tunejit::Act<tunejit::ActKind::kGelu>");
+  EXPECT_EQ(ActivationName(Act::kGelu), "gelu");
   EXPECT_EQ(ActivationTypeName(Epilogue{}), "tunejit::Act<>");
   EXPECT_EQ(EpilogueTypeName(kRelu6),
             "tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, false, "
@@ -145,7 +148,7 @@ TEST(ActivationRules, Conv2dWgmmaTakesEachIntoFloat16AndFloat32) {
   for (bool half : {true, false}) {
     const autotvm::Workload w =
         OfferedConv(p, NumericMode::kFp16TensorCores, half, "conv2d_nhwc_wgmma.cuda");
-    for (const Epilogue& e : {kRelu6, kSilu, kHardSwish}) {
+    for (const Epilogue& e : {kRelu6, kSilu, kHardSwish, kGelu}) {
       absl::StatusOr<OpPlan> plan = Plan(w, e);
       ASSERT_TRUE(plan.ok()) << plan.status();
       EXPECT_THAT(plan->kernels[0].spec.name_expression,
@@ -373,6 +376,9 @@ TEST(ActivationCompile, NewSpecializationsBuildForSm90a) {
        kSilu, "ex2.approx"},
       {OfferedDense(8, 1024, 576, NumericMode::kFp16TensorCores, true, "dense_wgmma.cuda"),
        kHardSwish, "div.rn.f32"},
+      // GELU's 1 / sqrt(2) as PTX writes the float.
+      {OfferedDense(8, 1024, 576, NumericMode::kFp16TensorCores, true, "dense_wgmma.cuda"), kGelu,
+       "0f3F3504F3"},
   };
   for (const Build& b : builds) {
     absl::StatusOr<OpPlan> plan =
