@@ -254,10 +254,10 @@ absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload) {
   } else if (task == "conv2d_nchw.cuda" || task == "conv2d_nchw_winograd.cuda" ||
              task == "conv2d_NCHWc_int8.cuda" || task == "topi_nn_conv2d" ||
              task == "depthwise_conv2d_nchw.cuda" || task == "topi_nn_depthwise_conv2d_nchw" ||
-             task == kConv2dNchwStemMma) {
+             task == kConv2dNchwStemMma || task == kConv2dNchwPatchifyWgmma) {
     TUNEJIT_RETURN_IF_ERROR(
         FillPlain(data, kernel, absl::StrContains(task, "depthwise"), workload, &p));
-    p.nhwc_out = task == kConv2dNchwStemMma;
+    p.nhwc_out = task == kConv2dNchwStemMma || task == kConv2dNchwPatchifyWgmma;
   } else {
     return ArgError(workload, "not a supported conv2d task");
   }

@@ -42,7 +42,8 @@ struct Conv2dParams {
   // conv2d_NCHWc_int8: "NCHW" or "NCHW4c" (then shapes are unpacked here); "NHWC" for
   // conv2d_nhwc_wgmma.cuda (the fields still mean N, CI, H, W, CO, KH, KW).
   std::string layout = "NCHW";
-  // NCHW data written NHWC (conv2d_nchw_stem_mma.cuda: the graph's input into NHWC layers).
+  // NCHW data written NHWC (conv2d_nchw_stem_mma.cuda, conv2d_nchw_patchify_wgmma.cuda: the
+  // graph's input into NHWC layers).
   bool nhwc_out = false;
 
   // One filter per input channel (groups == C > 1): Relay's depthwise conv.
@@ -82,6 +83,10 @@ inline constexpr char kConv2dNhwcWgmmaPool[] = "conv2d_nhwc_wgmma_pool.cuda";
 // tunejit's stem convolution: NCHW float32 data and OIHW float32 kernel as the graph has them,
 // float16 products on mma.sync, the output NHWC (Conv2dParams::nhwc_out).
 inline constexpr char kConv2dNchwStemMma[] = "conv2d_nchw_stem_mma.cuda";
+// tunejit's patchify convolution (kernel == stride, no padding: ViT's 16x16 patch embedding): the
+// same tensors as the stem's (NCHW float32 data, OIHW float32 kernel, the output NHWC), run as a
+// patch gather into [N*OH*OW, C*KH*KW] float16 and dense_wgmma.cuda's GEMM on it.
+inline constexpr char kConv2dNchwPatchifyWgmma[] = "conv2d_nchw_patchify_wgmma.cuda";
 // tunejit's depthwise convolution of the tensor-core networks: NHWC float16 data, the kernel
 // [C, KH, KW, multiplier] (the depthwise OIHW [C, multiplier, KH, KW] reordered OHWI, as the
 // NHWC templates take their weights; layout "NHWC", groups C in the params).
@@ -91,7 +96,8 @@ inline constexpr char kDepthwiseConv2dNhwc[] = "depthwise_conv2d_nhwc.cuda";
 // conv2d_NCHWc_int8.cuda and depthwise_conv2d_nchw.cuda argument lists, with every encoding real
 // logs use (int / 2- / 4-element padding, missing dilation, packed 5-D/6-D int8 tensors); and
 // conv2d_nhwc_wgmma(_pool).cuda (data [N, H, W, C], kernel [CO, KH, KW, C]) and
-// conv2d_nchw_stem_mma.cuda (data [N, C, H, W], kernel [CO, C, KH, KW], output NHWC) and
+// conv2d_nchw_stem_mma.cuda and conv2d_nchw_patchify_wgmma.cuda (data [N, C, H, W], kernel
+// [CO, C, KH, KW], output NHWC) and
 // depthwise_conv2d_nhwc.cuda (data [N, H, W, C], kernel [C, KH, KW, multiplier]).
 absl::StatusOr<Conv2dParams> ParseConv2dWorkload(const Workload& workload);
 // Accepts dense_small_batch.cuda, dense_large_batch.cuda and dense_wgmma.cuda (same arguments;

@@ -148,8 +148,9 @@ void AttachBaseline(const std::vector<BaselineLayer>& baseline, std::vector<Repo
 }
 
 double LayerPeak(const ReportLayer& layer, const DevicePeaks& peaks) {
-  // The stem template multiplies its float32 input in float16 on the tensor cores.
-  if (layer.dtype == "float16" || absl::StrContains(layer.kernel, "_stem_mma.")) {
+  // The stem and patchify templates multiply their float32 input in float16 on the tensor cores.
+  if (layer.dtype == "float16" || absl::StrContains(layer.kernel, "_stem_mma.") ||
+      absl::StrContains(layer.kernel, "_patchify_wgmma.")) {
     return peaks.fp16_flops_per_s;
   }
   if (!IsInt8(layer)) return peaks.fp32_flops_per_s;

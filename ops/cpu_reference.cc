@@ -163,6 +163,24 @@ std::vector<int32_t> DenseInt8(int64_t m, int64_t n, int64_t k, absl::Span<const
   return Dense<int32_t>(m, n, k, a, w);
 }
 
+std::vector<float> PatchGather(const autotvm::Conv2dParams& p, int64_t columns,
+                               absl::Span<const float> data) {
+  const int64_t oh = p.OutH(), ow = p.OutW(), k = p.ci * p.kh * p.kw;
+  std::vector<float> out(static_cast<size_t>(p.n * oh * ow * columns), 0.0f);
+  for (int64_t n = 0; n < p.n; ++n) {
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t x = 0; x < ow; ++x) {
+        float* row = out.data() + ((n * oh + y) * ow + x) * columns;
+        for (int64_t col = 0; col < k; ++col) {
+          const int64_t c = col / (p.kh * p.kw), i = col / p.kw % p.kh, j = col % p.kw;
+          row[col] = data[((n * p.ci + c) * p.h + y * p.stride_h + i) * p.w + x * p.stride_w + j];
+        }
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<double> BatchMatmulFloat(const autotvm::BatchMatmulParams& p, absl::Span<const float> x,
                                      absl::Span<const float> y, bool y_kn) {
   std::vector<double> out(static_cast<size_t>(p.batch() * p.m * p.n));

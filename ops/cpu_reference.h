@@ -1,9 +1,10 @@
 // File: ops/cpu_reference.h
 // Plain CPU implementations of every op, the ground truth of the op tests (ours and the int8 /
 // winograd ones): NCHW conv2d with groups (depthwise), stride, padding, dilation (float inputs
-// accumulated in double; int8 in int32), dense, batch matmul, the fused epilogue, max and average
-// pooling, the residual add, clip, softmax and the quantization ops. Rounding rules are the
-// kernels' (round half to even, saturate to int8), so int8 results compare bit-exactly.
+// accumulated in double; int8 in int32), a patchify conv's patch gather, dense, batch matmul, the
+// fused epilogue, max and average pooling, the residual add, clip, softmax and the quantization
+// ops. Rounding rules are the kernels' (round half to even, saturate to int8), so int8 results
+// compare bit-exactly.
 //
 //   std::vector<double> acc = cpuref::Conv2dFloat(params, data, weight);
 //   std::vector<float> out = cpuref::EpilogueFloat(acc, params.co, oh * ow, epilogue, bias, scale);
@@ -32,6 +33,13 @@ std::vector<double> DenseFloat(int64_t m, int64_t n, int64_t k, absl::Span<const
                                absl::Span<const float> w);
 std::vector<int32_t> DenseInt8(int64_t m, int64_t n, int64_t k, absl::Span<const int8_t> a,
                                absl::Span<const int8_t> w);
+
+// The patch matrix of a patchify conv (kernel == stride, no padding; ops/patchify.h): row
+// m = (n * OH + y) * OW + x holds the patch of output pixel (y, x) of image n, in the (c, kh, kw)
+// order of an OIHW weight's row, then zeros up to `columns` (>= C*KH*KW). [N*OH*OW, columns].
+// Its product with the weight [CO, columns] (zero-padded alike) is the conv's output in NHWC.
+std::vector<float> PatchGather(const autotvm::Conv2dParams& p, int64_t columns,
+                               absl::Span<const float> data);
 
 // TVM's batch_matmul: x [XB, M, K] by y [YB, N, K] (y_kn: y stored [YB, K, N]), a batch dim of 1
 // broadcasting -> [B, M, N] accumulators (its epilogue: channels = N, inner = 1).

@@ -103,8 +103,9 @@ struct DeviceLimits {
 // float16 output), then the activation in float, then rounded again; for a float32 output the
 // float value. Only the fp16 tensor-core templates that fuse it accept one
 // (OpTemplate::takes_activation: conv2d_nhwc_wgmma.cuda, depthwise_conv2d_nhwc.cuda,
-// conv2d_nchw_stem_mma.cuda, dense_wgmma.cuda; float16 or float32 outputs, no pool); every other
-// template, and int8 outputs, reject it (plan_util.h CheckActivation).
+// conv2d_nchw_stem_mma.cuda, conv2d_nchw_patchify_wgmma.cuda, dense_wgmma.cuda; float16 or float32
+// outputs, no pool); every other template, and int8 outputs, reject it (plan_util.h
+// CheckActivation).
 struct Epilogue {
   bool bias = false;  // per output channel, in the op's accumulator type (float or int32->float)
   bool relu = false;

@@ -54,8 +54,9 @@ absl::Status CheckActivation(absl::string_view task, const Epilogue& epilogue,
     return absl::UnimplementedError(absl::StrCat(
         task, ": takes no ", name, " activation in its epilogue: ", why_not,
         " (supported: clip, silu and hard_swish into the float16 or float32 output of "
-        "conv2d_nhwc_wgmma.cuda, depthwise_conv2d_nhwc.cuda, conv2d_nchw_stem_mma.cuda and "
-        "dense_wgmma.cuda, without a pool; relu on every template)"));
+        "conv2d_nhwc_wgmma.cuda, depthwise_conv2d_nhwc.cuda, conv2d_nchw_stem_mma.cuda, "
+        "conv2d_nchw_patchify_wgmma.cuda and dense_wgmma.cuda, without a pool; relu on every "
+        "template)"));
   }
   if (epilogue.activation == Epilogue::Activation::kClip &&
       !(epilogue.clip_lo <= epilogue.clip_hi)) {  // also false for a NaN bound

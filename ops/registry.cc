@@ -27,6 +27,8 @@ std::vector<const OpTemplate*> AllOpTemplates() {
       Conv2dNhwcWgmmaTemplate(),
       Conv2dNhwcWgmmaPoolTemplate(),
       Conv2dNchwStemMmaTemplate(),
+      // After the stem: where both take a conv (a 4x4 RGB patchify stem), the stem's fallback.
+      Conv2dNchwPatchifyWgmmaTemplate(),
       DepthwiseConv2dNhwcTemplate(),
   };
 }

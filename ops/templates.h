@@ -21,6 +21,8 @@ const OpTemplate*
 Conv2dNhwcWgmmaPoolTemplate();                  // conv2d_nhwc_wgmma_pool.cuda (ops/conv2d_wgmma.cc)
 const OpTemplate* Conv2dNchwStemMmaTemplate();  // conv2d_nchw_stem_mma.cuda  (ops/conv2d_stem.cc)
 const OpTemplate*
+Conv2dNchwPatchifyWgmmaTemplate();  // conv2d_nchw_patchify_wgmma.cuda (ops/patchify.cc)
+const OpTemplate*
 DepthwiseConv2dNhwcTemplate();  // depthwise_conv2d_nhwc.cuda (ops/depthwise_nhwc.cc)
 
 }  // namespace tunejit

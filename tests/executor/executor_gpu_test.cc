@@ -5,6 +5,7 @@
 //    activation scales (a QDQ model's) against calibration and a CPU fake-quant forward;
 //  * the residual network (every ResNet op) in fp32 and int8 against the CPU reference forward;
 //  * rank-3 matmuls on batch_matmul.cuda (a verified record and the fallback) in fp32;
+//  * ViT's patch embedding (a patchify conv) at fp16 on the gather + dense_wgmma.cuda template;
 //  * bad inputs (names, sizes, missing weights);
 //  * VGG-16 batch 1, fp32, random weights and no log (fallback configs), against the naive GPU
 //    reference kernels (ops/reference_kernels.h) run step by step on unshared buffers.
@@ -14,6 +15,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "autotvm/record.h"
 #include "cache/kernel_cache.h"
@@ -502,6 +506,88 @@ TEST(ExecutorGpuTest, GeluNetFusedChainMatchesReference) {
               mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
         << NumericModeName(mode);
   }
+}
+
+// ViT's patch embedding and head (tests/executor/executor_test_util.h PatchifyNet) at fp16: the
+// patchify conv runs on conv2d_nchw_patchify_wgmma.cuda (the patch gather, then dense_wgmma.cuda's
+// GEMM, whose rows are the NHWC output), for 16x16 patches to 64 channels, 4x4 ones to 192 (past
+// the stem template's 128) and 3x3 ones (27 values padded to 32) on sizes the stride does not
+// divide. The conv's own value (read back float32 NCHW from float16 NHWC) and the logits (through
+// the reshape, transpose, class token and dense) stay within fp16 rounding of the CPU reference.
+TEST(ExecutorGpuTest, PatchifyNetFp16MatchesReference) {
+  TUNEJIT_REQUIRE_GPU();
+  struct Case {
+    int64_t h, w;
+    int patch;
+    int64_t channels;
+  };
+  for (const Case& c : {Case{32, 32, 16, 64}, Case{32, 40, 4, 192}, Case{31, 29, 3, 136}}) {
+    SCOPED_TRACE(::testing::Message()
+                 << c.h << "x" << c.w << " by " << c.patch << " to " << c.channels);
+    const Graph g =
+        testing::PatchifyNet(2, c.h, c.w, c.patch, c.channels, 0, 0, /*conv_is_output=*/true);
+    const WeightSet w = RandomWeights(g, 71);
+    const std::vector<float> input = testing::NormalFloats(2 * 3 * c.h * c.w, 72);
+    absl::StatusOr<std::vector<std::vector<float>>> ref =
+        ReferenceForward(g, w, {{"input", input}});
+    ASSERT_TRUE(ref.ok()) << ref.status();
+    absl::StatusOr<Executor> ex = BuildExecutor(g, w, NumericMode::kFp16TensorCores);
+    ASSERT_TRUE(ex.ok()) << ex.status();
+    const LayerInfo& conv = ex->layers()[0];
+    EXPECT_EQ(conv.name, "conv_proj");
+    EXPECT_EQ(conv.task_name, "conv2d_nchw_patchify_wgmma.cuda");
+    EXPECT_EQ(conv.kernels, 2);  // the gather and the GEMM; the weight was converted at build
+    ASSERT_TRUE(ex->SetInput("input", input).ok());
+    ASSERT_TRUE(ex->Run().ok());
+    for (const std::string name : {"conv_proj.bias_out", "logits"}) {
+      absl::StatusOr<std::vector<float>> got = ex->Output(name);
+      ASSERT_TRUE(got.ok()) << got.status();
+      const double err = cpuref::RelativeError(*got, (*ref)[*g.FindTensor(name)]);
+      EXPECT_LT(err, 1e-2) << name;
+      EXPECT_GT(err, 0) << name;  // float16 rounding: the tensor-core path really ran
+    }
+  }
+}
+
+// A log record of the patchify template (a config other than the fallback: 64 x 64 tiles, one
+// consumer, split-K 2) is verified against the reference kernel at build, then runs.
+TEST(ExecutorGpuTest, PatchifyRecordIsVerifiedAndRuns) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::PatchifyNet(4, 48, 32, 16, 128);
+  const WeightSet w = RandomWeights(g, 81);
+  absl::StatusOr<std::vector<NodeTask>> tasks = ExtractTasks(g, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  const autotvm::Workload& workload = tasks->front().implementations.front().workload;
+  ASSERT_EQ(workload.task_name, "conv2d_nchw_patchify_wgmma.cuda");
+  autotvm::ConfigEntity config;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, int64_t>>{{"tile_m", 64},
+                                                                                {"tile_n", 64},
+                                                                                {"tile_k", 64},
+                                                                                {"stages", 3},
+                                                                                {"consumer_wg", 1},
+                                                                                {"split_k", 2}}) {
+    config.knobs.push_back(OtherKnob(name, value));
+  }
+  autotvm::MeasureResult result;
+  result.costs = {5e-6};
+  autotvm::HistoryBest h;
+  h.Add(autotvm::LoadedRecord{
+      autotvm::MakeRecord(*autotvm::ParseTarget("cuda"), workload, 0, config, result),
+      "/logs/vit.log", 7, ""});
+  Gpu& gpu = SharedGpu();
+  ASSERT_NE(gpu.device, nullptr);
+  ExecutorOptions options;
+  options.mode = NumericMode::kFp16TensorCores;
+  options.history = &h;
+  absl::StatusOr<Executor> ex = Executor::Build(*gpu.device, *gpu.compiler, g, w, options);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  const LayerInfo& conv = ex->layers()[0];
+  EXPECT_EQ(conv.task_name, "conv2d_nchw_patchify_wgmma.cuda");
+  EXPECT_EQ(conv.record, "vit.log:7");
+  EXPECT_THAT(conv.reasons, Contains(HasSubstr("verified against the reference")));
+  EXPECT_EQ(conv.kernels, 3);  // the gather, the GEMM's slices and their sum
+  const std::vector<float> input = testing::NormalFloats(4 * 3 * 48 * 32, 82);
+  EXPECT_LT(cpuref::RelativeError(RunOnce(*ex, input), ReferenceLogits(g, w, input)), 1e-2);
 }
 
 absl::StatusOr<Executor> BuildWithPlan(const Graph& g, const WeightSet& w, NumericMode mode,

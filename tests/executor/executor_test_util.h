@@ -27,6 +27,9 @@
 // (its two matmuls are rank 3: batch_matmul.cuda steps at fp32, tensor_ops.cu's at fp16).
 //
 // BatchMatmulNet: two rank-3 matmuls by weights, one broadcasting a batch of 1.
+//
+// PatchifyNet, ViT's patch embedding and head (below): a patchify conv (kernel == stride, no
+// padding) of the RGB input, then the tokens as torchvision's ViT makes them.
 #ifndef TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 #define TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 
@@ -323,6 +326,67 @@ inline Graph MobileNetNet(int64_t batch = 2) {
   x = TensorOp(&g, "fc1.hswish", OpKind::kUnary, {x}, Attrs(UnaryFn::kHardSwish));
   x = *g.AddNode("fc2", OpKind::kDense, {x, weight("fc2.weight", {10, 48})}, {}, "fc2.out");
   x = *g.AddNode("fc2.bias_add", OpKind::kBiasAdd, {x, weight("fc2.bias", {10})}, {}, "logits",
+                 TensorKind::kOutput);
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
+// PatchifyNet (ViT's front and head around its patch embedding):
+//   input [N, 3, H, W] -> conv PxP stride P (`stride` and `pad` when given) to C channels + bias
+//   -> reshape [N, C, T] -> transpose [N, T, C] -> concat(class token weight [N, 1, C], axis 1)
+//   -> add(position weight [1, T + 1, C]) -> layer_norm -> slice token 0 -> reshape [N, C]
+//   -> dense 10 + bias -> "logits"
+// With the default stride and no padding the conv is a patchify one; `conv_is_output` makes its
+// biased value a graph output too (read back in float32 NCHW).
+inline Graph PatchifyNet(int64_t batch = 2, int64_t h = 32, int64_t w = 32, int patch = 16,
+                         int64_t channels = 64, int stride = 0, int pad = 0,
+                         bool conv_is_output = false) {
+  Graph g;
+  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
+    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
+  };
+  const int s = stride > 0 ? stride : patch;
+  const int64_t tokens = ((h + 2 * pad - patch) / s + 1) * ((w + 2 * pad - patch) / s + 1);
+  int x = g.AddTensor({"input", {batch, 3, h, w}, DType::kF32, TensorKind::kInput});
+  NodeAttrs conv{.stride_h = s,
+                 .stride_w = s,
+                 .pad_top = pad,
+                 .pad_left = pad,
+                 .pad_bottom = pad,
+                 .pad_right = pad};
+  x = *g.AddNode("conv_proj", OpKind::kConv2d,
+                 {x, weight("conv_proj.weight", {channels, 3, patch, patch})}, conv,
+                 "conv_proj.out");
+  x = *g.AddNode("conv_proj.bias_add", OpKind::kBiasAdd, {x, weight("conv_proj.bias", {channels})},
+                 {}, "conv_proj.bias_out",
+                 conv_is_output ? TensorKind::kOutput : TensorKind::kActivation);
+  NodeAttrs reshape;
+  reshape.shape = {batch, channels, tokens};
+  x = TensorOp(&g, "tokens.reshape", OpKind::kReshape, {x}, reshape);
+  NodeAttrs swap;
+  swap.perm = {0, 2, 1};
+  x = TensorOp(&g, "tokens.transpose", OpKind::kTranspose, {x}, swap);
+  NodeAttrs axis1;
+  axis1.axis = 1;
+  x = TensorOp(&g, "tokens", OpKind::kConcat, {weight("class_token", {batch, 1, channels}), x},
+               axis1);
+  x = TensorOp(&g, "tokens.position", OpKind::kBinary,
+               {x, weight("pos_embedding", {1, tokens + 1, channels})}, Attrs(BinaryFn::kAdd));
+  NodeAttrs norm;
+  norm.axis = 2;
+  x = TensorOp(&g, "norm", OpKind::kLayerNorm,
+               {x, weight("norm.weight", {channels}), weight("norm.bias", {channels})}, norm);
+  NodeAttrs first;
+  first.axis = 1;
+  first.start = 0;
+  first.end = 1;
+  x = TensorOp(&g, "class", OpKind::kSlice, {x}, first);
+  NodeAttrs flat;
+  flat.shape = {batch, channels};
+  x = TensorOp(&g, "class.reshape", OpKind::kReshape, {x}, flat);
+  x = *g.AddNode("head", OpKind::kDense, {x, weight("head.weight", {10, channels})}, {},
+                 "head.out");
+  x = *g.AddNode("head.bias_add", OpKind::kBiasAdd, {x, weight("head.bias", {10})}, {}, "logits",
                  TensorKind::kOutput);
   EXPECT_TRUE(g.Validate().ok()) << g.Validate();
   return g;

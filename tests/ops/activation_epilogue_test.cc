@@ -123,7 +123,8 @@ TEST(ActivationRules, CheckActivationMessages) {
               HasSubstr("conv2d_nchw.cuda: takes no silu activation in its epilogue: it fuses "
                         "relu only (supported: clip, silu and hard_swish into the float16 or "
                         "float32 output of conv2d_nhwc_wgmma.cuda, depthwise_conv2d_nhwc.cuda, "
-                        "conv2d_nchw_stem_mma.cuda and dense_wgmma.cuda"));
+                        "conv2d_nchw_stem_mma.cuda, conv2d_nchw_patchify_wgmma.cuda and "
+                        "dense_wgmma.cuda"));
   const absl::Status unordered =
       CheckActivation("t", Epilogue{.activation = Act::kClip, .clip_lo = 1, .clip_hi = 0}, "");
   EXPECT_EQ(unordered.code(), absl::StatusCode::kInvalidArgument);
@@ -140,7 +141,8 @@ TEST(ActivationRules, ExactlyTheFp16TensorCoreTemplatesTakeOne) {
     if (op->takes_activation()) taking.insert(std::string(op->task_name()));
   }
   EXPECT_EQ(taking, (std::set<std::string>{"conv2d_nhwc_wgmma.cuda", "depthwise_conv2d_nhwc.cuda",
-                                           "conv2d_nchw_stem_mma.cuda", "dense_wgmma.cuda"}));
+                                           "conv2d_nchw_stem_mma.cuda",
+                                           "conv2d_nchw_patchify_wgmma.cuda", "dense_wgmma.cuda"}));
 }
 
 TEST(ActivationRules, Conv2dWgmmaTakesEachIntoFloat16AndFloat32) {

@@ -231,6 +231,30 @@ TEST(ImplementTest, StemTakesNarrowConvsTheTensorCoreConvCannot) {
             (std::vector<std::string>{autotvm::kConv2dNhwcWgmma}));
 }
 
+// ViT's patch embedding (16x16 patches at stride 16 into 768 channels): past the stem's limits,
+// the patchify template (rank 1) takes it at fp16, reading the float32 NCHW data; only where the
+// kernel is the stride and nothing is padded; not at int8 or fp32.
+TEST(ImplementTest, PatchifyTakesPatchEmbeddingsPastTheStem) {
+  Conv2dParams p = Conv3x3(32, 3, 224, 768);
+  p.kh = p.kw = p.stride_h = p.stride_w = 16;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 0;
+  std::vector<OpOffer> offers = OffersFor(Conv(p, NumericMode::kFp16TensorCores));
+  ASSERT_EQ(offers.size(), 1u);
+  EXPECT_EQ(offers[0].implementation.workload.task_name, autotvm::kConv2dNchwPatchifyWgmma);
+  EXPECT_EQ(offers[0].rank, 1);
+  EXPECT_TRUE(offers[0].forms.nhwc && offers[0].forms.float_nchw_data);
+  EXPECT_EQ(offers[0].implementation.workload.args[0][2], "float32");
+  EXPECT_TRUE(OffersFor(Conv(p, NumericMode::kInt8TensorCores)).empty());
+  EXPECT_EQ(TaskNames(Conv(p, NumericMode::kFp32)),
+            std::vector<std::string>{"conv2d_nchw.cuda"});  // TVM's, as before
+  Conv2dParams q = p;
+  q.stride_h = q.stride_w = 8;  // overlapping patches: not a GEMM of the input's pixels
+  EXPECT_TRUE(OffersFor(Conv(q, NumericMode::kFp16TensorCores)).empty());
+  q = p;
+  q.pad_top = q.pad_left = q.pad_bottom = q.pad_right = 1;
+  EXPECT_TRUE(OffersFor(Conv(q, NumericMode::kFp16TensorCores)).empty());
+}
+
 // A depthwise conv of multiplier 1 at fp16 takes the NHWC depthwise template alone, on the
 // network's float16 NHWC activations (the int8 network's come down its ladder to fp16); at fp32
 // TVM's NCHW template, as before.

@@ -27,14 +27,15 @@ TEST(Registry, FindsEveryTaskName) {
        {"dense_small_batch.cuda", "dense_large_batch.cuda", "conv2d_nchw.cuda",
         "depthwise_conv2d_nchw.cuda", "conv2d_nchw_winograd.cuda", "conv2d_NCHWc_int8.cuda",
         "dense_wgmma.cuda", "conv2d_nhwc_wgmma.cuda", "conv2d_nhwc_wgmma_pool.cuda",
-        "conv2d_nchw_stem_mma.cuda", "depthwise_conv2d_nhwc.cuda", "batch_matmul.cuda"}) {
+        "conv2d_nchw_stem_mma.cuda", "conv2d_nchw_patchify_wgmma.cuda",
+        "depthwise_conv2d_nhwc.cuda", "batch_matmul.cuda"}) {
     const OpTemplate* op = FindOpTemplate(name);
     ASSERT_NE(op, nullptr) << name;
     EXPECT_EQ(op->task_name(), name);
   }
   EXPECT_EQ(FindOpTemplate("dense.cuda"), nullptr);
   EXPECT_EQ(FindOpTemplate(""), nullptr);
-  EXPECT_EQ(AllOpTemplates().size(), 12u);
+  EXPECT_EQ(AllOpTemplates().size(), 13u);
 }
 
 TEST(DeviceLimits, Sm90DefaultsAreHopperLike) {
