@@ -65,16 +65,16 @@ WeightRows MatmulRows(const Executor::State& state, const WeightSet& weights, co
   return w;
 }
 
-// The epilogue vectors of a conv / dense step whose weight is `w`.
+// The epilogue vectors of a conv / dense step; `s_w`: its int8 weight's scales.
 EpilogueScales MatmulEpilogue(const Executor::State& state, const WeightSet& weights,
-                              const Step& step, const PreparedWeights& w) {
+                              const Step& step, absl::Span<const float> s_w) {
   const std::vector<float> bias =
       step.bias >= 0 ? Floats(weights, step.bias) : std::vector<float>{};
   const bool requantize = step.epilogue.output == Epilogue::Output::kInt8Requantize;
   if (ElementOf(state, step) == WeightElement::kInt8) {
     const float s_in = ScaleOf(state, step.input);
-    return requantize ? RequantizeEpilogue(s_in, w.scales, bias, ScaleOf(state, step.output))
-                      : DequantizeEpilogue(s_in, w.scales, bias);
+    return requantize ? RequantizeEpilogue(s_in, s_w, bias, ScaleOf(state, step.output))
+                      : DequantizeEpilogue(s_in, s_w, bias);
   }
   const int64_t channels = state.graph.tensor(step.weight).shape[0];
   return requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
@@ -93,9 +93,9 @@ absl::StatusOr<DevicePtr> Upload(Executor::State& state, absl::Span<const uint8_
 
 // Every conv / dense weight, prepared and copied into device buffers allocated up front (the
 // copies start while later rows are prepared); their pointers go to `state.steps`. Returns the
-// prepared weights (for the epilogues), by step.
-absl::StatusOr<std::vector<PreparedWeights>> UploadMatmulWeights(Executor::State& state,
-                                                                 const WeightSet& weights) {
+// int8 weights' scales (for the epilogues), by step; the host buffers are freed.
+absl::StatusOr<std::vector<std::vector<float>>> UploadMatmulWeights(Executor::State& state,
+                                                                    const WeightSet& weights) {
   std::vector<int> step_of;
   std::vector<WeightRows> rows;
   std::vector<DeviceBuffer> buffers;
@@ -120,23 +120,23 @@ absl::StatusOr<std::vector<PreparedWeights>> UploadMatmulWeights(Executor::State
                            PrepareWeights(rows, {.threads = state.options.compile_threads}, copy));
   state.stats.weight_prepare_seconds += set.prepare_seconds;
   state.stats.weight_copy_seconds += copy_seconds;
-  std::vector<PreparedWeights> by_step(state.program.steps.size());
+  std::vector<std::vector<float>> scales(state.program.steps.size());
   for (size_t t = 0; t < rows.size(); ++t) {
     state.steps[step_of[t]].weight = buffers[t].ptr();
     state.stats.weight_bytes += static_cast<int64_t>(buffers[t].size());
     if (buffers[t].size() > 0) state.weight_buffers.push_back(std::move(buffers[t]));
-    by_step[step_of[t]] = std::move(set.tensors[t]);
+    scales[step_of[t]] = std::move(set.tensors[t].scales);
   }
-  return by_step;
+  return scales;
 }
 
 // A step's other device tensors: its epilogue's vectors, a bias_add's bias, its operands' weights.
 absl::Status UploadStepVectors(Executor::State& state, const WeightSet& weights, int i,
-                               const PreparedWeights& prepared) {
+                               absl::Span<const float> s_w) {
   const Step& step = state.program.steps[i];
   StepRuntime& rt = state.steps[i];
   if (IsMatmul(step)) {
-    const EpilogueScales e = MatmulEpilogue(state, weights, step, prepared);
+    const EpilogueScales e = MatmulEpilogue(state, weights, step, s_w);
     if (step.epilogue.bias) {
       TUNEJIT_ASSIGN_OR_RETURN(rt.bias, Upload(state, BytesOf(e.bias)));
     }
@@ -160,10 +160,10 @@ absl::Status UploadStepVectors(Executor::State& state, const WeightSet& weights,
 
 absl::Status UploadWeights(Executor::State& state, const WeightSet& weights) {
   const auto start = std::chrono::steady_clock::now();
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<PreparedWeights> prepared,
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<std::vector<float>> scales,
                            UploadMatmulWeights(state, weights));
   for (size_t i = 0; i < state.program.steps.size(); ++i) {
-    TUNEJIT_RETURN_IF_ERROR(UploadStepVectors(state, weights, static_cast<int>(i), prepared[i]));
+    TUNEJIT_RETURN_IF_ERROR(UploadStepVectors(state, weights, static_cast<int>(i), scales[i]));
   }
   state.stats.upload_seconds += SecondsSince(start);
   return absl::OkStatus();
