@@ -132,6 +132,16 @@ void PrepareUnit(const WeightRows& t, const Unit& u, PreparedWeights& out) {
   for (int64_t r = u.begin; r < u.end; ++r) PrepareRow(t, r, out, scratch);
 }
 
+// No more threads than there are unit_bytes of work to prepare: a small model starts none.
+int ThreadsFor(absl::Span<const WeightRows> tensors, const PrepareOptions& options) {
+  size_t bytes = 0;
+  for (const WeightRows& t : tensors) bytes += t.AsGiven() ? 0 : t.Bytes();
+  const size_t unit = std::max<size_t>(options.unit_bytes, 1);
+  const size_t pieces = (bytes + unit - 1) / unit;
+  return static_cast<int>(
+      std::clamp<size_t>(pieces, 1, static_cast<size_t>(ResolveThreads(options.threads))));
+}
+
 // Prepares every unit on `threads` threads, each marked done when written; skips the rest once
 // `stop` is set.
 void PrepareUnits(absl::Span<const WeightRows> tensors, absl::Span<const Unit> units, int threads,
@@ -188,15 +198,16 @@ absl::StatusOr<PreparedWeightSet> PrepareWeights(absl::Span<const WeightRows> te
   PreparedWeightSet set;
   set.tensors = Allocate(tensors);
   const std::vector<Unit> units = SplitIntoUnits(tensors, options.unit_bytes);
+  const int threads = ThreadsFor(tensors, options);
   DoneFlags done(units.size());
   std::atomic<bool> stop{false};
   auto prepare = [&] {
-    PrepareUnits(tensors, units, options.threads, stop, done, set.tensors);
+    PrepareUnits(tensors, units, threads, stop, done, set.tensors);
     set.prepare_seconds = Seconds(start);
   };
   // One unit, or one thread, has nothing to overlap: no thread is started for it.
   std::thread preparer;
-  if (units.size() > 1 && ResolveThreads(options.threads) > 1) {
+  if (units.size() > 1 && threads > 1) {
     preparer = std::thread(prepare);
   } else {
     prepare();

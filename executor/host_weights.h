@@ -65,7 +65,7 @@ struct PreparedWeightSet {
 };
 
 struct PrepareOptions {
-  int threads = 0;  // 0: one per core
+  int threads = 0;  // 0: one per core; never more than there are unit_bytes of work
   // Prepared bytes per unit of work (whole rows, at least one): one device copy each, so large
   // enough that a copy's fixed cost is small, small enough that the rows of one large tensor
   // spread over every core and the first copy starts early.
