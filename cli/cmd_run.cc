@@ -267,9 +267,10 @@ absl::Status LoadInputs(const RunFlags& f, RunState* s) {
 std::string BuildDetail(const ExecutorStats& st) {
   std::string detail = absl::StrFormat(
       "lower %.2f s, compile %.2f s (%d compiled, %d cache hits), calibrate %.2f s, upload %.2f "
-      "s, verify %.2f s; %d fallback layers",
+      "s (prepare %.2f s, copy %.2f s, overlapping), verify %.2f s; %d fallback layers",
       st.lower_seconds, st.compile_seconds, st.kernels_compiled, st.kernel_cache_hits,
-      st.calibrate_seconds, st.upload_seconds, st.verify_seconds, st.fallback_layers);
+      st.calibrate_seconds, st.upload_seconds, st.weight_prepare_seconds, st.weight_copy_seconds,
+      st.verify_seconds, st.fallback_layers);
   if (st.scales_given + st.scales_calibrated > 0) {
     absl::StrAppendFormat(&detail, "; int8 scales: %d %s, %d calibrated", st.scales_given,
                           st.plan_used ? "from the plan" : "from the model", st.scales_calibrated);

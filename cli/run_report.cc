@@ -382,6 +382,8 @@ nlohmann::ordered_json ReportJson(const RunReport& r) {
                 {"kernel_cache_hits", s.kernel_cache_hits},
                 {"calibrate_seconds", s.calibrate_seconds},
                 {"upload_seconds", s.upload_seconds},
+                {"weight_prepare_seconds", s.weight_prepare_seconds},
+                {"weight_copy_seconds", s.weight_copy_seconds},
                 {"verify_seconds", s.verify_seconds},
                 {"fingerprint_seconds", s.fingerprint_seconds},
                 {"plan_used", s.plan_used},

@@ -11,7 +11,7 @@
 // faster, never different: the outputs with and without it are bit-identical.
 //
 // The file is text, to be read by people too:
-//   tunejit build plan 1              (format version)
+//   tunejit build plan 2              (format version)
 //   { ...JSON: identity, steps, activation_scales, arena_bytes... }
 //   sha256 <64 hex digits of every byte before this line>
 // written atomically (common/file_io.h). ParseBuildPlan never crashes on any bytes (fuzzed).
@@ -34,7 +34,10 @@
 
 namespace tunejit {
 
-inline constexpr int kBuildPlanFormatVersion = 1;
+// Bumped when the file's layout or the meaning of an identity field changes (2: the weights'
+// fingerprint hashes chunks, graph/fingerprint.h), so an older plan is refused by its version
+// rather than as one made "for other weights".
+inline constexpr int kBuildPlanFormatVersion = 2;
 // Plans are a few hundred bytes per step; anything past this is not one of ours.
 inline constexpr uint64_t kMaxBuildPlanBytes = uint64_t{64} << 20;
 
@@ -81,7 +84,7 @@ struct BuildPlan {
 
 std::string EncodeBuildPlan(const BuildPlan& plan);
 // DataLoss with the reason: "truncated (no checksum line)", "corrupt (checksum mismatch)",
-// "format version 2; this tunejit reads 1", "bad field steps[3].kernels: ...".
+// "format version 1; this tunejit reads 2", "bad field steps[3].kernels: ...".
 absl::StatusOr<BuildPlan> ParseBuildPlan(absl::string_view bytes);
 
 // Atomic write; Unavailable naming the file when it cannot be written.

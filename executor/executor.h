@@ -111,7 +111,12 @@ struct ExecutorStats {
   int scales_given = 0;
   int scales_calibrated = 0;
   std::vector<std::string> scales_unused;
-  double upload_seconds = 0;  // weights to the device (and quantization)
+  double upload_seconds = 0;  // weights to the device (and quantization), in all
+  // Of upload_seconds: the host preparation of the conv / dense weights (conversions, reorders,
+  // quantization, on all cores), wall time, and the copies of the prepared bytes to the device,
+  // which run at the same time (the sum can pass upload_seconds).
+  double weight_prepare_seconds = 0;
+  double weight_copy_seconds = 0;
   double verify_seconds = 0;
   int64_t arena_bytes = 0;           // activation arena (with reuse)
   int64_t activation_sum_bytes = 0;  // what the activations would take without reuse

@@ -1,18 +1,16 @@
-// Weights to the device, prepared on the host on all cores, then copied: float32 as given, (int8
-// steps) quantized per output channel on the host, with each conv/dense epilogue's bias and scale
-// vectors (graph/quantize.h formulas), or (fp16 tensor-core steps) rounded to float16; tensor-core
-// convs take theirs reordered OIHW -> OHWI.
-#include <algorithm>
-#include <atomic>
+// Weights to the device: each conv / dense weight is prepared on the host on all cores, row by row
+// (executor/host_weights.h): float32 as given, (int8 steps) quantized per output channel, or (fp16
+// tensor-core steps) rounded to float16; tensor-core convs take theirs reordered OIHW -> OHWI,
+// dense layers after a flattened NHWC activation their columns CHW -> HWC. The prepared bytes are
+// copied to the device as they come, while the rest is prepared; the epilogues' bias and scale
+// vectors (graph/quantize.h formulas) follow. Weights used as they are (bias_add biases, tensor
+// ops' operands, float32 weights in their given order) go from the weight file's bytes.
+#include <chrono>
 #include <cstring>
-#include <optional>
-#include <thread>
 
-#include "common/half.h"
-
-#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "executor/executor_internal.h"
+#include "executor/host_weights.h"
 #include "graph/quantize.h"
 
 namespace tunejit {
@@ -25,169 +23,147 @@ std::vector<float> Floats(const WeightSet& weights, int tensor) {
   return v;
 }
 
-// One device tensor's bytes, prepared on the host (converted, reordered, quantized).
-struct HostTensor {
-  std::vector<uint8_t> bytes;
-  // A graph weight as the file holds it (float32): one copy of its bytes.
-  static HostTensor Of(absl::Span<const uint8_t> bytes) {
-    return HostTensor{std::vector<uint8_t>(bytes.begin(), bytes.end())};
-  }
-  template <typename T>
-  static HostTensor Of(const std::vector<T>& v) {
-    HostTensor t;
-    t.bytes.resize(v.size() * sizeof(T));
-    if (!v.empty()) std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
-    return t;
-  }
-};
-
-// A step's weights as its kernels read them; each is uploaded into the matching DevicePtr of the
-// step (`weight`, `bias`, `scale`, per operand) when present.
-struct HostStepWeights {
-  std::optional<HostTensor> weight, bias, scale;
-  std::vector<std::optional<HostTensor>> operands;
-};
-
-// A conv weight from the graph's OIHW into the tensor-core templates' [CO, KH, KW, C] (OHWI).
 template <typename T>
-std::vector<T> ToOhwi(const std::vector<T>& w, const std::vector<int64_t>& shape) {
-  const int64_t co = shape[0], ci = shape[1], taps = shape[2] * shape[3];
-  std::vector<T> out(w.size());
-  for (int64_t o = 0; o < co; ++o) {
-    for (int64_t c = 0; c < ci; ++c) {
-      for (int64_t t = 0; t < taps; ++t) out[(o * taps + t) * ci + c] = w[(o * ci + c) * taps + t];
-    }
-  }
-  return out;
-}
-
-// The fp16 tensor-core templates' weights in float16 (round to nearest even): OHWI for a conv,
-// [N, K] for a dense (as given).
-std::vector<uint16_t> Fp16Weights(const std::vector<float>& w, const std::vector<int64_t>& shape) {
-  std::vector<uint16_t> out(w.size());
-  for (size_t i = 0; i < w.size(); ++i) out[i] = FloatToHalf(w[i]);
-  return shape.size() == 4 ? ToOhwi(out, shape) : out;
-}
-
-// A dense weight [N, C * H * W] with its columns reordered from (c, h, w) to (h, w, c): the order
-// of an NHWC activation flattened in place (StepTensor::flattened_hwc).
-std::vector<float> ColumnsToHwc(const std::vector<float>& w, const std::vector<int64_t>& chw) {
-  const int64_t c = chw[0], hw = chw[1] * chw[2], k = c * hw;
-  std::vector<float> out(w.size());
-  for (size_t row = 0; row < w.size() / k; ++row) {
-    const float* from = w.data() + row * k;
-    float* to = out.data() + row * k;
-    for (int64_t ch = 0; ch < c; ++ch) {
-      for (int64_t p = 0; p < hw; ++p) to[p * c + ch] = from[ch * hw + p];
-    }
-  }
-  return out;
+absl::Span<const uint8_t> BytesOf(const std::vector<T>& v) {
+  return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)};
 }
 
 float ScaleOf(const Executor::State& state, int step_tensor) {
   return state.scales[state.program.tensors[step_tensor].scale_slot];
 }
 
-HostStepWeights PrepareMatmul(const Executor::State& state, const WeightSet& weights, int i) {
-  const Step& step = state.program.steps[i];
+bool IsMatmul(const Step& step) {
+  return step.kind == StepKind::kConv2d || step.kind == StepKind::kDense;
+}
+
+// The stem template converts its float32 weight itself.
+WeightElement ElementOf(const Executor::State& state, const Step& step) {
+  const NodeTask& task = state.program.tasks[step.task];
+  if (task.half() && !task.forms.float_nchw_data) return WeightElement::kFloat16;
+  return step.int8 ? WeightElement::kInt8 : WeightElement::kFloat32;
+}
+
+// A conv / dense weight as its kernels read it: the element type and the reorder within each
+// output channel's row.
+WeightRows MatmulRows(const Executor::State& state, const WeightSet& weights, const Step& step) {
+  const std::vector<int64_t>& shape = state.graph.tensor(step.weight).shape;
   const std::vector<int64_t>& input_hwc = state.program.tensors[step.input].flattened_hwc;
-  const std::vector<float> w = input_hwc.empty()
-                                   ? Floats(weights, step.weight)
-                                   : ColumnsToHwc(Floats(weights, step.weight), input_hwc);
+  WeightRows w{.source = weights.Get(step.weight), .rows = shape[0]};
+  w.element = ElementOf(state, step);
+  w.a = w.rows > 0 ? static_cast<int64_t>(w.source.size() / sizeof(float)) / w.rows : 0;
+  const bool ohwi =
+      shape.size() == 4 &&
+      (w.element == WeightElement::kFloat16 ||
+       (w.element == WeightElement::kInt8 && state.program.tasks[step.task].forms.nhwc));
+  if (!input_hwc.empty()) {  // a dense layer reading a flattened NHWC activation
+    w.a = input_hwc[0];
+    w.b = input_hwc[1] * input_hwc[2];
+  } else if (ohwi) {
+    w.a = shape[1];
+    w.b = shape[2] * shape[3];
+  }
+  return w;
+}
+
+// The epilogue vectors of a conv / dense step; `s_w`: its int8 weight's scales.
+EpilogueScales MatmulEpilogue(const Executor::State& state, const WeightSet& weights,
+                              const Step& step, absl::Span<const float> s_w) {
   const std::vector<float> bias =
       step.bias >= 0 ? Floats(weights, step.bias) : std::vector<float>{};
-  const int64_t channels = state.graph.tensor(step.weight).shape[0];
   const bool requantize = step.epilogue.output == Epilogue::Output::kInt8Requantize;
-  HostStepWeights out;
-  EpilogueScales e;
-  // The stem template converts its float32 weight itself.
-  if (const NodeTask& task = state.program.tasks[step.task];
-      task.half() && !task.forms.float_nchw_data) {
-    out.weight = HostTensor::Of(Fp16Weights(w, state.graph.tensor(step.weight).shape));
-    e = requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
-                   : EpilogueScales{{}, bias};
-  } else if (step.int8) {
-    QuantizedWeights q = QuantizeWeights(w, channels);
-    if (task.forms.nhwc) q.values = ToOhwi(q.values, state.graph.tensor(step.weight).shape);
-    out.weight = HostTensor::Of(q.values);
+  if (ElementOf(state, step) == WeightElement::kInt8) {
     const float s_in = ScaleOf(state, step.input);
-    e = requantize ? RequantizeEpilogue(s_in, q.scales, bias, ScaleOf(state, step.output))
-                   : DequantizeEpilogue(s_in, q.scales, bias);
-  } else {
-    out.weight = HostTensor::Of(w);
-    e = requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
-                   : EpilogueScales{{}, bias};
+    return requantize ? RequantizeEpilogue(s_in, s_w, bias, ScaleOf(state, step.output))
+                      : DequantizeEpilogue(s_in, s_w, bias);
   }
-  if (step.epilogue.bias) out.bias = HostTensor::Of(e.bias);
-  if (step.epilogue.output != Epilogue::Output::kAccumulator) out.scale = HostTensor::Of(e.scale);
-  return out;
+  const int64_t channels = state.graph.tensor(step.weight).shape[0];
+  return requantize ? FloatToInt8Epilogue(channels, bias, ScaleOf(state, step.output))
+                    : EpilogueScales{{}, bias};
 }
 
-HostStepWeights PrepareStep(const Executor::State& state, const WeightSet& weights, int i) {
-  const Step& step = state.program.steps[i];
-  HostStepWeights out;
-  if (step.kind == StepKind::kConv2d || step.kind == StepKind::kDense) {
-    out = PrepareMatmul(state, weights, i);
-  } else if (step.kind == StepKind::kBiasAdd) {
-    out.bias = HostTensor::Of(weights.Get(step.bias));
-  }
-  out.operands.resize(step.operands.size());
-  for (size_t k = 0; k < step.operands.size(); ++k) {
-    if (step.operands[k].weight >= 0) {
-      out.operands[k] = HostTensor::Of(weights.Get(step.operands[k].weight));
-    }
-  }
-  return out;
-}
-
-// Every step's host preparation, on `threads` threads: the conversions and reorders are the
-// costly part of an upload (a single thread managed about 1 GB/s of VGG-16's weights).
-std::vector<HostStepWeights> PrepareAll(const Executor::State& state, const WeightSet& weights,
-                                        int threads) {
-  std::vector<HostStepWeights> prepared(state.program.steps.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < prepared.size(); i = next++) {
-      prepared[i] = PrepareStep(state, weights, static_cast<int>(i));
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::min<int>(threads, static_cast<int>(prepared.size())); ++t) {
-    pool.emplace_back(work);
-  }
-  work();
-  for (std::thread& t : pool) t.join();
-  return prepared;
-}
-
-absl::StatusOr<DevicePtr> Upload(Executor::State& state, const std::optional<HostTensor>& t) {
-  if (!t.has_value() || t->bytes.empty()) return DevicePtr{0};
-  TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(*state.device, t->bytes.size()));
-  TUNEJIT_RETURN_IF_ERROR(b.CopyFromHost(t->bytes.data(), t->bytes.size()));
-  state.stats.weight_bytes += static_cast<int64_t>(t->bytes.size());
+absl::StatusOr<DevicePtr> Upload(Executor::State& state, absl::Span<const uint8_t> bytes) {
+  if (bytes.empty()) return DevicePtr{0};
+  TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(*state.device, bytes.size()));
+  TUNEJIT_RETURN_IF_ERROR(b.CopyFromHost(bytes.data(), bytes.size()));
+  state.stats.weight_bytes += static_cast<int64_t>(bytes.size());
   const DevicePtr ptr = b.ptr();
   state.weight_buffers.push_back(std::move(b));
   return ptr;
+}
+
+// Every conv / dense weight, prepared and copied into device buffers allocated up front (the
+// copies start while later rows are prepared); their pointers go to `state.steps`. Returns the
+// int8 weights' scales (for the epilogues), by step; the host buffers are freed.
+absl::StatusOr<std::vector<std::vector<float>>> UploadMatmulWeights(Executor::State& state,
+                                                                    const WeightSet& weights) {
+  std::vector<int> step_of;
+  std::vector<WeightRows> rows;
+  std::vector<DeviceBuffer> buffers;
+  for (size_t i = 0; i < state.program.steps.size(); ++i) {
+    const Step& step = state.program.steps[i];
+    if (!IsMatmul(step)) continue;
+    step_of.push_back(static_cast<int>(i));
+    rows.push_back(MatmulRows(state, weights, step));
+    DeviceBuffer& b = buffers.emplace_back();
+    if (rows.back().Bytes() > 0) {
+      TUNEJIT_ASSIGN_OR_RETURN(b, DeviceBuffer::Allocate(*state.device, rows.back().Bytes()));
+    }
+  }
+  double copy_seconds = 0;
+  auto copy = [&](int t, size_t offset, absl::Span<const uint8_t> bytes) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status copied = buffers[t].CopyFromHost(bytes.data(), bytes.size(), offset);
+    copy_seconds += SecondsSince(start);
+    return copied;
+  };
+  TUNEJIT_ASSIGN_OR_RETURN(PreparedWeightSet set,
+                           PrepareWeights(rows, {.threads = state.options.compile_threads}, copy));
+  state.stats.weight_prepare_seconds += set.prepare_seconds;
+  state.stats.weight_copy_seconds += copy_seconds;
+  std::vector<std::vector<float>> scales(state.program.steps.size());
+  for (size_t t = 0; t < rows.size(); ++t) {
+    state.steps[step_of[t]].weight = buffers[t].ptr();
+    state.stats.weight_bytes += static_cast<int64_t>(buffers[t].size());
+    if (buffers[t].size() > 0) state.weight_buffers.push_back(std::move(buffers[t]));
+    scales[step_of[t]] = std::move(set.tensors[t].scales);
+  }
+  return scales;
+}
+
+// A step's other device tensors: its epilogue's vectors, a bias_add's bias, its operands' weights.
+absl::Status UploadStepVectors(Executor::State& state, const WeightSet& weights, int i,
+                               absl::Span<const float> s_w) {
+  const Step& step = state.program.steps[i];
+  StepRuntime& rt = state.steps[i];
+  if (IsMatmul(step)) {
+    const EpilogueScales e = MatmulEpilogue(state, weights, step, s_w);
+    if (step.epilogue.bias) {
+      TUNEJIT_ASSIGN_OR_RETURN(rt.bias, Upload(state, BytesOf(e.bias)));
+    }
+    if (step.epilogue.output != Epilogue::Output::kAccumulator) {
+      TUNEJIT_ASSIGN_OR_RETURN(rt.scale, Upload(state, BytesOf(e.scale)));
+    }
+  } else if (step.kind == StepKind::kBiasAdd) {
+    TUNEJIT_ASSIGN_OR_RETURN(rt.bias, Upload(state, weights.Get(step.bias)));
+  }
+  rt.operand_weights.assign(step.operands.size(), 0);
+  for (size_t k = 0; k < step.operands.size(); ++k) {
+    if (step.operands[k].weight >= 0) {
+      TUNEJIT_ASSIGN_OR_RETURN(rt.operand_weights[k],
+                               Upload(state, weights.Get(step.operands[k].weight)));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::Status UploadWeights(Executor::State& state, const WeightSet& weights) {
   const auto start = std::chrono::steady_clock::now();
-  const int threads = state.options.compile_threads > 0
-                          ? state.options.compile_threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const std::vector<HostStepWeights> prepared = PrepareAll(state, weights, threads);
-  for (size_t i = 0; i < prepared.size(); ++i) {
-    StepRuntime& rt = state.steps[i];
-    const HostStepWeights& h = prepared[i];
-    TUNEJIT_ASSIGN_OR_RETURN(rt.weight, Upload(state, h.weight));
-    TUNEJIT_ASSIGN_OR_RETURN(rt.bias, Upload(state, h.bias));
-    TUNEJIT_ASSIGN_OR_RETURN(rt.scale, Upload(state, h.scale));
-    rt.operand_weights.assign(h.operands.size(), 0);
-    for (size_t k = 0; k < h.operands.size(); ++k) {
-      TUNEJIT_ASSIGN_OR_RETURN(rt.operand_weights[k], Upload(state, h.operands[k]));
-    }
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<std::vector<float>> scales,
+                           UploadMatmulWeights(state, weights));
+  for (size_t i = 0; i < state.program.steps.size(); ++i) {
+    TUNEJIT_RETURN_IF_ERROR(UploadStepVectors(state, weights, static_cast<int>(i), scales[i]));
   }
   state.stats.upload_seconds += SecondsSince(start);
   return absl::OkStatus();

@@ -1,12 +1,12 @@
 #include "graph/fingerprint.h"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
-#include <thread>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "common/digest.h"
+#include "common/parallel_for.h"
 
 namespace tunejit {
 namespace {
@@ -67,27 +67,32 @@ std::string WeightsFingerprint(const Graph& graph, const WeightSet& weights, int
       ids.push_back(static_cast<int>(t));
     }
   }
-  std::vector<std::string> digests(ids.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < ids.size(); i = next++) {
-      absl::Span<const uint8_t> b = weights.Get(ids[i]);
-      digests[i] = Sha256({reinterpret_cast<const char*>(b.data()), b.size()});
+  std::vector<absl::string_view> chunks;
+  std::vector<size_t> first_chunk;  // per weight tensor, then one past the last chunk
+  for (int id : ids) {
+    first_chunk.push_back(chunks.size());
+    const absl::Span<const uint8_t> b = weights.Get(id);
+    for (size_t at = 0; at < b.size(); at += kWeightsFingerprintChunkBytes) {
+      chunks.emplace_back(reinterpret_cast<const char*>(b.data()) + at,
+                          std::min(kWeightsFingerprintChunkBytes, b.size() - at));
     }
-  };
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (int i = 1; i < std::min<int>(threads, static_cast<int>(ids.size())); ++i) {
-    pool.emplace_back(work);
   }
-  work();
-  for (std::thread& t : pool) t.join();
+  first_chunk.push_back(chunks.size());
+  std::vector<std::string> digests(chunks.size());
+  ParallelFor(static_cast<int64_t>(chunks.size()), 1, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) digests[c] = Sha256(chunks[c]);
+  });
   std::string bytes;
   AppendBytes(&bytes, "tunejit-weights");
   AppendU64(&bytes, ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
+    std::string tensor;
+    AppendBytes(&tensor, "tunejit-weight-chunks");
+    AppendU64(&tensor, kWeightsFingerprintChunkBytes);
+    AppendU64(&tensor, weights.Get(ids[i]).size());
+    for (size_t c = first_chunk[i]; c < first_chunk[i + 1]; ++c) tensor += digests[c];
     AppendBytes(&bytes, graph.tensor(ids[i]).name);
-    AppendBytes(&bytes, digests[i]);
+    AppendBytes(&bytes, Sha256(tensor));
   }
   return Sha256Hex(bytes);
 }

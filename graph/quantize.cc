@@ -12,17 +12,20 @@ QuantizedWeights QuantizeWeights(absl::Span<const float> weights, int64_t channe
   if (channels <= 0) return q;
   const size_t row = weights.size() / static_cast<size_t>(channels);
   for (int64_t c = 0; c < channels; ++c) {
-    absl::Span<const float> w = weights.subspan(c * row, row);
-    const float max_abs = AbsMax(w);
-    const float s = max_abs > 0.0f && std::isfinite(max_abs) ? max_abs / 127.0f : 1.0f;
-    q.scales[c] = s;
-    for (size_t i = 0; i < row; ++i) {
-      // nearbyint rounds half to even in the default rounding mode, as the GPU's __float2int_rn.
-      const float v = std::nearbyint(w[i] / s);
-      q.values[c * row + i] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
-    }
+    q.scales[c] =
+        QuantizeRow(weights.subspan(c * row, row), absl::MakeSpan(q.values).subspan(c * row, row));
   }
   return q;
+}
+
+float QuantizeRow(absl::Span<const float> row, absl::Span<int8_t> out) {
+  const float s = ActivationScale(AbsMax(row));
+  for (size_t i = 0; i < row.size(); ++i) {
+    // nearbyint rounds half to even in the default rounding mode, as the GPU's __float2int_rn.
+    const float v = std::nearbyint(row[i] / s);
+    out[i] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+  }
+  return s;
 }
 
 float ActivationScale(float abs_max) {

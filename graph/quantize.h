@@ -31,6 +31,11 @@ struct QuantizedWeights {
 // `weights` holds `channels` equal rows (OIHW or [N, K]); channels must divide its size.
 QuantizedWeights QuantizeWeights(absl::Span<const float> weights, int64_t channels);
 
+// One output channel of QuantizeWeights: writes q of each value of `row` to `out` (same size) and
+// returns s_w. The row's values may come in any order (s_w is the row's abs-max, whatever the
+// order), so a layout reorder before or after quantizing gives the same bytes.
+float QuantizeRow(absl::Span<const float> row, absl::Span<int8_t> out);
+
 // max |x| / 127; 1 when abs_max is 0 or not finite (nothing to scale: every value quantizes to 0).
 float ActivationScale(float abs_max);
 

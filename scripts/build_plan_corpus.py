@@ -25,7 +25,7 @@ def plan(steps, scales):
         "activation_scales": scales,
         "arena_bytes": 4096,
     }
-    return "tunejit build plan 1\n" + json.dumps(body, indent=1) + "\n"
+    return "tunejit build plan 2\n" + json.dumps(body, indent=1) + "\n"
 
 
 def main(out):
@@ -38,7 +38,8 @@ def main(out):
         "full.plan": seal(plan([untuned, conv], [0.5, 0.25])),
         "empty_steps.plan": seal(plan([], [])),
         "bad_field.plan": seal(plan([{"name": 1, "kind": "conv2d", "kernels": []}], [])),
-        "version2.plan": seal("tunejit build plan 2\n{}\n"),
+        "old_version.plan": seal("tunejit build plan 1\n{}\n"),
+        "new_version.plan": seal("tunejit build plan 3\n{}\n"),
         "truncated.plan": seal(plan([conv], []))[:-20],
     }
     for name, data in files.items():

@@ -27,7 +27,9 @@ total = sum(v for k, v in phases.items())
 b = r["build"]
 print(f"{sys.argv[2]}: total {total:.3f} s; " + ", ".join(f"{k} {v:.3f}" for k, v in phases.items())
       + f"; plan_used {b.get('plan_used')} fingerprint {b.get('fingerprint_seconds', 0):.3f} upload "
-      f"{b['upload_seconds']:.3f} compile {b['compile_seconds']:.3f} verify {b['verify_seconds']:.3f}"
+      f"{b['upload_seconds']:.3f} (prepare {b.get('weight_prepare_seconds', 0):.3f}, copy "
+      f"{b.get('weight_copy_seconds', 0):.3f}; {r['memory']['weight_bytes'] / 1e6:.0f} MB at "
+      f"{r['memory']['weight_bytes'] / max(b['upload_seconds'], 1e-9) / 1e9:.1f} GB/s) compile {b['compile_seconds']:.3f} verify {b['verify_seconds']:.3f}"
       f" calibrate {b['calibrate_seconds']:.3f}; e2e {r['end_to_end']['ours_seconds'] * 1e3:.3f} ms")
 PY
 }

@@ -217,6 +217,9 @@ RunReport Report() {
   r.startup = {{"log", 0.01, "22 records"}, {"build", 2.5, "compiled 30, cache hits 4"}};
   r.stats.peak_device_bytes = int64_t{3} << 30;
   r.stats.weight_bytes = int64_t{1} << 29;
+  r.stats.upload_seconds = 0.25;
+  r.stats.weight_prepare_seconds = 0.125;
+  r.stats.weight_copy_seconds = 0.0625;
   r.accuracy = *CompareLogits({1, 2}, {1, 2}, 1, BoundsFor(NumericMode::kInt8Dp4a));
   return r;
 }
@@ -293,6 +296,10 @@ TEST(RunReportJson, KeysAndValues) {
   EXPECT_DOUBLE_EQ(j["accuracy"]["min_top1"].get<double>(), 0.9);
   EXPECT_EQ(j["accuracy"]["decisive_rows"], 1);
   EXPECT_EQ(j["memory"]["peak_device_bytes"], int64_t{3} << 30);
+  // The weight upload in all, and its host preparation and device copies, which overlap.
+  EXPECT_DOUBLE_EQ(j["build"]["upload_seconds"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(j["build"]["weight_prepare_seconds"].get<double>(), 0.125);
+  EXPECT_DOUBLE_EQ(j["build"]["weight_copy_seconds"].get<double>(), 0.0625);
   // Round-trips through text (no NaN, which JSON cannot hold).
   EXPECT_EQ(nlohmann::ordered_json::parse(j.dump()), j);
 }

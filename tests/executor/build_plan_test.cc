@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "autotvm/python_json.h"
 #include "common/digest.h"
 #include "gmock/gmock.h"
@@ -15,6 +16,9 @@ namespace tunejit {
 namespace {
 
 using ::testing::HasSubstr;
+
+// The first line of a plan this tunejit writes.
+std::string Header() { return absl::StrCat("tunejit build plan ", kBuildPlanFormatVersion, "\n"); }
 
 BuildPlan SamplePlan() {
   BuildPlan plan;
@@ -51,7 +55,7 @@ BuildPlan SamplePlan() {
 TEST(BuildPlanTest, EncodingRoundTripsExactly) {
   const BuildPlan plan = SamplePlan();
   const std::string bytes = EncodeBuildPlan(plan);
-  EXPECT_THAT(bytes, ::testing::StartsWith("tunejit build plan 1\n{"));
+  EXPECT_THAT(bytes, ::testing::StartsWith(Header() + "{"));
   absl::StatusOr<BuildPlan> parsed = ParseBuildPlan(bytes);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(*parsed, plan);  // float scales included, bit for bit
@@ -86,9 +90,13 @@ std::string Resealed(std::string header_and_body) {
 }
 
 TEST(BuildPlanTest, AnotherFormatVersionIsRefusedByName) {
-  absl::StatusOr<BuildPlan> parsed = ParseBuildPlan(Resealed("tunejit build plan 2\n{}\n"));
+  // An older plan (its weights fingerprint is another function) and a newer one.
+  EXPECT_EQ(kBuildPlanFormatVersion, 2);
+  absl::StatusOr<BuildPlan> parsed = ParseBuildPlan(Resealed("tunejit build plan 1\n{}\n"));
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.status().message(), "format version 2; this tunejit reads 1");
+  EXPECT_EQ(parsed.status().message(), "format version 1; this tunejit reads 2");
+  EXPECT_EQ(ParseBuildPlan(Resealed("tunejit build plan 3\n{}\n")).status().message(),
+            "format version 3; this tunejit reads 2");
   EXPECT_THAT(ParseBuildPlan("GIF89a").status().message(), HasSubstr("not a build plan"));
 }
 
@@ -117,25 +125,22 @@ TEST(BuildPlanTest, FieldsOfTheWrongShapeAreNamed) {
   for (const Case& c : cases) {
     autotvm::Json edited = body;
     edited[autotvm::Json::json_pointer(c.pointer)] = c.value;
-    absl::StatusOr<BuildPlan> parsed =
-        ParseBuildPlan(Resealed("tunejit build plan 1\n" + edited.dump() + "\n"));
+    absl::StatusOr<BuildPlan> parsed = ParseBuildPlan(Resealed(Header() + edited.dump() + "\n"));
     ASSERT_FALSE(parsed.ok()) << c.pointer;
     EXPECT_EQ(parsed.status().message(), std::string("bad field ") + c.reason) << c.pointer;
   }
   autotvm::Json missing = body;
   missing["identity"].erase("arch");
-  EXPECT_EQ(
-      ParseBuildPlan(Resealed("tunejit build plan 1\n" + missing.dump() + "\n")).status().message(),
-      "bad field identity.arch: missing");
+  EXPECT_EQ(ParseBuildPlan(Resealed(Header() + missing.dump() + "\n")).status().message(),
+            "bad field identity.arch: missing");
   // 1e999 overflows a double: the JSON reader refuses it (infinity has no JSON text to write back).
   std::string infinite = body.dump();
   const std::string cost = "\"record_cost\":0.000125";
   ASSERT_NE(infinite.find(cost), std::string::npos) << infinite;
   infinite.replace(infinite.find(cost), cost.size(), "\"record_cost\":1e999");
-  EXPECT_THAT(
-      ParseBuildPlan(Resealed("tunejit build plan 1\n" + infinite + "\n")).status().message(),
-      HasSubstr("corrupt (invalid JSON"));
-  EXPECT_THAT(ParseBuildPlan(Resealed("tunejit build plan 1\n[[[\n")).status().message(),
+  EXPECT_THAT(ParseBuildPlan(Resealed(Header() + infinite + "\n")).status().message(),
+              HasSubstr("corrupt (invalid JSON"));
+  EXPECT_THAT(ParseBuildPlan(Resealed(Header() + "[[[\n")).status().message(),
               HasSubstr("corrupt (invalid JSON"));
 }
 

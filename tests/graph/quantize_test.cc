@@ -41,6 +41,23 @@ TEST(QuantizeTest, WeightRoundTripWithinHalfAStep) {
   }
 }
 
+// The per-row form the executor's weight preparation uses: the same bytes as QuantizeWeights, and
+// a reordered row quantizes to the same values reordered (the scale does not see the order).
+TEST(QuantizeTest, RowsAreQuantizeWeightsAndIgnoreTheOrder) {
+  const std::vector<float> w = testing::NormalFloats(5 * 27, 4);
+  const QuantizedWeights q = QuantizeWeights(w, 5);
+  for (int c = 0; c < 5; ++c) {
+    std::vector<int8_t> row(27);
+    const float s = QuantizeRow(absl::MakeConstSpan(w).subspan(c * 27, 27), absl::MakeSpan(row));
+    EXPECT_EQ(s, q.scales[c]);
+    EXPECT_EQ(row, std::vector<int8_t>(q.values.begin() + c * 27, q.values.begin() + c * 27 + 27));
+    std::vector<float> reversed(w.rbegin() + (4 - c) * 27, w.rbegin() + (5 - c) * 27);
+    std::vector<int8_t> reversed_q(27);
+    EXPECT_EQ(QuantizeRow(reversed, absl::MakeSpan(reversed_q)), s);
+    EXPECT_EQ(reversed_q, std::vector<int8_t>(row.rbegin(), row.rend()));
+  }
+}
+
 TEST(QuantizeTest, ActivationScaleAndAbsMax) {
   EXPECT_FLOAT_EQ(ActivationScale(127.0f), 1.0f);
   EXPECT_FLOAT_EQ(ActivationScale(2.54f), 0.02f);
