@@ -36,7 +36,8 @@ bool IsMatmul(const Step& step) {
   return step.kind == StepKind::kConv2d || step.kind == StepKind::kDense;
 }
 
-// The stem template converts its float32 weight itself.
+// The stem and patchify templates read the float32 weight as the graph has it (the patchify
+// template rounds it to float16 in a kernel of its own).
 WeightElement ElementOf(const Executor::State& state, const Step& step) {
   const NodeTask& task = state.program.tasks[step.task];
   if (task.half() && !task.forms.float_nchw_data) return WeightElement::kFloat16;
