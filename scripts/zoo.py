@@ -216,6 +216,22 @@ def cmd_compile_one(args):
     return 0
 
 
+def fp16_rel_l2(model, x, reference_path):
+    """PyTorch's own float16 error: the relative L2 distance of its float16 output on `x` from
+    the float32 reference <m>-torch.bin (None without it). A random network can amplify float16
+    rounding past any fixed bound; this says how far float16 itself lands on the same model."""
+    import numpy
+    import torch
+    if not os.path.exists(reference_path):
+        return None
+    with torch.no_grad():
+        ours = model(x).float().cpu().numpy().ravel().astype(numpy.float64)
+    want = numpy.fromfile(reference_path, dtype="<f4").astype(numpy.float64)
+    if want.size != ours.size or not numpy.any(want):
+        return None
+    return float(numpy.linalg.norm(ours - want) / numpy.linalg.norm(want))
+
+
 def cmd_peers(args):
     import torch
     torch.backends.cudnn.benchmark = True
@@ -229,6 +245,9 @@ def cmd_peers(args):
         try:
             model, x = fp16_model_and_input(name, args.batch, args.seed)
             result["eager_fp16_ms"] = median_ms(model, x)
+            rel = fp16_rel_l2(model, x, file_of(args.out, name, "-torch.bin"))
+            if rel is not None:
+                result["eager_fp16_rel_l2"] = rel
             del model, x
         except Exception as e:  # one model failing must not stop the others
             traceback.print_exc()
@@ -339,12 +358,15 @@ def model_row(directory, name):
         notes.extend(f"{precision} {why}" for precision, why in failures.items())
     fp32_rel, fp32_top1 = compare_cells(directory, name, "fp32", notes)
     fp16_rel, _ = compare_cells(directory, name, "fp16", notes)
+    peers = read_json(file_of(directory, name, "-peers.json"))
+    torch_fp16_rel = (peers or {}).get("eager_fp16_rel_l2")
+    if isinstance(torch_fp16_rel, (int, float)):
+        fp16_rel += f" (PyTorch fp16 {sci(torch_fp16_rel)})"
     ours_fp16 = DASH  # end_to_end.ours_seconds: the median of the run's --repeats
     if runs["fp16"] is not None:
         seconds = runs["fp16"].get("end_to_end", {}).get("ours_seconds")
         ours_fp16 = ms(1e3 * seconds) if isinstance(seconds, (int, float)) else DASH
 
-    peers = read_json(file_of(directory, name, "-peers.json"))
     eager, compiled = DASH, DASH
     if peers is None:
         notes.append("no PyTorch timing")

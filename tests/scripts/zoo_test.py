@@ -123,6 +123,16 @@ class ZooTableTest(unittest.TestCase):
         self.assertIn("fp32 run failed: timed out after 300 s; fp16 not run", squeeze[8])
         self.assertIn("no PyTorch timing", squeeze[8])
 
+    def test_pytorch_fp16_error_beside_ours(self):
+        write(self.dir, "m-ops.json", {"nodes": 1, "op_types": {"Conv": 1}})
+        write(self.dir, "m-fp16-compare.json", compare_report(2.2e-2, 0.9, 1e-2, False))
+        peers = peers_report({"status": "skipped"})
+        peers["eager_fp16_rel_l2"] = 2.5e-2
+        write(self.dir, "m-peers.json", peers)
+        (row,) = rows(zoo.table(self.dir, ["m"]))
+        self.assertEqual(row[4], "2.2e-02 (PyTorch fp16 2.5e-02)")
+        self.assertIn("fp16 rel L2 2.2e-02 above 1.0e-02", row[8])
+
     def test_same_failure_once(self):
         write(self.dir, "m-ops.json", {"nodes": 1, "op_types": {"Conv": 1}})
         for precision in ("fp32", "fp16"):
