@@ -9,10 +9,12 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/parallel_for.h"
 
 namespace tunejit::autotvm {
 namespace {
@@ -23,6 +25,9 @@ std::string ReasonKind(const std::string& reason) {
   size_t pos = reason.find(": ");
   return pos == std::string::npos ? reason : reason.substr(pos + 2);
 }
+
+// Lines parsed per chunk of work: enough that a thread's start is paid back.
+constexpr int64_t kLinesPerChunk = 256;
 
 bool IsBlank(std::string_view line) {
   return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
@@ -56,6 +61,13 @@ std::string LogContents::Summary() const {
 absl::Status LoadLogText(std::string_view text, const std::string& name, const LoadOptions& options,
                          LogContents* out) {
   ++out->files;
+  // The record lines first, then their parses on all cores (a tuned log of a few thousand
+  // records took a tenth of a second on one, at every start), kept in line order.
+  struct RecordLine {
+    int line_no;
+    std::string_view text;
+  };
+  std::vector<RecordLine> lines;
   int line_no = 0;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -73,14 +85,22 @@ absl::Status LoadLogText(std::string_view text, const std::string& name, const L
       ++out->comment_lines;
       continue;
     }
-    absl::StatusOr<Record> record = ParseRecordLine(line);
-    if (!record.ok()) {
-      LogLineError error{name, line_no, std::string(record.status().message())};
+    lines.push_back({line_no, line});
+  }
+  std::vector<absl::StatusOr<Record>> parsed(lines.size(), absl::UnknownError("not parsed"));
+  ParallelFor(static_cast<int64_t>(lines.size()), kLinesPerChunk, /*threads=*/0,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) parsed[i] = ParseRecordLine(lines[i].text);
+              });
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!parsed[i].ok()) {
+      LogLineError error{name, lines[i].line_no, std::string(parsed[i].status().message())};
       if (options.strict) return absl::InvalidArgumentError(error.ToString());
       out->errors.push_back(std::move(error));
       continue;
     }
-    out->records.push_back({*std::move(record), name, line_no, std::string(line)});
+    out->records.push_back(
+        {*std::move(parsed[i]), name, lines[i].line_no, std::string(lines[i].text)});
   }
   return absl::OkStatus();
 }
