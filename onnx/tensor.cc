@@ -261,7 +261,9 @@ absl::StatusOr<ConstTensor> DecodeTensor(const Proto& t, const TensorSource& src
                          absl::StrCat("raw_data has ", t.raw_data().size(), " bytes, expected ",
                                       bytes, " (truncated file?)"));
     }
-    out.bytes.assign(t.raw_data().begin(), t.raw_data().end());
+    // A memcpy: assign() from the string's chars converts them to uint8_t one at a time.
+    out.bytes.resize(t.raw_data().size());
+    if (!out.bytes.empty()) std::memcpy(out.bytes.data(), t.raw_data().data(), out.bytes.size());
     return out;
   }
   int values = 0;
