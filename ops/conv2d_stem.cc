@@ -41,18 +41,7 @@ struct StemTile {
 };
 
 absl::StatusOr<autotvm::Conv2dParams> ParseStem(const autotvm::Workload& workload) {
-  if (workload.task_name != kTask) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kTask, ": workload is for ", workload.task_name));
-  }
-  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
-  if (p.data_dtype != "float32" || p.kernel_dtype != "float32" ||
-      (p.out_dtype != "float16" && p.out_dtype != "float32")) {
-    return absl::UnimplementedError(absl::StrCat(kTask, ": ", p.data_dtype, " x ", p.kernel_dtype,
-                                                 " -> ", p.out_dtype,
-                                                 " (expected float32 x float32 -> float16 | "
-                                                 "float32)"));
-  }
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseFloatInputConv(kTask, workload));
   if (p.groups != 1) return absl::UnimplementedError(absl::StrCat(kTask, ": groups != 1"));
   if (p.n < 1 || p.ci < 1 || p.co < 1 || p.kh < 1 || p.kw < 1 || p.OutH() < 1 || p.OutW() < 1) {
     return absl::InvalidArgumentError(absl::StrCat(kTask, ": empty shape"));

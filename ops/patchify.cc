@@ -42,18 +42,7 @@ absl::Status CheckInt32(absl::string_view op, const PatchifyGeometry& g) {
 }
 
 absl::StatusOr<autotvm::Conv2dParams> ParsePatchify(const autotvm::Workload& workload) {
-  if (workload.task_name != kTask) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kTask, ": workload is for ", workload.task_name));
-  }
-  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
-  if (p.data_dtype != "float32" || p.kernel_dtype != "float32" ||
-      (p.out_dtype != "float16" && p.out_dtype != "float32")) {
-    return absl::UnimplementedError(absl::StrCat(kTask, ": ", p.data_dtype, " x ", p.kernel_dtype,
-                                                 " -> ", p.out_dtype,
-                                                 " (expected float32 x float32 -> float16 | "
-                                                 "float32)"));
-  }
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, ParseFloatInputConv(kTask, workload));
   TUNEJIT_RETURN_IF_ERROR(PatchifyGeometryOf(p).status());
   return p;
 }

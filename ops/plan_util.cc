@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace tunejit {
 
@@ -114,6 +115,22 @@ PlannedKernel GridStrideLaunch(std::string source, std::string label, std::strin
 
 KernelArg Int64ArrayArg(std::vector<int64_t> values) {
   return KernelArg{KernelArg::Kind::kInt64Array, 0, 0.0f, std::move(values)};
+}
+
+absl::StatusOr<autotvm::Conv2dParams> ParseFloatInputConv(absl::string_view task,
+                                                          const autotvm::Workload& workload) {
+  if (workload.task_name != task) {
+    return absl::InvalidArgumentError(absl::StrCat(task, ": workload is for ", workload.task_name));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::Conv2dParams p, autotvm::ParseConv2dWorkload(workload));
+  if (p.data_dtype != "float32" || p.kernel_dtype != "float32" ||
+      (p.out_dtype != "float16" && p.out_dtype != "float32")) {
+    return absl::UnimplementedError(absl::StrCat(task, ": ", p.data_dtype, " x ", p.kernel_dtype,
+                                                 " -> ", p.out_dtype,
+                                                 " (expected float32 x float32 -> float16 | "
+                                                 "float32)"));
+  }
+  return p;
 }
 
 absl::StatusOr<int> ToInt32(absl::string_view task, absl::string_view what, int64_t value) {

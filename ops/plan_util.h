@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "autotvm/workload.h"
 #include "jit/kernel_spec.h"
 #include "ops/op_template.h"
 
@@ -80,6 +81,11 @@ PlannedKernel GridStrideLaunch(std::string source, std::string label, std::strin
 
 // `value` as an int kernel argument; InvalidArgument naming `what` if it does not fit.
 absl::StatusOr<int> ToInt32(absl::string_view task, absl::string_view what, int64_t value);
+
+// A conv workload of `task` that reads float32 NCHW data and a float32 OIHW weight as the graph
+// holds them, into float16 or float32 (the stem and patchify templates); its geometry unchecked.
+absl::StatusOr<autotvm::Conv2dParams> ParseFloatInputConv(absl::string_view task,
+                                                          const autotvm::Workload& workload);
 
 int64_t CeilDiv64(int64_t a, int64_t b);
 

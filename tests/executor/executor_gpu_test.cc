@@ -352,58 +352,46 @@ TEST(ExecutorGpuTest, ResidualNetInt8CloseToFloatReference) {
   }
 }
 
-// The general tensor ops chained as the zoo's models do (SE gate, attention with a class token):
-// float32 within 1e-4 of the CPU reference; at fp16 the conv runs on the tensor cores (fp16
-// operands: ~1e-3 relative), the tensor ops in float32 after one convert.
-TEST(ExecutorGpuTest, TensorOpsNetMatchesReferenceInFp32AndFp16) {
-  TUNEJIT_REQUIRE_GPU();
-  const Graph g = testing::TensorOpsNet();
-  const WeightSet w = RandomWeights(g, 31);
-  const std::vector<float> input = testing::NormalFloats(2 * 8 * 6 * 6, 32);
+// Graph `g` with weights `w` at fp32 and fp16 (tensor cores) against the CPU forward on `input`:
+// float32 within 1e-4; float16 operands within 1e-2. Each executor's second run is bit-identical
+// to its first.
+void ExpectMatchesReferenceInFp32AndFp16(const Graph& g, const WeightSet& w,
+                                         const std::vector<float>& input) {
   const std::vector<float> want = ReferenceLogits(g, w, input);
   for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
     absl::StatusOr<Executor> ex = BuildExecutor(g, w, mode);
     ASSERT_TRUE(ex.ok()) << ex.status();
     const std::vector<float> got = RunOnce(*ex, input);
-    ASSERT_EQ(got.size(), 20u);
+    ASSERT_EQ(got.size(), want.size());
     EXPECT_LT(cpuref::RelativeError(got, want), mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
         << NumericModeName(mode);
     EXPECT_EQ(std::memcmp(RunOnce(*ex, input).data(), got.data(), got.size() * 4), 0);
   }
 }
 
+// The general tensor ops chained as the zoo's models do (SE gate, attention with a class token);
+// at fp16 the conv runs on the tensor cores, the tensor ops in float32 after one convert.
+TEST(ExecutorGpuTest, TensorOpsNetMatchesReferenceInFp32AndFp16) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::TensorOpsNet();
+  ExpectMatchesReferenceInFp32AndFp16(g, RandomWeights(g, 31),
+                                      testing::NormalFloats(2 * 8 * 6 * 6, 32));
+}
+
 // The channel layer norm between NHWC convs, its transposes views of the convs' bytes at fp16.
 TEST(ExecutorGpuTest, LayerNorm2dNetMatchesReferenceInFp32AndFp16) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::LayerNorm2dNet();
-  const WeightSet w = RandomWeights(g, 37);
-  const std::vector<float> input = testing::NormalFloats(2 * 32 * 6 * 7, 38);
-  const std::vector<float> want = ReferenceLogits(g, w, input);
-  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
-    absl::StatusOr<Executor> ex = BuildExecutor(g, w, mode);
-    ASSERT_TRUE(ex.ok()) << ex.status();
-    const std::vector<float> got = RunOnce(*ex, input);
-    ASSERT_EQ(got.size(), want.size());
-    EXPECT_LT(cpuref::RelativeError(got, want), mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
-        << NumericModeName(mode);
-  }
+  ExpectMatchesReferenceInFp32AndFp16(g, RandomWeights(g, 37),
+                                      testing::NormalFloats(2 * 32 * 6 * 7, 38));
 }
 
 // A Linear layer's GELU fused into dense_wgmma's epilogue through the reshape between them.
 TEST(ExecutorGpuTest, GeluMlpNetMatchesReferenceInFp32AndFp16) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::GeluMlpNet();
-  const WeightSet w = testing::GeluNetWeights(g, 43);
-  const std::vector<float> input = testing::NormalFloats(2 * 4 * 4 * 32, 44);
-  const std::vector<float> want = ReferenceLogits(g, w, input);
-  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
-    absl::StatusOr<Executor> ex = BuildExecutor(g, w, mode);
-    ASSERT_TRUE(ex.ok()) << ex.status();
-    const std::vector<float> got = RunOnce(*ex, input);
-    ASSERT_EQ(got.size(), want.size());
-    EXPECT_LT(cpuref::RelativeError(got, want), mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
-        << NumericModeName(mode);
-  }
+  ExpectMatchesReferenceInFp32AndFp16(g, testing::GeluNetWeights(g, 43),
+                                      testing::NormalFloats(2 * 4 * 4 * 32, 44));
 }
 
 // Rank-3 matmuls at fp32 run on batch_matmul.cuda reading their second operand as [B, K, N]: a
