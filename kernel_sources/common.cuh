@@ -290,6 +290,20 @@ __host__ __device__ constexpr int UnrollIf(int step, int trip, int body) {
 __host__ __device__ constexpr int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 __host__ __device__ constexpr int MinInt(int a, int b) { return a < b ? a : b; }
 
+// The sum, and the maximum, of one float per lane over a full warp, valid in every lane.
+__device__ __forceinline__ float WarpAllSum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+__device__ __forceinline__ float WarpAllMax(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  }
+  return v;
+}
+
 // Sum of one float per thread over a 1-D block of kThreads threads (kThreads == blockDim.x).
 // Warp shuffles, then one shared slot per warp. The result is valid in thread 0.
 template <int kThreads>

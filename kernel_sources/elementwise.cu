@@ -292,6 +292,26 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// softmax_rows for rows of at most a few thousand values: a warp per row, kWarps rows per block,
+// the max and the sum by shuffles with no block barrier (attention's rows of 197 tokens left most
+// of a 256-thread block idle). The same formula as softmax_rows.
+template <int kWarps>
+__global__ void __launch_bounds__(kWarps * 32)
+    softmax_rows_warp(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+  const int lane = threadIdx.x & 31;
+  for (int row = blockIdx.x * kWarps + (threadIdx.x >> 5); row < rows; row += gridDim.x * kWarps) {
+    const float* in = x + static_cast<s64>(row) * cols;
+    float* o = y + static_cast<s64>(row) * cols;
+    float m = __int_as_float(0xff800000);
+    for (int j = lane; j < cols; j += 32) m = fmaxf(m, in[j]);
+    const float row_max = WarpAllMax(m);
+    float s = 0.0f;
+    for (int j = lane; j < cols; j += 32) s += expf(in[j] - row_max);
+    const float inv = 1.0f / WarpAllSum(s);
+    for (int j = lane; j < cols; j += 32) o[j] = expf(in[j] - row_max) * inv;
+  }
+}
+
 // q = saturate(round_half_even(x / scale)).
 __global__ void quantize(const float* __restrict__ x, s8* __restrict__ y, s64 total, float scale) {
   TUNEJIT_GRID_STRIDE(i, total) { y[i] = SaturateToInt8(__fdiv_rn(x[i], scale)); }
@@ -399,6 +419,7 @@ template __global__ void tunejit::avg_pool2d<0>(const float*, float*, int, int, 
 template __global__ void tunejit::avg_pool2d<1>(const float*, float*, int, int, int, int, int, int,
                                                 int, int, int, int, int);
 template __global__ void tunejit::softmax_rows<256>(const float*, float*, int, int);
+template __global__ void tunejit::softmax_rows_warp<8>(const float*, float*, int, int);
 template __global__ void tunejit::abs_max<256>(const float*, float*, long long);
 template __global__ void tunejit::compare_to_reference<float, float>(const float*, const float*,
                                                                      double*, long long);

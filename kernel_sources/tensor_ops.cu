@@ -164,13 +164,6 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// The sum of one float per lane over a warp, valid in every lane.
-__device__ __forceinline__ float WarpAllSum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
 // layer_norm for rows of at most a few thousand values: a warp per row, kWarps rows per block,
 // the sums by shuffles with no block barrier. ConvNeXt's first stage normalizes 100,352 rows of
 // 96 channels per batch of 32, where a block per row left 160 of 256 threads idle and waited on

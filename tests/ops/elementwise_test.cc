@@ -89,7 +89,10 @@ TEST_F(ElementwiseGpu, MaxPoolFloatAndInt8) {
 }
 
 TEST_F(ElementwiseGpu, Softmax) {
-  for (auto [rows, cols] : {std::pair<int, int>{16, 1000}, {3, 7}, {1, 4097}}) {
+  // A warp per row up to 1024 values (attention's 197 tokens, rows not filling the last block),
+  // a block per row past it.
+  for (auto [rows, cols] :
+       {std::pair<int, int>{16, 1000}, {3, 7}, {1001, 197}, {2, 1024}, {1, 1025}, {1, 4097}}) {
     std::vector<float> x = testing::RandomFloats(rows * cols, 5);
     for (float& v : x) v *= 20;  // wide range: the max subtraction matters
     auto k = SoftmaxKernel(rows, cols);

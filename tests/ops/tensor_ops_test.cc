@@ -132,8 +132,14 @@ TEST(TensorOpsPlan, ReductionsPickTheirKernel) {
             "tunejit::reduce_mean_strided<float>");
   EXPECT_THAT(ReduceMeanKernel({8, 96, 7, 7}, {1, 3}).status().message(),
               HasSubstr("only consecutive axes"));
+  // Attention's rows of 197 scores: a warp each; rows past 1024 values: a block each.
   EXPECT_EQ(SoftmaxAxisKernel({4, 12, 197, 197}, 3)->spec.name_expression,
-            "tunejit::softmax_rows<256>");
+            "tunejit::softmax_rows_warp<8>");
+  EXPECT_EQ(SoftmaxAxisKernel({4, 1025}, 1)->spec.name_expression, "tunejit::softmax_rows<256>");
+  EXPECT_EQ(LayerNormKernel(6272, 96, 1e-6f)->spec.name_expression,
+            "tunejit::layer_norm_warp<float, 8>");
+  EXPECT_EQ(LayerNormKernel(4, 1025, 1e-6f)->spec.name_expression,
+            "tunejit::layer_norm<float, 256>");
   EXPECT_EQ(SoftmaxAxisKernel({4, 10, 7}, 1)->spec.name_expression, "tunejit::softmax_strided");
   EXPECT_THAT(LayerNormKernel(4, 8, 0.0f).status().message(), HasSubstr("epsilon 0"));
   EXPECT_THAT(LayerNormKernel(4, 8, 1e-5f, ElementType::kInt8).status().message(),
@@ -172,6 +178,8 @@ TEST(TensorOpsPlan, EveryKernelBuildsWithNvrtc) {
   kernels.push_back(*LayerNormKernel(4, 8, 1e-5f, ElementType::kFloat16));
   kernels.push_back(*LayerNormKernel(4, 1025, 1e-5f, ElementType::kFloat16));
   kernels.push_back(*SoftmaxAxisKernel({4, 5, 6}, 1));
+  kernels.push_back(*SoftmaxAxisKernel({4, 5, 6}, 2));  // rows: a warp each
+  kernels.push_back(*SoftmaxAxisKernel({2, 1500}, 1));  // rows: a block each
   kernels.push_back(*MatMulKernel({2, 3, 4, 5}, {3, 5, 6}));
   KernelCompiler compiler(nullptr);
   std::set<std::string> built;
