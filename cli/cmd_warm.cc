@@ -94,7 +94,8 @@ WarmPlan PlanKernels(const autotvm::LogContents& log, const DeviceLimits& limits
 absl::StatusOr<OpPlan> UntunedPlan(const Graph& graph, const StepProgram& program,
                                    const Step& step) {
   OpPlan plan;
-  TUNEJIT_ASSIGN_OR_RETURN(plan.kernels, UntunedStepKernels(graph, program, step, 1.0f));
+  TUNEJIT_ASSIGN_OR_RETURN(plan.kernels,
+                           UntunedStepKernels(graph, program, step, /*slot_scales=*/{}));
   return plan;
 }
 

@@ -65,9 +65,8 @@ absl::Status PlanSteps(Executor::State& state, const BuildPlan* plan) {
     state.layers.push_back(BaseInfo(state, step));
     StepRuntime& rt = state.steps[i];
     if (step.task < 0) {
-      const float scale =
-          step.kind == StepKind::kQuantize ? state.scales[p.tensors[step.output].scale_slot] : 1;
-      TUNEJIT_ASSIGN_OR_RETURN(rt.plan.kernels, UntunedStepKernels(state.graph, p, step, scale));
+      TUNEJIT_ASSIGN_OR_RETURN(rt.plan.kernels,
+                               UntunedStepKernels(state.graph, p, step, state.scales));
       state.layers.back().kernels = static_cast<int>(rt.plan.kernels.size());
       continue;
     }

@@ -63,8 +63,39 @@ absl::StatusOr<PlannedKernel> ClipStepKernel(const Node& node, int64_t total, El
   return ClipKernel(total, node.attrs.clip_min, node.attrs.clip_max, type);
 }
 
+// An int8 step tensor's scale: its slot's, or 1 when the caller has none (a listing of kernels:
+// the scales are kernel arguments, not part of the compiled kernel).
+absl::StatusOr<float> SlotScale(const StepTensor& t, absl::Span<const float> slot_scales) {
+  if (slot_scales.empty()) return 1.0f;
+  if (t.scale_slot < 0 || t.scale_slot >= static_cast<int>(slot_scales.size())) {
+    return absl::InternalError(absl::StrCat(t.name, ": no scale slot"));
+  }
+  return slot_scales[t.scale_slot];
+}
+
+// The residual add: float (float32 or float16, both operands and the output alike), or int8
+// operands (the int8 modes) writing int8 (requantized to the output's scale) or float32.
+absl::StatusOr<PlannedKernel> AddStepKernel(const StepProgram& program, const Step& step,
+                                            absl::Span<const float> slot_scales) {
+  const StepTensor& in = program.tensors[step.input];
+  if (in.dtype != DType::kI8) {
+    return AddReluKernel(in.NumElements(), step.epilogue.relu, ElementOf(in.dtype));
+  }
+  const StepTensor& out = program.tensors[step.output];
+  TUNEJIT_ASSIGN_OR_RETURN(const float scale_x, SlotScale(in, slot_scales));
+  TUNEJIT_ASSIGN_OR_RETURN(const float scale_r,
+                           SlotScale(program.tensors[step.residual], slot_scales));
+  float scale_out = 1.0f;
+  if (out.dtype == DType::kI8) {
+    TUNEJIT_ASSIGN_OR_RETURN(scale_out, SlotScale(out, slot_scales));
+  }
+  return AddInt8Kernel(in.NumElements(), step.epilogue.relu, ElementOf(out.dtype), scale_x, scale_r,
+                       scale_out);
+}
+
 absl::StatusOr<PlannedKernel> ElementwiseKernel(const Graph& graph, const StepProgram& program,
-                                                const Step& step, float quantize_scale) {
+                                                const Step& step,
+                                                absl::Span<const float> slot_scales) {
   const StepTensor& in = program.tensors[step.input];
   const Node& node = graph.nodes()[step.node];
   switch (step.kind) {
@@ -80,7 +111,7 @@ absl::StatusOr<PlannedKernel> ElementwiseKernel(const Graph& graph, const StepPr
       }
       return GlobalAvgPoolKernel(in.shape[0] * in.shape[1], Inner(in.shape));
     case StepKind::kAdd:
-      return AddReluKernel(in.NumElements(), step.epilogue.relu, ElementOf(in.dtype));
+      return AddStepKernel(program, step, slot_scales);
     case StepKind::kClip:
       return ClipStepKernel(node, in.NumElements(), ElementOf(in.dtype));
     case StepKind::kBiasAdd:
@@ -90,8 +121,11 @@ absl::StatusOr<PlannedKernel> ElementwiseKernel(const Graph& graph, const StepPr
       }
       return BiasReluKernel(in.shape[0], in.shape[1], Inner(in.shape), step.epilogue.relu,
                             ElementOf(in.dtype));
-    case StepKind::kQuantize:
-      return QuantizeKernel(in.NumElements(), quantize_scale);
+    case StepKind::kQuantize: {
+      TUNEJIT_ASSIGN_OR_RETURN(const float scale,
+                               SlotScale(program.tensors[step.output], slot_scales));
+      return QuantizeKernel(in.NumElements(), scale);
+    }
     case StepKind::kConvert:
       return ConvertStepKernel(in, program.tensors[step.output]);
     default:
@@ -195,14 +229,13 @@ absl::StatusOr<std::vector<PlannedKernel>> TensorOpKernels(const Graph& graph,
 absl::StatusOr<std::vector<PlannedKernel>> UntunedStepKernels(const Graph& graph,
                                                               const StepProgram& program,
                                                               const Step& step,
-                                                              float quantize_scale) {
+                                                              absl::Span<const float> slot_scales) {
   if (step.task >= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(step.name, ": a tuned step (its kernels come from kernel choice)"));
   }
   if (!step.operands.empty()) return TensorOpKernels(graph, program, step);
-  TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel k,
-                           ElementwiseKernel(graph, program, step, quantize_scale));
+  TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel k, ElementwiseKernel(graph, program, step, slot_scales));
   return std::vector<PlannedKernel>{std::move(k)};
 }
 

@@ -5,26 +5,28 @@
 // fleet's cache holds every kernel a model launches.
 //
 //   TUNEJIT_ASSIGN_OR_RETURN(std::vector<PlannedKernel> k,
-//                            UntunedStepKernels(graph, program, program.steps[i], /*scale=*/1));
+//                            UntunedStepKernels(graph, program, program.steps[i], scales));
 #ifndef TUNEJIT_EXECUTOR_STEP_KERNELS_H_
 #define TUNEJIT_EXECUTOR_STEP_KERNELS_H_
 
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "executor/step_program.h"
 #include "graph/graph.h"
 #include "ops/op_template.h"
 
 namespace tunejit {
 
-// The launches of `step` (one, or one per input of a concat). `quantize_scale`: a quantize step's
-// scale (a kernel argument, not part of the compiled kernel). InvalidArgument for a tuned step;
-// a shape the kernels cannot take is an error naming the node.
+// The launches of `step` (one, or one per input of a concat). `slot_scales`: the scale of each of
+// the program's scale slots, which the int8 steps (quantize, the int8 residual add) take as kernel
+// arguments, not as part of the compiled kernel; empty: every scale 1 (listing the kernels).
+// InvalidArgument for a tuned step; a shape the kernels cannot take is an error naming the node.
 absl::StatusOr<std::vector<PlannedKernel>> UntunedStepKernels(const Graph& graph,
                                                               const StepProgram& program,
                                                               const Step& step,
-                                                              float quantize_scale);
+                                                              absl::Span<const float> slot_scales);
 
 }  // namespace tunejit
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -78,8 +79,20 @@ class Lowerer {
     return task >= 0 && p_.tasks[task].int8();
   }
 
-  // want_int8_[t]: every consumer of activation t takes int8 (an int8 conv's data, or a max pool
-  // whose own output is wanted in int8), so t's producer may write int8 directly.
+  // An add that reads int8 operands in an int8 mode (LowerInt8Add): two 4-D activations of one
+  // shape (no broadcast), so the sum is element-wise in either layout.
+  bool IsInt8Add(int node) const {
+    const Node& n = g_.nodes()[node];
+    if (!IsInt8(p_.mode) || n.op != OpKind::kAdd || n.inputs.size() != 2) return false;
+    const TensorDesc& a = g_.tensor(n.inputs[0]);
+    const TensorDesc& b = g_.tensor(n.inputs[1]);
+    return a.kind != TensorKind::kWeight && b.kind != TensorKind::kWeight && a.shape.size() == 4 &&
+           a.shape == b.shape && a.shape == g_.tensor(n.output).shape;
+  }
+
+  // want_int8_[t]: every consumer of activation t takes int8 (an int8 conv's data, an int8
+  // residual add, or a max pool whose own output is wanted in int8), so t's producer may write
+  // int8 directly.
   void ComputeInt8Tensors() {
     want_int8_.assign(g_.tensors().size(), false);
     if (!IsInt8(p_.mode)) return;
@@ -89,6 +102,7 @@ class Lowerer {
       want_int8_[t] = std::all_of(consumers_[t].begin(), consumers_[t].end(), [&](int c) {
         const Node& user = g_.nodes()[c];
         if (user.op == OpKind::kConv2d) return IsInt8Conv(c) && user.inputs[0] == t;
+        if (IsInt8Add(c)) return true;
         return user.op == OpKind::kMaxPool2d && want_int8_[user.output];
       });
     }
@@ -496,8 +510,8 @@ class Lowerer {
   }
 
   // The residual add, with a following relu fused when it is the add's only consumer. Both
-  // operands float32 NCHW (ComputeInt8Tensors never asks an add's producers for int8), or both
-  // float16 in one layout when the tensor-core convs wrote them so (no convert around the add).
+  // operands float32 NCHW, or both float16 in one layout when the tensor-core convs wrote them so
+  // (no convert around the add); in the int8 modes, int8 (LowerInt8Add).
   absl::Status LowerAdd(int i) {
     const Node& node = g_.nodes()[i];
     TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
@@ -514,12 +528,54 @@ class Lowerer {
       s.fused = "relu";
       end = g_.nodes()[r].output;
     }
+    if (std::optional<Form> int8 = Int8AddForm(i)) return LowerInt8Add(std::move(s), end, *int8);
     const Form a = Fp16FormOr(node.inputs[0], kFloatNchw);
     const Form form =
         a.dtype == DType::kF16 && a == Fp16FormOr(node.inputs[1], kFloatNchw) ? a : kFloatNchw;
     TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], form, i));
     TUNEJIT_ASSIGN_OR_RETURN(s.residual, InputValue(node.inputs[1], form, i));
     s.output = AddOutput(end, form.dtype, -1);
+    p_.tensors[s.output].nhwc = form.nhwc;
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // The form an int8 add (IsInt8Add) reads its operands in: int8 in the layout of its first int8
+  // operand (the producers ComputeInt8Tensors asked for int8 wrote it); none when neither operand
+  // is int8 (their producers could not write it: the add stays float, quantizing nothing).
+  std::optional<Form> Int8AddForm(int i) const {
+    if (!IsInt8Add(i)) return std::nullopt;
+    for (int t : g_.nodes()[i].inputs) {
+      const int v = p_.value_of[t];
+      if (v >= 0 && p_.tensors[v].dtype == DType::kI8) return FormOf(p_.tensors[v]);
+    }
+    return std::nullopt;
+  }
+
+  // ResNet's skip add on int8 operands (AddInt8Kernel): one step, no dequantize before it and no
+  // quantize after it. An operand in another form is made int8 in `form` by InputValue (quantized
+  // with its own slot, or its layout converted). The sum (+relu) is requantized to the output's
+  // own scale slot (the float graph tensor `end`, calibrated like any int8 tensor's) when every
+  // reader takes int8; otherwise the step writes it as float32 in the operands' layout, which a
+  // convert step brings to another form where a reader wants one.
+  absl::Status LowerInt8Add(Step s, int end, Form form) {
+    const Node& node = g_.nodes()[s.node];
+    for (int t : node.inputs) {
+      // The quantize kernel reads float32 only (no int8 mode writes float16 where int8 is wanted).
+      if (const int v = p_.value_of[t]; v >= 0 && p_.tensors[v].dtype == DType::kF16) {
+        return absl::UnimplementedError(absl::StrCat(
+            NodeLabel(s.node, node), ": int8 add of float16 '", g_.tensor(t).name, "'"));
+      }
+    }
+    s.int8 = true;
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], form, s.node));
+    TUNEJIT_ASSIGN_OR_RETURN(s.residual, InputValue(node.inputs[1], form, s.node));
+    const bool to_int8 = want_int8_[end];
+    std::vector<std::string> fused;
+    if (!s.fused.empty()) fused.push_back(s.fused);
+    fused.push_back(to_int8 ? "requantize" : "dequantize");
+    s.fused = absl::StrJoin(fused, "+");
+    s.output = AddOutput(end, to_int8 ? DType::kI8 : DType::kF32, to_int8 ? Slot(end) : -1);
     p_.tensors[s.output].nhwc = form.nhwc;
     p_.steps.push_back(std::move(s));
     return absl::OkStatus();

@@ -24,9 +24,11 @@
 //    step before it, and a conv whose output only feeds int8 convs (directly or through max
 //    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
 //    a scale slot: the float32 graph tensor whose calibrated max |x| / 127 is its scale (unless
-//    the caller gives one: MatchGivenScales). The other
-//    elementwise steps run in float32: a residual add reads float operands (the int8 convs feeding
-//    it write float32; the convs reading its output quantize it once, in a shared quantize step).
+//    the caller gives one: MatchGivenScales). A residual add of two 4-D activations of one shape
+//    reads them as int8 (the convs feeding it requantize; both layouts work, the first int8
+//    operand's is used) and is one step (ops/elementwise.h AddInt8Kernel): the dequantized sum
+//    (+relu) requantized to the add's own scale slot when every reader takes int8, else written
+//    as float32 in the operands' layout. The other elementwise steps run in float32.
 //  * at kFp16TensorCores, tensor-core convs and dense layers (NodeTask::half) read and write
 //    float16, convs in NHWC; max pools after them run NHWC fp16 too. Where a value is needed in
 //    another form (the float32 NCHW first conv's output entering the first fp16 conv, the NHWC

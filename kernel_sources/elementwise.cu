@@ -1,11 +1,11 @@
 // File: kernel_sources/elementwise.cu
-// The graph's non-tuned ops (no AutoTVM knobs): standalone bias_add+relu, the residual add(+relu),
-// clip, max_pool2d (NCHW, float and int8; NHWC fp16 and int8), avg_pool2d, global average pooling,
-// row softmax, quantize / dequantize / requantize, and the fp16 path's type and layout conversions.
-// One thread per element with a grid-stride loop (any grid size is correct), except softmax (one
-// block of kBlock threads per row) and global average pooling (one warp per plane). Rounding
-// follows the CPU reference exactly (round to nearest even, saturate; _rn intrinsics so no fma
-// contraction changes a result).
+// The graph's non-tuned ops (no AutoTVM knobs): standalone bias_add+relu, the residual add(+relu;
+// float, or int8 with requantize), clip, max_pool2d (NCHW, float and int8; NHWC fp16 and int8),
+// avg_pool2d, global average pooling, row softmax, quantize / dequantize / requantize, and the fp16
+// path's type and layout conversions. One thread per element with a grid-stride loop (any grid size
+// is correct), except softmax (one block of kBlock threads per row) and global average pooling (one
+// warp per plane). Rounding follows the CPU reference exactly (round to nearest even, saturate; _rn
+// intrinsics so no fma contraction changes a result).
 //
 //   KernelSpec{"elementwise.cu", "tunejit::bias_relu<1>"}
 #include "common.cuh"
@@ -59,6 +59,25 @@ __global__ void add_relu(const T* __restrict__ x, const T* __restrict__ r, T* __
     float v = __fadd_rn(ToFloat(x[i]), ToFloat(r[i]));
     if (kRelu) v = v < 0.0f ? 0.0f : v;
     y[i] = FromFloat<T>(v);
+  }
+}
+
+// The residual add of the int8 modes: x and r int8 in one layout, each with its per-tensor scale.
+// v = x * scale_x + r * scale_r (the float add of the two dequantized values, each step rounded
+// once), then relu if kRelu. TOut s8: saturate(round_half_even(v / scale_out)), exactly the
+// `quantize` step of v; TOut float: v (an add whose readers are not all int8).
+template <int kRelu, typename TOut>
+__global__ void add_int8(const s8* __restrict__ x, const s8* __restrict__ r, TOut* __restrict__ y,
+                         s64 total, float scale_x, float scale_r, float scale_out) {
+  TUNEJIT_GRID_STRIDE(i, total) {
+    float v = __fadd_rn(__fmul_rn(static_cast<float>(x[i]), scale_x),
+                        __fmul_rn(static_cast<float>(r[i]), scale_r));
+    if (kRelu) v = v < 0.0f ? 0.0f : v;
+    if constexpr (sizeof(TOut) == 1) {
+      y[i] = SaturateToInt8(__fdiv_rn(v, scale_out));
+    } else {
+      y[i] = v;
+    }
   }
 }
 
@@ -414,6 +433,11 @@ template __global__ void tunejit::add_relu<0>(const float*, const float*, float*
 template __global__ void tunejit::add_relu<1, tunejit::f16>(const tunejit::f16*,
                                                             const tunejit::f16*, tunejit::f16*,
                                                             long long);
+template __global__ void tunejit::add_int8<1, signed char>(const signed char*, const signed char*,
+                                                           signed char*, long long, float, float,
+                                                           float);
+template __global__ void tunejit::add_int8<0, float>(const signed char*, const signed char*, float*,
+                                                     long long, float, float, float);
 template __global__ void tunejit::avg_pool2d<0>(const float*, float*, int, int, int, int, int, int,
                                                 int, int, int, int, int);
 template __global__ void tunejit::avg_pool2d<1>(const float*, float*, int, int, int, int, int, int,

@@ -290,6 +290,18 @@ std::vector<float> AddRelu(absl::Span<const float> x, absl::Span<const float> r,
   return out;
 }
 
+std::vector<float> AddInt8(absl::Span<const int8_t> x, absl::Span<const int8_t> r, float scale_x,
+                           float scale_r, bool relu) {
+  std::vector<float> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float a = static_cast<float>(x[i]) * scale_x;
+    const float b = static_cast<float>(r[i]) * scale_r;
+    const float v = a + b;
+    out[i] = relu && v < 0.0f ? 0.0f : v;
+  }
+  return out;
+}
+
 float ActivationValue(const Epilogue& e, float v) {
   switch (e.activation) {
     case Epilogue::Activation::kNone:

@@ -84,6 +84,11 @@ std::vector<float> AvgPool2d(const Pool2dParams& p, absl::Span<const float> x);
 std::vector<float> GlobalAvgPool(int64_t planes, int64_t inner, absl::Span<const float> x);
 // x + r elementwise (then relu); same sizes.
 std::vector<float> AddRelu(absl::Span<const float> x, absl::Span<const float> r, bool relu);
+// The int8 residual add's value (AddInt8Kernel): x * scale_x + r * scale_r per element (each
+// product and the sum rounded to float once), then relu. Its int8 output is Quantize(value,
+// scale_out); its float32 output the value itself. Same sizes.
+std::vector<float> AddInt8(absl::Span<const int8_t> x, absl::Span<const int8_t> r, float scale_x,
+                           float scale_r, bool relu);
 // min(max(x, lo), hi), NaN passing through.
 std::vector<float> Clip(absl::Span<const float> x, float lo, float hi);
 std::vector<float> Softmax(int64_t rows, int64_t cols, absl::Span<const float> x);

@@ -171,6 +171,26 @@ absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu, ElementTyp
                           {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total)});
 }
 
+absl::StatusOr<PlannedKernel> AddInt8Kernel(int64_t total, bool relu, ElementType out,
+                                            float scale_x, float scale_r, float scale_out) {
+  constexpr char kOp[] = "add_int8";
+  if (out != ElementType::kInt8 && out != ElementType::kFloat32) {
+    return absl::InvalidArgumentError(absl::StrCat(kOp, ": writes int8 or float32"));
+  }
+  TUNEJIT_RETURN_IF_ERROR(CheckCount(kOp, "elements", total));
+  const bool to_int8 = out == ElementType::kInt8;
+  if (!(scale_x > 0.0f) || !(scale_r > 0.0f) || (to_int8 && !(scale_out > 0.0f))) {
+    return absl::InvalidArgumentError(absl::StrCat(kOp, ": scales must be > 0"));
+  }
+  return GridStrideKernel(
+      absl::StrCat(kOp, relu ? "_relu" : "", to_int8 ? "" : "_dequantize"),
+      absl::StrCat("tunejit::add_int8<", relu ? 1 : 0, ", ", to_int8 ? "signed char" : "float",
+                   ">"),
+      total,
+      {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(total), Float32Arg(scale_x),
+       Float32Arg(scale_r), Float32Arg(to_int8 ? scale_out : 1.0f)});
+}
+
 absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi, ElementType type) {
   TUNEJIT_ASSIGN_OR_RETURN(const char* t, FloatTypeName("clip", type));
   TUNEJIT_RETURN_IF_ERROR(CheckCount("clip", "elements", total));

@@ -72,6 +72,14 @@ absl::StatusOr<PlannedKernel> GlobalAvgPoolKernel(int64_t planes, int64_t inner)
 absl::StatusOr<PlannedKernel> AddReluKernel(int64_t total, bool relu,
                                             ElementType type = ElementType::kFloat32);
 
+// The residual add of the int8 modes (+relu): x and r int8, `total` elements each in one layout,
+// with their per-tensor scales. `out` kInt8: y = saturate(round_half_even(v / scale_out)) with
+// v = x * scale_x + r * scale_r (relu'd before rounding), as QuantizeKernel of v; kFloat32: y = v.
+// The scales are kernel arguments (one compiled kernel serves every add); each must be > 0
+// (scale_out unused for a float output). Input 0 x, input 1 r; output 0 y.
+absl::StatusOr<PlannedKernel> AddInt8Kernel(int64_t total, bool relu, ElementType out,
+                                            float scale_x, float scale_r, float scale_out);
+
 // y = min(max(x, lo), hi) over `total` floats (lo <= hi; infinite bounds allowed). Input 0 x,
 // output 0 y.
 absl::StatusOr<PlannedKernel> ClipKernel(int64_t total, float lo, float hi,

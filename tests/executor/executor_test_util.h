@@ -125,6 +125,43 @@ inline Graph ResidualNet(int64_t batch = 2, float clip_max = 1.0f) {
   return g;
 }
 
+// WideResidualNet: ResNet's three kinds of skip (from a conv's output, a stride-2 block with a
+// downsample conv, an identity block after another block's add) wide enough for the int8
+// tensor-core template (16 bytes of int8 channels):
+//   input [N, 16, 8, 8] -> stem conv3x3 32 + bias + relu -> "stem.relu_out"
+//   b1: conv1x1 32 + bias + relu -> conv3x3 32 + bias -> add(stem) -> relu       [N, 32, 8, 8]
+//   b2: conv3x3/2 64 + bias + relu -> conv1x1 64 + bias; down: conv1x1/2 64 + bias (of b1's
+//       output) -> add -> relu                                                   [N, 64, 4, 4]
+//   b3: conv1x1 64 + bias + relu -> conv3x3 64 + bias -> add(b2's output) -> relu
+//   global avg pool -> flatten -> dense 10 + bias -> "logits"
+// Every add's output but b3's is read by int8 convs and an add only; b3's by the float pool.
+inline Graph WideResidualNet(int64_t batch = 2) {
+  Graph g;
+  int x = g.AddTensor({"input", {batch, 16, 8, 8}, DType::kF32, TensorKind::kInput});
+  const int stem = ConvBias(&g, "stem", x, 16, 32, 3, 1, true);
+  x = ConvBias(&g, "b1.conv1", stem, 32, 32, 1, 1, true);
+  x = ConvBias(&g, "b1.conv2", x, 32, 32, 3, 1, false);
+  x = *g.AddNode("b1.add", OpKind::kAdd, {x, stem}, {}, "b1.add_out");
+  const int b1 = *g.AddNode("b1.relu", OpKind::kRelu, {x}, {}, "b1.relu_out");
+  x = ConvBias(&g, "b2.conv1", b1, 32, 64, 3, 2, true);
+  x = ConvBias(&g, "b2.conv2", x, 64, 64, 1, 1, false);
+  const int down = ConvBias(&g, "b2.down", b1, 32, 64, 1, 2, false);
+  x = *g.AddNode("b2.add", OpKind::kAdd, {x, down}, {}, "b2.add_out");
+  const int b2 = *g.AddNode("b2.relu", OpKind::kRelu, {x}, {}, "b2.relu_out");
+  x = ConvBias(&g, "b3.conv1", b2, 64, 64, 1, 1, true);
+  x = ConvBias(&g, "b3.conv2", x, 64, 64, 3, 1, false);
+  x = *g.AddNode("b3.add", OpKind::kAdd, {x, b2}, {}, "b3.add_out");
+  x = *g.AddNode("b3.relu", OpKind::kRelu, {x}, {}, "b3.relu_out");
+  x = *g.AddNode("gap", OpKind::kGlobalAvgPool2d, {x}, {}, "gap.out");
+  x = *g.AddNode("flatten", OpKind::kFlatten, {x}, {}, "flatten.out");
+  int w = g.AddTensor({"fc.weight", {10, 64}, DType::kF32, TensorKind::kWeight});
+  int b = g.AddTensor({"fc.bias", {10}, DType::kF32, TensorKind::kWeight});
+  x = *g.AddNode("fc", OpKind::kDense, {x, w}, {}, "fc.out");
+  x = *g.AddNode("fc.bias_add", OpKind::kBiasAdd, {x, b}, {}, "logits", TensorKind::kOutput);
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
 // N(0, 1) values (std::normal_distribution: tests only need them random, not portable).
 inline std::vector<float> NormalFloats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);

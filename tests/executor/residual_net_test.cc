@@ -1,8 +1,9 @@
 // A small residual network (tests/executor/executor_test_util.h ResidualNet) on the CPU: the
 // reference forward of every ResNet op on hand-checkable graphs, the executor's lowering (add+relu
-// fusion, the residual operand, float adds between int8 convs), the step memory plan keeping both
-// add operands alive, and the conv task extraction and fallback kernel choice for ResNet's conv
-// shapes (1x1, 3x3 stride 1 and 2, 7x7 stride 2 pad 3).
+// fusion, the residual operand, int8 adds between int8 convs on dp4a and the tensor cores
+// (WideResidualNet)), the step memory plan keeping both add operands alive, and the conv task
+// extraction and fallback kernel choice for ResNet's conv shapes (1x1, 3x3 stride 1 and 2, 7x7
+// stride 2 pad 3).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -194,30 +195,126 @@ TEST(ResidualNetTest, Fp16LoweringFusesTheSkipAddIntoTheLaterConv) {
   ExpectNoLiveOverlap(*p, *m);
 }
 
-TEST(ResidualNetTest, Int8KeepsAddsInFloatAndQuantizesTheirOutputsOnce) {
+// The int8 residual add (AddInt8Kernel) reads the int8 outputs of the convs feeding it: those
+// convs requantize, and no dequantize or quantize step surrounds the add. (This test asserted the
+// old lowering before: float adds between int8 convs, a quantize step after b1's add.)
+TEST(ResidualNetTest, Int8AddsReadAndWriteInt8WithoutQuantizeSteps) {
   const Graph g = testing::ResidualNet();
   absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kInt8Dp4a);
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_THAT(Kinds(*p), ElementsAre("quantize", "conv2d", "max_pool2d", "quantize", "conv2d",
-                                     "conv2d", "add", "quantize", "conv2d", "conv2d", "conv2d",
-                                     "add", "avg_pool2d", "global_avg_pool2d", "clip", "dense"));
-  // The stem's output feeds a max pool whose output an add reads: float all the way.
-  EXPECT_EQ(StepNamed(*p, "stem").fused, "bias+relu+dequantize");
-  EXPECT_EQ(p->tensors[StepNamed(*p, "pool").output].dtype, DType::kF32);
-  // Convs feeding only int8 convs requantize; those feeding an add write float32.
+  EXPECT_THAT(Kinds(*p), ElementsAre("quantize", "conv2d", "max_pool2d", "conv2d", "conv2d", "add",
+                                     "conv2d", "conv2d", "conv2d", "add", "avg_pool2d",
+                                     "global_avg_pool2d", "clip", "dense"));
+  // The stem's output feeds a max pool whose output b1.conv1 and b1's add read: int8 throughout.
+  EXPECT_EQ(StepNamed(*p, "stem").fused, "bias+relu+requantize");
+  EXPECT_EQ(p->tensors[StepNamed(*p, "pool").output].dtype, DType::kI8);
+  // Convs feeding only int8 convs and int8 adds requantize.
   EXPECT_EQ(StepNamed(*p, "b1.conv1").epilogue.output, Out::kInt8Requantize);
-  EXPECT_EQ(StepNamed(*p, "b1.conv2").fused, "bias+dequantize");
-  EXPECT_EQ(StepNamed(*p, "b2.down").epilogue.output, Out::kFloat32);
+  EXPECT_EQ(StepNamed(*p, "b1.conv2").fused, "bias+requantize");
+  EXPECT_EQ(StepNamed(*p, "b2.conv2").epilogue.output, Out::kInt8Requantize);
+  EXPECT_EQ(StepNamed(*p, "b2.down").epilogue.output, Out::kInt8Requantize);
+  // b1's add: both operands as their producers wrote them, int8 out with its own scale slot
+  // (b1.relu_out's, the tensor calibration measures), read as is by b2.conv1 and b2.down.
   const Step& add1 = StepNamed(*p, "b1.add");
-  EXPECT_FALSE(add1.int8);
-  EXPECT_EQ(p->tensors[add1.input].dtype, DType::kF32);
-  EXPECT_EQ(p->tensors[add1.residual].dtype, DType::kF32);
-  EXPECT_EQ(p->tensors[add1.output].dtype, DType::kF32);
-  // b1's output is quantized once and shared by b2.conv1 and b2.down.
-  const Step& conv1 = StepNamed(*p, "b2.conv1");
-  EXPECT_EQ(conv1.input, StepNamed(*p, "b2.down").input);
-  EXPECT_EQ(p->tensors[conv1.input].dtype, DType::kI8);
-  EXPECT_EQ(p->scale_sources[p->tensors[conv1.input].scale_slot], *g.FindTensor("b1.relu_out"));
+  EXPECT_TRUE(add1.int8);
+  EXPECT_EQ(add1.fused, "relu+requantize");
+  EXPECT_EQ(add1.input, StepNamed(*p, "b1.conv2").output);
+  EXPECT_EQ(add1.residual, StepNamed(*p, "pool").output);
+  const StepTensor& out1 = p->tensors[add1.output];
+  EXPECT_EQ(out1.dtype, DType::kI8);
+  EXPECT_EQ(p->scale_sources[out1.scale_slot], *g.FindTensor("b1.relu_out"));
+  EXPECT_EQ(StepNamed(*p, "b2.conv1").input, add1.output);
+  EXPECT_EQ(StepNamed(*p, "b2.down").input, add1.output);
+  // b2's add feeds the float average pool: it writes the dequantized sum in float32.
+  const Step& add2 = StepNamed(*p, "b2.add");
+  EXPECT_TRUE(add2.int8);
+  EXPECT_EQ(add2.fused, "relu+dequantize");
+  EXPECT_EQ(add2.input, StepNamed(*p, "b2.conv2").output);
+  EXPECT_EQ(add2.residual, StepNamed(*p, "b2.down").output);
+  EXPECT_EQ(p->tensors[add2.output].dtype, DType::kF32);
+  EXPECT_EQ(p->tensors[add2.output].scale_slot, -1);
+  EXPECT_EQ(StepNamed(*p, "avgpool").input, add2.output);
+}
+
+// The names of the steps of `p` reading step tensor `t` (as input, residual or operand).
+std::vector<std::string> Readers(const StepProgram& p, int t) {
+  std::vector<std::string> names;
+  for (const Step& s : p.steps) {
+    bool reads = s.input == t || s.residual == t;
+    for (const StepOperand& o : s.operands) reads = reads || o.tensor == t;
+    if (reads) names.push_back(s.name);
+  }
+  return names;
+}
+
+// --precision int8 --tensor-cores (ResNet-50's case): each skip add of two int8 NHWC values (conv
+// or add outputs) is one int8 NHWC step; the only quantize and convert steps are at the graph's
+// edges (the float input, the float global pool and the float16 dense), none around an add.
+TEST(ResidualNetTest, Int8TensorCoresAddsAreOneInt8NhwcStepEach) {
+  const Graph g = testing::WideResidualNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kInt8TensorCores);
+  ASSERT_TRUE(p.ok()) << p.status();
+  for (const char* conv : {"stem", "b1.conv1", "b1.conv2", "b2.conv1", "b2.conv2", "b2.down",
+                           "b3.conv1", "b3.conv2"}) {
+    const Step& s = StepNamed(*p, conv);
+    EXPECT_EQ(p->tasks[s.task].mode, NumericMode::kInt8TensorCores) << conv;
+    EXPECT_EQ(s.epilogue.output, Out::kInt8Requantize) << conv;
+    EXPECT_EQ(p->tensors[s.output].dtype, DType::kI8) << conv;
+    EXPECT_TRUE(p->tensors[s.output].nhwc) << conv;
+  }
+  const std::vector<std::string> kinds = Kinds(*p);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "add"), 3);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "quantize"), 1);  // the input's
+  for (const Step& s : p->steps) {
+    if (s.kind != StepKind::kQuantize && s.kind != StepKind::kConvert) continue;
+    EXPECT_THAT(s.name,
+                ::testing::AnyOf("stem.quantize", "stem.convert", "gap.convert", "fc.convert"));
+  }
+  const Step& add1 = StepNamed(*p, "b1.add");
+  EXPECT_TRUE(add1.int8);
+  EXPECT_EQ(add1.fused, "relu+requantize");
+  EXPECT_EQ(add1.input, StepNamed(*p, "b1.conv2").output);
+  EXPECT_EQ(add1.residual, StepNamed(*p, "stem").output);
+  const StepTensor& out1 = p->tensors[add1.output];
+  EXPECT_EQ(out1.dtype, DType::kI8);
+  EXPECT_TRUE(out1.nhwc);
+  EXPECT_EQ(p->scale_sources[out1.scale_slot], *g.FindTensor("b1.relu_out"));
+  EXPECT_THAT(Readers(*p, add1.output), ElementsAre("b2.conv1", "b2.down"));
+  // b2's add: the downsample's int8 output as its residual; its own output read by b3's conv and
+  // b3's add, int8.
+  const Step& add2 = StepNamed(*p, "b2.add");
+  EXPECT_TRUE(add2.int8);
+  EXPECT_EQ(add2.fused, "relu+requantize");
+  EXPECT_EQ(add2.input, StepNamed(*p, "b2.conv2").output);
+  EXPECT_EQ(add2.residual, StepNamed(*p, "b2.down").output);
+  EXPECT_EQ(p->tensors[add2.output].dtype, DType::kI8);
+  EXPECT_THAT(Readers(*p, add2.output), ElementsAre("b3.conv1", "b3.add"));
+  // b3's add feeds the float global pool: the dequantized sum, float32 NHWC.
+  const Step& add3 = StepNamed(*p, "b3.add");
+  EXPECT_TRUE(add3.int8);
+  EXPECT_EQ(add3.fused, "relu+dequantize");
+  EXPECT_EQ(add3.input, StepNamed(*p, "b3.conv2").output);
+  EXPECT_EQ(add3.residual, add2.output);
+  EXPECT_EQ(p->tensors[add3.output].dtype, DType::kF32);
+  EXPECT_TRUE(p->tensors[add3.output].nhwc);
+  // The memory plan keeps both int8 operands alive through the add.
+  absl::StatusOr<StepMemory> m = PlanStepMemory(*p);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExpectNoLiveOverlap(*p, *m);
+}
+
+// The float lowerings of the same network have no int8 step and no scale slot.
+TEST(ResidualNetTest, FloatLoweringsOfTheWideNetHaveNoInt8Adds) {
+  const Graph g = testing::WideResidualNet();
+  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
+    absl::StatusOr<StepProgram> p = LowerToSteps(g, mode);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_TRUE(p->scale_sources.empty()) << NumericModeName(mode);
+    for (const Step& s : p->steps) {
+      EXPECT_FALSE(s.int8) << s.name;
+      EXPECT_NE(p->tensors[s.output].dtype, DType::kI8) << s.name;
+    }
+  }
 }
 
 TEST(ResidualNetTest, StandaloneReluAndClipRunAsClipSteps) {

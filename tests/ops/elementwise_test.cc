@@ -146,6 +146,30 @@ TEST_F(ElementwiseGpu, AddRelu) {
   }
 }
 
+// The int8 residual add against the CPU reference, every element exactly: int8 operands over
+// the whole range with scales that are not powers of two (the products round), sums past the
+// output's int8 range (saturation), relu or not, int8 or float32 out. A size that is not a
+// multiple of the block exercises the grid-stride tail.
+TEST_F(ElementwiseGpu, AddInt8MatchesTheCpuReferenceExactly) {
+  const std::vector<int8_t> x = RandomInt8(3 * 7 * 29, 13);
+  const std::vector<int8_t> r = RandomInt8(x.size(), 14);
+  const float scale_x = 0.037f, scale_r = 0.021f, scale_out = 0.043f;
+  for (bool relu : {false, true}) {
+    const std::vector<float> sum = cpuref::AddInt8(x, r, scale_x, scale_r, relu);
+    auto q = AddInt8Kernel(static_cast<int64_t>(x.size()), relu, ElementType::kInt8, scale_x,
+                           scale_r, scale_out);
+    ASSERT_TRUE(q.ok()) << q.status();
+    EXPECT_EQ(FromBytes<int8_t>(Run(*q, {Bytes(x), Bytes(r)}, x.size())),
+              cpuref::Quantize(sum, scale_out))
+        << "relu " << relu;
+    auto f = AddInt8Kernel(static_cast<int64_t>(x.size()), relu, ElementType::kFloat32, scale_x,
+                           scale_r, 1.0f);
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ(FromBytes<float>(Run(*f, {Bytes(x), Bytes(r)}, x.size() * 4)), sum)
+        << "relu " << relu;
+  }
+}
+
 TEST_F(ElementwiseGpu, Clip) {
   std::vector<float> x = testing::RandomFloats(1001, 13);
   for (float& v : x) v *= 8;

@@ -1,8 +1,10 @@
-// The ops ResNet adds (residual add+relu, clip, average and global average pooling), on the CPU:
+// The ops ResNet adds (residual add+relu, float and int8, clip, average and global average
+// pooling), on the CPU:
 // the CPU reference on hand-computed cases (it is the ground truth of the GPU tests in
 // elementwise_test.cc), the kernel builders' argument checks and launch geometry, and NVRTC
 // compiling every new kernel's name expression for sm_90 (no GPU needed).
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -78,6 +80,23 @@ TEST(ResidualOpsReference, GlobalAvgPoolAddReluClip) {
   EXPECT_TRUE(std::isnan(cpuref::Clip({std::nanf("")}, 0, 1)[0]));  // NaN passes through
 }
 
+// The int8 residual add: the dequantized sum (+relu), requantized as a quantize step would
+// (graph/quantize.h's convention: round half to even, saturate to [-128, 127]).
+TEST(ResidualOpsReference, AddInt8DequantizesAddsAndRequantizes) {
+  const std::vector<int8_t> x = {10, -20, 127, -128, 3, 1};
+  const std::vector<int8_t> r = {4, 6, 127, -128, -5, 0};
+  // scale_x = 0.5, scale_r = 0.25: exact in float.
+  const std::vector<float> sum = cpuref::AddInt8(x, r, 0.5f, 0.25f, false);
+  EXPECT_EQ(sum, (std::vector<float>{6, -8.5f, 95.25f, -96, 0.25f, 0.5f}));
+  const std::vector<float> relu = cpuref::AddInt8(x, r, 0.5f, 0.25f, true);
+  EXPECT_EQ(relu, (std::vector<float>{6, 0, 95.25f, 0, 0.25f, 0.5f}));
+  // scale_out = 0.5: 12, -17, 190.5 -> 127, -192 -> -128, 0.5 -> 0 (tie to even), 1.
+  EXPECT_EQ(cpuref::Quantize(sum, 0.5f), (std::vector<int8_t>{12, -17, 127, -128, 0, 1}));
+  // 1.5 -> 2 and 2.5 -> 2: ties go to the even neighbour.
+  EXPECT_EQ(cpuref::Quantize(cpuref::AddInt8({3, 5}, {0, 0}, 1.0f, 1.0f, false), 2.0f),
+            (std::vector<int8_t>{2, 2}));
+}
+
 TEST(ResidualOpsKernels, BuildersCheckTheirArguments) {
   EXPECT_TRUE(AvgPool2dKernel(Padded3x3()).ok());
   Pool2dParams bad = Padded3x3();
@@ -93,6 +112,14 @@ TEST(ResidualOpsKernels, BuildersCheckTheirArguments) {
   EXPECT_FALSE(ClipKernel(10, 1.f, 0.f).ok());
   EXPECT_FALSE(ClipKernel(10, std::nanf(""), 0.f).ok());
   EXPECT_FALSE(ClipKernel(0, 0.f, 1.f).ok());
+  using T = ElementType;
+  EXPECT_TRUE(AddInt8Kernel(10, true, T::kInt8, 0.1f, 0.2f, 0.3f).ok());
+  EXPECT_FALSE(AddInt8Kernel(0, true, T::kInt8, 0.1f, 0.2f, 0.3f).ok());
+  EXPECT_FALSE(AddInt8Kernel(10, true, T::kFloat16, 0.1f, 0.2f, 0.3f).ok());
+  EXPECT_FALSE(AddInt8Kernel(10, true, T::kInt8, 0.f, 0.2f, 0.3f).ok());
+  EXPECT_FALSE(AddInt8Kernel(10, true, T::kInt8, 0.1f, std::nanf(""), 0.3f).ok());
+  EXPECT_FALSE(AddInt8Kernel(10, true, T::kInt8, 0.1f, 0.2f, 0.f).ok());
+  EXPECT_TRUE(AddInt8Kernel(10, true, T::kFloat32, 0.1f, 0.2f, 0.f).ok());  // no output scale
 }
 
 TEST(ResidualOpsKernels, NamesAndLaunchGeometry) {
@@ -121,6 +148,14 @@ TEST(ResidualOpsKernels, NamesAndLaunchGeometry) {
   ASSERT_TRUE(clip.ok()) << clip.status();
   EXPECT_EQ(clip->spec.name_expression, "tunejit::clip<float>");
   EXPECT_EQ(clip->args.size(), 5u);
+
+  // The int8 add: the output type and relu are template parameters, the scales arguments.
+  absl::StatusOr<PlannedKernel> add8 = AddInt8Kernel(1000, true, ElementType::kInt8, 1, 2, 3);
+  ASSERT_TRUE(add8.ok()) << add8.status();
+  EXPECT_EQ(add8->spec.name_expression, "tunejit::add_int8<1, signed char>");
+  EXPECT_EQ(add8->args.size(), 7u);
+  EXPECT_EQ(AddInt8Kernel(1000, false, ElementType::kFloat32, 1, 2, 3)->spec.name_expression,
+            "tunejit::add_int8<0, float>");
 }
 
 // Each name expression instantiates in NVRTC (a typo or a signature mismatch would only show at
@@ -138,6 +173,11 @@ TEST(ResidualOpsKernels, EveryNewKernelCompilesForSm90) {
   std::vector<absl::StatusOr<PlannedKernel>> kernels = {
       AvgPool2dKernel(p), GlobalAvgPoolKernel(4, 49), AddReluKernel(100, true),
       AddReluKernel(100, false), ClipKernel(100, 0.f, 6.f)};
+  for (bool relu : {false, true}) {
+    for (ElementType out : {ElementType::kInt8, ElementType::kFloat32}) {
+      kernels.push_back(AddInt8Kernel(100, relu, out, 0.1f, 0.2f, 0.3f));
+    }
+  }
   p.count_include_pad = true;
   kernels.push_back(AvgPool2dKernel(p));
   for (const absl::StatusOr<PlannedKernel>& k : kernels) {
