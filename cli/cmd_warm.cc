@@ -2,7 +2,8 @@
 // architecture, with no GPU present. Kernels are deduplicated, then compiled on all cores. With
 // --model (vgg16 or FILE.onnx), the kernels are instead those `tunejit run` would choose for each
 // conv / dense layer of that model (the log's best record, else the template's fallback), with the
-// layer's fused epilogue, so a later run finds them in the cache.
+// layer's fused epilogue, so a later run finds them in the cache. With --plan FILE (on the GPU
+// machine), it makes a saved build plan as well, through `tunejit run`'s build.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "autotvm/dispatch.h"
 #include "autotvm/log_file.h"
 #include "autotvm/target.h"
@@ -45,7 +47,30 @@ struct WarmFlags {
   bool strict = false;
   bool tensor_cores = false;  // with --model --precision int8: as `run --tensor-cores`
   int64_t jobs = 0;
+  std::string plan;     // a saved build plan to make, on this machine's GPU
+  std::string weights;  // with --plan: the weights the plan is for (vgg16's safetensors)
 };
+
+// `warm --plan FILE`: the build plan holds what only the build on the target GPU decides (each
+// record verified against the reference kernels, int8 scales calibrated), so it is made by
+// `tunejit run`'s build itself, with one timed run and no cuDNN baseline; the kernels land in
+// the cache on the way. Without a GPU, run says so and exits 1.
+int MakeBuildPlan(const WarmFlags& f) {
+  std::vector<std::string> args = {"--plan",    f.plan,    "--precision",
+                                   f.precision, "--model", f.model.empty() ? "vgg16" : f.model,
+                                   "--repeats", "1",       "--no-cudnn"};
+  auto add = [&](const char* flag, const std::string& value) {
+    if (!value.empty()) args.insert(args.end(), {flag, value});
+  };
+  add("--log", f.log);
+  add("--weights", f.weights);
+  add("--cache-dir", f.cache_dir);
+  if (f.batch > 0) add("--batch", std::to_string(f.batch));
+  if (f.tensor_cores) args.push_back("--tensor-cores");
+  std::cout << "warm: making the build plan " << f.plan << " with `tunejit run "
+            << absl::StrJoin(args, " ") << "`\n";
+  return RunRunCommand(args);
+}
 
 // The distinct kernels of the log's error-free records, and why others were left out.
 struct WarmPlan {
@@ -200,7 +225,7 @@ int RunWarmCommand(const std::vector<std::string>& args) {
   FlagParser parser(
       "tunejit warm",
       "Compile into the kernel cache every kernel a tuning log needs, for a named GPU "
-      "architecture. Needs no GPU.");
+      "architecture. Needs no GPU, except --plan.");
   parser.String("arch", &f.arch, "SM", "target architecture, e.g. sm_90, sm_90a (default sm_90)");
   parser.String("log", &f.log, "FILE", "AutoTVM tuning log (required without --model)");
   parser.String("model", &f.model, "NAME|FILE",
@@ -213,8 +238,25 @@ int RunWarmCommand(const std::vector<std::string>& args) {
   parser.Bool("no-cache", &f.no_cache, "compile without reading or writing the cache");
   parser.Bool("strict", &f.strict, "fail on the first bad log line");
   parser.Int("jobs", &f.jobs, "N", "parallel compiles (default: all cores)");
+  parser.String("plan", &f.plan, "FILE",
+                "make a saved build plan for --model on this machine's GPU (a full build, as "
+                "`tunejit run --plan FILE` does; needs the GPU the plan is for)");
+  parser.String("weights", &f.weights, "FILE", "with --plan: the weights file (vgg16)");
   std::vector<std::string> positional;
   if (int code = parser.Parse(args, &positional); code >= 0) return code;
+  if (!f.plan.empty() && positional.empty()) {
+    if (f.no_cache) {
+      std::cerr << "tunejit warm: --plan keeps its kernels in the cache; drop --no-cache\n"
+                << "(run 'tunejit warm --help' for usage)\n";
+      return kExitUsage;
+    }
+    return MakeBuildPlan(f);
+  }
+  if (!f.weights.empty()) {
+    std::cerr << "tunejit warm: --weights applies to --plan only\n"
+              << "(run 'tunejit warm --help' for usage)\n";
+    return kExitUsage;
+  }
   if ((f.log.empty() && f.model.empty()) || !positional.empty()) {
     std::cerr << "tunejit warm: "
               << (positional.empty() ? "--log FILE or --model NAME|FILE is required"

@@ -9,6 +9,7 @@
 #include "cli/flags.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/device.h"
 #include "tests/onnx/onnx_test_util.h"
 #include "tests/testing/test_data.h"
 
@@ -118,6 +119,24 @@ TEST_F(WarmCommandTest, OnnxModelListsAndCompilesItsLayers) {
   ASSERT_EQ(Warm({"--model", model, "--batch", "4", "--precision", "fp32"}, &out), kExitOk) << out;
   EXPECT_THAT(out, HasSubstr("compiled 0 (NVRTC 0.00 s), cache hits " + std::to_string(entries)));
   EXPECT_EQ(Warm({"--model", model}, &out), kExitFailure);  // dynamic batch, no --batch
+}
+
+// --plan makes a saved build plan through `tunejit run`'s build, which needs the GPU: without one
+// it says so and exits 1, writing no plan; its usage errors come first.
+TEST_F(WarmCommandTest, PlanIsMadeByRunsBuildOnTheGpu) {
+  const std::string model = (dir_ / "net.onnx").string();
+  std::ofstream(model, std::ios::binary) << testing::SmallConvNet().Bytes();
+  const std::string plan = (dir_ / "net.plan").string();
+  std::string out;
+  EXPECT_EQ(Warm({"--plan", plan, "--model", model, "--no-cache"}, &out), kExitUsage);
+  EXPECT_EQ(Warm({"--model", model, "--weights", (dir_ / "w.safetensors").string()}, &out),
+            kExitUsage);
+  if (GpuAvailable().ok()) GTEST_SKIP() << "a GPU is here: the plan would be made";
+  EXPECT_EQ(Warm({"--plan", plan, "--model", model, "--batch", "4", "--precision", "fp16"}, &out),
+            kExitFailure);
+  EXPECT_THAT(out, HasSubstr("making the build plan " + plan + " with `tunejit run --plan"));
+  EXPECT_THAT(out, HasSubstr("--batch 4"));
+  EXPECT_FALSE(std::filesystem::exists(plan));
 }
 
 // The Hopper paths of VGG-16 with no GPU: every conv on the tensor-core templates (the RGB stem on
