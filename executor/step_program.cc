@@ -358,11 +358,10 @@ class Lowerer {
 
   // The activation after the value so far (conv / dense, bias, relu, residual add): a clip, a
   // hard_swish, silu or gelu unary, x * sigmoid(x), or PyTorch's five-op exact GELU, read by
-  // nothing else, becomes the epilogue's
-  // Epilogue::activation when every template implementing the node takes one
-  // (OpTemplate::takes_activation: the fp16 tensor-core templates, unpooled) and the output is not
-  // requantized to int8. The templates compute it as the separate step would, so fusing changes
-  // no bit. Moves `end` past what it fuses.
+  // nothing else, becomes the epilogue's Epilogue::activation when every template implementing
+  // the node takes one (OpTemplate::takes_activation: the fp16 tensor-core templates, unpooled)
+  // and the output is not requantized to int8. The templates compute it as the separate step
+  // would, so fusing changes no bit. Moves `end` past what it fuses.
   void FuseActivation(Step& s, int& end, std::vector<std::string>& fused) const {
     const NodeTask& task = p_.tasks[s.task];
     const auto takes_activation = [](const autotvm::Implementation& impl) {
@@ -729,17 +728,8 @@ class Lowerer {
   absl::Status LowerTransposeView(int i) {
     const Node& node = g_.nodes()[i];
     const int v = p_.value_of[node.inputs[0]];
-    const StepTensor& in = p_.tensors[v];
-    const TensorDesc& d = g_.tensor(node.output);
-    StepTensor out{d.name,
-                   d.shape,
-                   in.dtype,
-                   node.output,
-                   in.alias_of >= 0 ? in.alias_of : v,
-                   /*external=*/false,
-                   in.scale_slot};
-    out.nhwc = !in.nhwc;
-    p_.value_of[node.output] = AddTensor(std::move(out));
+    const int out = AddView(node.output, v);
+    p_.tensors[out].nhwc = !p_.tensors[v].nhwc;
     return absl::OkStatus();
   }
 
@@ -774,14 +764,23 @@ class Lowerer {
     if (p_.tensors[v].nhwc && !keep_hwc) {
       TUNEJIT_ASSIGN_OR_RETURN(v, InputValue(node.inputs[0], Form{p_.tensors[v].dtype, false}, i));
     }
-    const StepTensor& in = p_.tensors[v];
-    const int root = in.alias_of >= 0 ? in.alias_of : v;
-    const TensorDesc& d = g_.tensor(node.output);
-    StepTensor out{
-        d.name, d.shape, in.dtype, node.output, root, d.kind == TensorKind::kOutput, in.scale_slot};
-    if (keep_hwc) out.flattened_hwc = {in.shape[1], in.shape[2], in.shape[3]};
-    p_.value_of[node.output] = AddTensor(std::move(out));
+    const int out = AddView(node.output, v);
+    if (keep_hwc) {
+      const std::vector<int64_t>& in = p_.tensors[v].shape;
+      p_.tensors[out].flattened_hwc = {in[1], in[2], in[3]};
+    }
     return absl::OkStatus();
+  }
+
+  // Graph tensor `t`'s value as a view of step tensor `v`'s bytes (of its root when `v` is itself
+  // a view), in its type and scale; the caller sets how the view orders them.
+  int AddView(int t, int v) {
+    const StepTensor& in = p_.tensors[v];
+    const TensorDesc& d = g_.tensor(t);
+    const int id = AddTensor({d.name, d.shape, in.dtype, t, in.alias_of >= 0 ? in.alias_of : v,
+                              d.kind == TensorKind::kOutput, in.scale_slot});
+    p_.value_of[t] = id;
+    return id;
   }
 
   // Graph tensor `t` is read only as the data input of dense nodes, each the sole reader of its

@@ -285,6 +285,21 @@ __device__ __forceinline__ float BlockMax(float* partial, float v) {
   return partial[0];
 }
 
+// Softmax of one row by a group of threads: each walks the row from `first` by `stride`;
+// group_max and group_sum reduce one float per thread over the group, valid in every thread of it.
+template <typename GroupMax, typename GroupSum>
+__device__ __forceinline__ void SoftmaxRow(const float* __restrict__ in, float* __restrict__ out,
+                                           int cols, int first, int stride, GroupMax group_max,
+                                           GroupSum group_sum) {
+  float m = __int_as_float(0xff800000);
+  for (int j = first; j < cols; j += stride) m = fmaxf(m, in[j]);
+  const float row_max = group_max(m);
+  float s = 0.0f;
+  for (int j = first; j < cols; j += stride) s += expf(in[j] - row_max);
+  const float inv = 1.0f / group_sum(s);
+  for (int j = first; j < cols; j += stride) out[j] = expf(in[j] - row_max) * inv;
+}
+
 // Softmax over each row of a [rows, cols] matrix; one block per row (grid-stride over rows).
 // kBlock is a power of two (shared-memory tree for the row max, BlockSum for the sum).
 template <int kBlock>
@@ -293,19 +308,16 @@ __global__ void __launch_bounds__(kBlock)
   static_assert((kBlock & (kBlock - 1)) == 0, "softmax_rows needs a power-of-two block");
   __shared__ float partial[kBlock];
   __shared__ float shared_sum;
-  for (int row = blockIdx.x; row < rows; row += gridDim.x) {
-    const float* in = x + static_cast<s64>(row) * cols;
-    float* o = y + static_cast<s64>(row) * cols;
-    float m = __int_as_float(0xff800000);
-    for (int j = threadIdx.x; j < cols; j += kBlock) m = fmaxf(m, in[j]);
-    const float row_max = BlockMax<kBlock>(partial, m);
-    float s = 0.0f;
-    for (int j = threadIdx.x; j < cols; j += kBlock) s += expf(in[j] - row_max);
-    const float total = BlockSum<kBlock>(s);
+  const auto block_sum = [&](float v) {
+    const float total = BlockSum<kBlock>(v);
     if (threadIdx.x == 0) shared_sum = total;
     __syncthreads();
-    const float inv = 1.0f / shared_sum;
-    for (int j = threadIdx.x; j < cols; j += kBlock) o[j] = expf(in[j] - row_max) * inv;
+    return shared_sum;
+  };
+  for (int row = blockIdx.x; row < rows; row += gridDim.x) {
+    SoftmaxRow(
+        x + static_cast<s64>(row) * cols, y + static_cast<s64>(row) * cols, cols, threadIdx.x,
+        kBlock, [&](float v) { return BlockMax<kBlock>(partial, v); }, block_sum);
     // Nobody may overwrite partial/shared_sum for the next row before everyone has read them.
     __syncthreads();
   }
@@ -313,21 +325,14 @@ __global__ void __launch_bounds__(kBlock)
 
 // softmax_rows for rows of at most a few thousand values: a warp per row, kWarps rows per block,
 // the max and the sum by shuffles with no block barrier (attention's rows of 197 tokens left most
-// of a 256-thread block idle). The same formula as softmax_rows.
+// of a 256-thread block idle).
 template <int kWarps>
 __global__ void __launch_bounds__(kWarps * 32)
     softmax_rows_warp(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
-  const int lane = threadIdx.x & 31;
   for (int row = blockIdx.x * kWarps + (threadIdx.x >> 5); row < rows; row += gridDim.x * kWarps) {
-    const float* in = x + static_cast<s64>(row) * cols;
-    float* o = y + static_cast<s64>(row) * cols;
-    float m = __int_as_float(0xff800000);
-    for (int j = lane; j < cols; j += 32) m = fmaxf(m, in[j]);
-    const float row_max = WarpAllMax(m);
-    float s = 0.0f;
-    for (int j = lane; j < cols; j += 32) s += expf(in[j] - row_max);
-    const float inv = 1.0f / WarpAllSum(s);
-    for (int j = lane; j < cols; j += 32) o[j] = expf(in[j] - row_max) * inv;
+    SoftmaxRow(
+        x + static_cast<s64>(row) * cols, y + static_cast<s64>(row) * cols, cols, threadIdx.x & 31,
+        32, [](float v) { return WarpAllMax(v); }, [](float v) { return WarpAllSum(v); });
   }
 }
 

@@ -137,9 +137,31 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// Layer normalization of each row of [rows, cols] (two passes over the row: the mean, then the
-// centred variance, as the reference), then * scale[c] + bias[c]; one block per row. T: float,
-// or f16 (the tensor-core path's activations, math in float).
+// One row of layer normalization (two passes over the row: the mean, then the centred variance,
+// as the reference), then * scale[c] + bias[c], by a group of threads: each walks the row from
+// `first` by `stride`, and group_sum sums one float per thread over the group, valid in every
+// thread of it. T: float, or f16 (the tensor-core path's activations, math in float).
+template <typename T, typename GroupSum>
+__device__ __forceinline__ void LayerNormRow(const T* __restrict__ in,
+                                             const float* __restrict__ scale,
+                                             const float* __restrict__ bias, T* __restrict__ out,
+                                             s64 cols, float epsilon, int first, int stride,
+                                             GroupSum group_sum) {
+  float s = 0.0f;
+  for (s64 j = first; j < cols; j += stride) s += ToFloat(in[j]);
+  const float mean = group_sum(s) / static_cast<float>(cols);
+  float v = 0.0f;
+  for (s64 j = first; j < cols; j += stride) {
+    const float d = ToFloat(in[j]) - mean;
+    v += d * d;
+  }
+  const float inv = rsqrtf(group_sum(v) / static_cast<float>(cols) + epsilon);
+  for (s64 j = first; j < cols; j += stride) {
+    out[j] = FromFloat<T>((ToFloat(in[j]) - mean) * inv * scale[j] + bias[j]);
+  }
+}
+
+// Layer normalization of each row of [rows, cols]; one block per row.
 template <typename T, int kBlock>
 __global__ void __launch_bounds__(kBlock)
     layer_norm(const T* __restrict__ x, const float* __restrict__ scale,
@@ -147,48 +169,24 @@ __global__ void __launch_bounds__(kBlock)
                float epsilon) {
   __shared__ float shared;
   for (s64 row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* in = x + row * cols;
-    float s = 0.0f;
-    for (s64 j = threadIdx.x; j < cols; j += kBlock) s += ToFloat(in[j]);
-    const float mean = RowSum<kBlock>(s, &shared) / static_cast<float>(cols);
-    float v = 0.0f;
-    for (s64 j = threadIdx.x; j < cols; j += kBlock) {
-      const float d = ToFloat(in[j]) - mean;
-      v += d * d;
-    }
-    const float var = RowSum<kBlock>(v, &shared) / static_cast<float>(cols);
-    const float inv = rsqrtf(var + epsilon);
-    for (s64 j = threadIdx.x; j < cols; j += kBlock) {
-      y[row * cols + j] = FromFloat<T>((ToFloat(in[j]) - mean) * inv * scale[j] + bias[j]);
-    }
+    LayerNormRow(x + row * cols, scale, bias, y + row * cols, cols, epsilon, threadIdx.x, kBlock,
+                 [&](float v) { return RowSum<kBlock>(v, &shared); });
   }
 }
 
 // layer_norm for rows of at most a few thousand values: a warp per row, kWarps rows per block,
 // the sums by shuffles with no block barrier. ConvNeXt's first stage normalizes 100,352 rows of
 // 96 channels per batch of 32, where a block per row left 160 of 256 threads idle and waited on
-// four barriers a row. The same two passes and formula as layer_norm.
+// four barriers a row.
 template <typename T, int kWarps>
 __global__ void __launch_bounds__(kWarps * 32)
     layer_norm_warp(const T* __restrict__ x, const float* __restrict__ scale,
                     const float* __restrict__ bias, T* __restrict__ y, s64 rows, s64 cols,
                     float epsilon) {
-  const int lane = threadIdx.x & 31;
   for (s64 row = static_cast<s64>(blockIdx.x) * kWarps + (threadIdx.x >> 5); row < rows;
        row += static_cast<s64>(gridDim.x) * kWarps) {
-    const T* in = x + row * cols;
-    float s = 0.0f;
-    for (s64 j = lane; j < cols; j += 32) s += ToFloat(in[j]);
-    const float mean = WarpAllSum(s) / static_cast<float>(cols);
-    float v = 0.0f;
-    for (s64 j = lane; j < cols; j += 32) {
-      const float d = ToFloat(in[j]) - mean;
-      v += d * d;
-    }
-    const float inv = rsqrtf(WarpAllSum(v) / static_cast<float>(cols) + epsilon);
-    for (s64 j = lane; j < cols; j += 32) {
-      y[row * cols + j] = FromFloat<T>((ToFloat(in[j]) - mean) * inv * scale[j] + bias[j]);
-    }
+    LayerNormRow(x + row * cols, scale, bias, y + row * cols, cols, epsilon, threadIdx.x & 31, 32,
+                 [](float v) { return WarpAllSum(v); });
   }
 }
 

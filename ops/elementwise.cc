@@ -15,10 +15,6 @@ namespace {
 constexpr int kBlock = 256;
 // Grid-stride kernels: enough blocks to fill any GPU, never more than needed.
 constexpr int64_t kMaxBlocks = 1 << 16;
-// softmax: rows of up to kSoftmaxWarpMaxCols values take a warp each, kSoftmaxRowsPerBlock rows
-// to a block; longer rows a block each.
-constexpr int64_t kSoftmaxWarpMaxCols = 1024;
-constexpr int64_t kSoftmaxRowsPerBlock = 8;
 
 absl::Status CheckCount(absl::string_view op, absl::string_view what, int64_t value) {
   if (value < 1) {
@@ -210,20 +206,13 @@ absl::StatusOr<PlannedKernel> SoftmaxKernel(int64_t rows, int64_t cols) {
   TUNEJIT_ASSIGN_OR_RETURN(int c, ToInt32("softmax", "cols", cols));
   PlannedKernel kernel;
   kernel.label = "softmax";
-  if (cols <= kSoftmaxWarpMaxCols) {
-    // A warp per row: a block's threads would idle on short rows (attention's 197 tokens).
-    kernel.spec = KernelSpec{"elementwise.cu",
-                             absl::StrCat("tunejit::softmax_rows_warp<", kSoftmaxRowsPerBlock, ">"),
-                             {}};
-    kernel.shape.grid[0] =
-        static_cast<uint32_t>(std::min(CeilDiv64(rows, kSoftmaxRowsPerBlock), kMaxBlocks));
-    kernel.shape.block[0] = 32 * kSoftmaxRowsPerBlock;
-  } else {
-    kernel.spec =
-        KernelSpec{"elementwise.cu", absl::StrCat("tunejit::softmax_rows<", kBlock, ">"), {}};
-    kernel.shape.grid[0] = static_cast<uint32_t>(std::min<int64_t>(rows, kMaxBlocks));
-    kernel.shape.block[0] = kBlock;
-  }
+  const RowGroups groups = RowGroupsFor(rows, cols, kBlock, kMaxBlocks);
+  kernel.spec = KernelSpec{"elementwise.cu",
+                           groups.warp_per_row
+                               ? absl::StrCat("tunejit::softmax_rows_warp<", kWarpRowsPerBlock, ">")
+                               : absl::StrCat("tunejit::softmax_rows<", kBlock, ">"),
+                           {}};
+  kernel.shape = groups.shape;
   kernel.args = {InputArg(0), OutputArg(0), Int32Arg(r), Int32Arg(c)};
   return kernel;
 }

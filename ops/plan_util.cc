@@ -117,6 +117,15 @@ KernelArg Int64ArrayArg(std::vector<int64_t> values) {
   return KernelArg{KernelArg::Kind::kInt64Array, 0, 0.0f, std::move(values)};
 }
 
+RowGroups RowGroupsFor(int64_t rows, int64_t cols, int block, int64_t max_blocks) {
+  RowGroups g;
+  g.warp_per_row = cols <= kWarpRowMaxCols;
+  const int64_t blocks = g.warp_per_row ? CeilDiv64(rows, kWarpRowsPerBlock) : rows;
+  g.shape.grid[0] = static_cast<uint32_t>(std::min(blocks, max_blocks));
+  g.shape.block[0] = static_cast<uint32_t>(g.warp_per_row ? 32 * kWarpRowsPerBlock : block);
+  return g;
+}
+
 absl::StatusOr<autotvm::Conv2dParams> ParseFloatInputConv(absl::string_view task,
                                                           const autotvm::Workload& workload) {
   if (workload.task_name != task) {

@@ -82,6 +82,18 @@ PlannedKernel GridStrideLaunch(std::string source, std::string label, std::strin
 // `value` as an int kernel argument; InvalidArgument naming `what` if it does not fit.
 absl::StatusOr<int> ToInt32(absl::string_view task, absl::string_view what, int64_t value);
 
+// Row kernels (layer_norm, softmax) take a group of threads per row: a warp for rows of up to
+// kWarpRowMaxCols values, kWarpRowsPerBlock rows to a block (a block's threads would idle on
+// short rows: ConvNeXt's 96 channels, attention's 197 scores); a block of `block` threads per row
+// past that. Grid-stride over rows, at most `max_blocks` blocks.
+inline constexpr int64_t kWarpRowMaxCols = 1024;
+inline constexpr int64_t kWarpRowsPerBlock = 8;
+struct RowGroups {
+  bool warp_per_row = false;
+  LaunchShape shape;
+};
+RowGroups RowGroupsFor(int64_t rows, int64_t cols, int block, int64_t max_blocks);
+
 // A conv workload of `task` that reads float32 NCHW data and a float32 OIHW weight as the graph
 // holds them, into float16 or float32 (the stem and patchify templates); its geometry unchecked.
 absl::StatusOr<autotvm::Conv2dParams> ParseFloatInputConv(absl::string_view task,

@@ -18,10 +18,6 @@ namespace {
 constexpr int kMaxRank = 6;  // kernel_sources/tensor_ops.cu Dims
 constexpr int kBlock = 256;
 constexpr int64_t kMaxBlocks = 1 << 16;
-// layer_norm: rows of up to kLayerNormWarpMaxCols values take a warp each (32 values a lane at
-// most), kLayerNormRowsPerBlock rows to a block; longer rows a block each.
-constexpr int64_t kLayerNormWarpMaxCols = 1024;
-constexpr int64_t kLayerNormRowsPerBlock = 8;
 constexpr int kMatMulTile = 16;
 constexpr int64_t kMaxGridZ = 65535;
 
@@ -306,21 +302,14 @@ absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float 
   TUNEJIT_ASSIGN_OR_RETURN(std::string t, TypeName("layer_norm", type, /*copy=*/false));
   PlannedKernel kernel;
   kernel.label = "layer_norm";
-  if (cols <= kLayerNormWarpMaxCols) {
-    // A warp per row: a block's threads would idle on short rows (ConvNeXt's 96 channels).
-    kernel.spec =
-        KernelSpec{"tensor_ops.cu",
-                   absl::StrCat("tunejit::layer_norm_warp<", t, ", ", kLayerNormRowsPerBlock, ">"),
-                   {}};
-    kernel.shape.grid[0] =
-        static_cast<uint32_t>(std::min(CeilDiv64(rows, kLayerNormRowsPerBlock), kMaxBlocks));
-    kernel.shape.block[0] = 32 * kLayerNormRowsPerBlock;
-  } else {
-    kernel.spec =
-        KernelSpec{"tensor_ops.cu", absl::StrCat("tunejit::layer_norm<", t, ", ", kBlock, ">"), {}};
-    kernel.shape.grid[0] = static_cast<uint32_t>(std::min(rows, kMaxBlocks));
-    kernel.shape.block[0] = kBlock;
-  }
+  const RowGroups groups = RowGroupsFor(rows, cols, kBlock, kMaxBlocks);
+  kernel.spec =
+      KernelSpec{"tensor_ops.cu",
+                 groups.warp_per_row
+                     ? absl::StrCat("tunejit::layer_norm_warp<", t, ", ", kWarpRowsPerBlock, ">")
+                     : absl::StrCat("tunejit::layer_norm<", t, ", ", kBlock, ">"),
+                 {}};
+  kernel.shape = groups.shape;
   kernel.args = {InputArg(0),    InputArg(1),    InputArg(2),        OutputArg(0),
                  Int64Arg(rows), Int64Arg(cols), Float32Arg(epsilon)};
   return kernel;
