@@ -1,7 +1,8 @@
 // File: common/file_io.h
 // Whole-file reads and atomic whole-file writes, for the files tunejit makes and reads back (kernel
 // cache entries, build plans): a reader never sees half of a file, and a crash mid-write leaves
-// the old file or none, never a torn one.
+// the old file or none, never a torn one. Large inputs (weights, models) are mapped instead of
+// read: their pages come from the page cache without a copy or a fresh allocation.
 //
 //   TUNEJIT_RETURN_IF_ERROR(WriteFileAtomically("vgg16.plan", bytes));
 //   absl::StatusOr<std::string> read = ReadFileBytes("vgg16.plan", kMaxPlanBytes);
@@ -10,6 +11,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include "absl/types/span.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -33,6 +36,28 @@ struct AtomicWriteOptions {
 // Unavailable naming the failed call; the temporary file is removed on failure.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view bytes,
                                  const AtomicWriteOptions& options = {});
+
+// A read-only private mapping of a whole file (mmap), unmapped when destroyed; move-only.
+class MappedFile {
+ public:
+  // NotFound / PermissionDenied / InvalidArgument (not a regular file, another open error) /
+  // ResourceExhausted (mmap failed), each message starting "<path>: ".
+  static absl::StatusOr<MappedFile> Open(const std::string& path);
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  absl::Span<const uint8_t> bytes() const { return {data_, size_}; }
+
+ private:
+  MappedFile() = default;
+  void Unmap();
+
+  const uint8_t* data_ = nullptr;  // null for an empty file
+  size_t size_ = 0;
+};
 
 // 16 random hex digits (std::random_device): unique names for temporary and probe files.
 std::string RandomHex();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -41,6 +42,11 @@ inline float HalfToFloat(uint16_t h) {
                              : std::ldexp(mantissa + 1024.0f, exponent - 25);
   return (h & 0x8000u) ? -v : v;
 }
+
+// out[i] = FloatToHalf(in[i]) for i < n, eight at a time with the CPU's F16C conversion where it
+// has one (the same rounding; a NaN stays a NaN but may keep its payload's top bits), for the
+// hundreds of megabytes of a model's weights. `out` needs no alignment.
+void FloatsToHalves(const float* in, size_t n, uint8_t* out);
 
 }  // namespace tunejit
 

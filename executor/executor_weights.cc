@@ -2,16 +2,19 @@
 // (executor/host_weights.h): float32 as given, (int8 steps) quantized per output channel, or (fp16
 // tensor-core steps) rounded to float16; tensor-core convs take theirs reordered OIHW -> OHWI,
 // dense layers after a flattened NHWC activation their columns CHW -> HWC. The prepared bytes are
-// copied to the device as they come, while the rest is prepared; the epilogues' bias and scale
+// copied to the device as they come (through page-locked staging buffers, jit/staged_copy.h),
+// while the rest is prepared; the epilogues' bias and scale
 // vectors (graph/quantize.h formulas) follow. Weights used as they are (bias_add biases, tensor
 // ops' operands, float32 weights in their given order) go from the weight file's bytes.
 #include <chrono>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "executor/executor_internal.h"
 #include "executor/host_weights.h"
 #include "graph/quantize.h"
+#include "jit/staged_copy.h"
 
 namespace tunejit {
 namespace {
@@ -110,15 +113,26 @@ absl::StatusOr<std::vector<std::vector<float>>> UploadMatmulWeights(Executor::St
       TUNEJIT_ASSIGN_OR_RETURN(b, DeviceBuffer::Allocate(*state.device, rows.back().Bytes()));
     }
   }
+  absl::StatusOr<StagedCopier> staged = StagedCopier::Create(*state.device);
+  if (!staged.ok()) {
+    state.stats.warnings.push_back(absl::StrCat("weights copied without page-locked staging (",
+                                                staged.status().message(), ")"));
+  }
   double copy_seconds = 0;
   auto copy = [&](int t, size_t offset, absl::Span<const uint8_t> bytes) {
     const auto start = std::chrono::steady_clock::now();
-    absl::Status copied = buffers[t].CopyFromHost(bytes.data(), bytes.size(), offset);
+    absl::Status copied = staged.ok() ? staged->Copy(bytes, buffers[t], offset)
+                                      : buffers[t].CopyFromHost(bytes.data(), bytes.size(), offset);
     copy_seconds += SecondsSince(start);
     return copied;
   };
   TUNEJIT_ASSIGN_OR_RETURN(PreparedWeightSet set,
                            PrepareWeights(rows, {.threads = state.options.compile_threads}, copy));
+  if (staged.ok()) {
+    const auto start = std::chrono::steady_clock::now();
+    TUNEJIT_RETURN_IF_ERROR(staged->Finish());
+    copy_seconds += SecondsSince(start);
+  }
   state.stats.weight_prepare_seconds += set.prepare_seconds;
   state.stats.weight_copy_seconds += copy_seconds;
   std::vector<std::vector<float>> scales(state.program.steps.size());

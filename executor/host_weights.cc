@@ -115,10 +115,7 @@ void PrepareRow(const WeightRows& t, int64_t r, PreparedWeights& out, RowScratch
       std::memcpy(to, values, n * sizeof(float));
       return;
     case WeightElement::kFloat16:
-      for (size_t i = 0; i < n; ++i) {
-        const uint16_t h = FloatToHalf(values[i]);
-        std::memcpy(to + i * sizeof(h), &h, sizeof(h));
-      }
+      FloatsToHalves(values, n, to);
       return;
     case WeightElement::kInt8:
       out.scales[r] = QuantizeRow({values, n}, {reinterpret_cast<int8_t*>(to), n});

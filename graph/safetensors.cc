@@ -1,10 +1,5 @@
 #include "graph/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -206,68 +201,17 @@ absl::StatusOr<SafetensorsHeader> ParseSafetensors(absl::Span<const uint8_t> fil
 }
 
 absl::StatusOr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    std::string message = absl::StrCat(path, ": cannot open: ", std::strerror(err));
-    if (err == ENOENT) return absl::NotFoundError(message);
-    if (err == EACCES) return absl::PermissionDeniedError(message);
-    return absl::InvalidArgumentError(message);
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
-  }
-  SafetensorsFile f;
-  f.path_ = path;
-  f.size_ = static_cast<uint64_t>(st.st_size);
-  if (f.size_ > 0) {
-    void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      return absl::ResourceExhaustedError(
-          absl::StrCat(path, ": mmap of ", f.size_, " bytes failed: ", std::strerror(err)));
-    }
-    f.data_ = static_cast<const uint8_t*>(p);
-  }
-  ::close(fd);  // the mapping keeps the file referenced
-  TUNEJIT_ASSIGN_OR_RETURN(f.header_, ParseSafetensors({f.data_, f.size_}, path));
+  TUNEJIT_ASSIGN_OR_RETURN(MappedFile mapped, MappedFile::Open(path));
+  SafetensorsFile f(path, std::move(mapped));
+  TUNEJIT_ASSIGN_OR_RETURN(f.header_, ParseSafetensors(f.file_.bytes(), path));
   return f;
-}
-
-SafetensorsFile::SafetensorsFile(SafetensorsFile&& other) noexcept
-    : path_(std::move(other.path_)),
-      data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
-      header_(std::move(other.header_)) {}
-
-SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& other) noexcept {
-  if (this != &other) {
-    Unmap();
-    path_ = std::move(other.path_);
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-    header_ = std::move(other.header_);
-  }
-  return *this;
-}
-
-SafetensorsFile::~SafetensorsFile() { Unmap(); }
-
-void SafetensorsFile::Unmap() {
-  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
-  data_ = nullptr;
-  size_ = 0;
 }
 
 absl::StatusOr<TensorView> SafetensorsFile::Get(std::string_view name) const {
   for (const SafetensorsHeader::Entry& e : header_.tensors) {
     if (e.name != name) continue;
-    return TensorView{
-        e.name, e.dtype, e.shape,
-        absl::Span<const uint8_t>(data_ + header_.buffer_offset + e.begin, e.end - e.begin)};
+    return TensorView{e.name, e.dtype, e.shape,
+                      file_.bytes().subspan(header_.buffer_offset + e.begin, e.end - e.begin)};
   }
   return absl::NotFoundError(absl::StrCat(path_, ": no tensor named '", std::string(name), "'"));
 }

@@ -22,10 +22,12 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/file_io.h"
 #include "graph/dtype.h"
 
 namespace tunejit {
@@ -65,11 +67,6 @@ inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100ull << 20;
 class SafetensorsFile {
  public:
   static absl::StatusOr<SafetensorsFile> Open(const std::string& path);
-  SafetensorsFile(SafetensorsFile&& other) noexcept;
-  SafetensorsFile& operator=(SafetensorsFile&& other) noexcept;
-  SafetensorsFile(const SafetensorsFile&) = delete;
-  SafetensorsFile& operator=(const SafetensorsFile&) = delete;
-  ~SafetensorsFile();
 
   // NotFound naming the file and tensor when absent.
   absl::StatusOr<TensorView> Get(std::string_view name) const;
@@ -79,12 +76,11 @@ class SafetensorsFile {
   const std::string& path() const { return path_; }
 
  private:
-  SafetensorsFile() = default;
-  void Unmap();
+  SafetensorsFile(std::string path, MappedFile file)
+      : path_(std::move(path)), file_(std::move(file)) {}
 
   std::string path_;
-  const uint8_t* data_ = nullptr;  // the mapping (null for an empty mapping)
-  uint64_t size_ = 0;
+  MappedFile file_;  // the views point into it
   SafetensorsHeader header_;
 };
 

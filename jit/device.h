@@ -97,6 +97,7 @@ class Device {
   friend class Stream;
   friend class Event;
   friend class Module;
+  friend class StagedCopier;
 };
 
 class DeviceBuffer {

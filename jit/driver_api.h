@@ -38,6 +38,9 @@ namespace tunejit::jit_internal {
   X(cuMemAlloc)                     \
   X(cuMemFree)                      \
   X(cuMemcpyHtoD)                   \
+  X(cuMemcpyHtoDAsync)              \
+  X(cuMemHostAlloc)                 \
+  X(cuMemFreeHost)                  \
   X(cuMemcpyDtoH)                   \
   X(cuMemcpyDtoD)                   \
   X(cuMemsetD8)                     \

@@ -2,13 +2,13 @@
 
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_io.h"
 #include "common/status_macros.h"
 #include "google/protobuf/arena.h"
 #include "onnx/importer.h"
@@ -74,23 +74,16 @@ absl::StatusOr<OnnxModel> ImportOnnxFromBytes(absl::Span<const uint8_t> bytes,
 }
 
 absl::StatusOr<OnnxModel> ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
-  std::error_code ec;
-  const uint64_t size = std::filesystem::file_size(path, ec);
-  std::ifstream in(path, std::ios::binary);
-  if (ec || !in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot open ONNX model ", path, ec ? absl::StrCat(": ", ec.message()) : ""));
-  }
-  // Not zero-filled first: every byte is read over.
-  std::unique_ptr<char[]> bytes(new char[size]);
-  if (!in.read(bytes.get(), static_cast<std::streamsize>(size))) {
-    return absl::DataLossError(absl::StrCat("cannot read ONNX model ", path));
+  // Mapped, not read: the bytes come from the page cache without a copy into fresh pages.
+  absl::StatusOr<MappedFile> file = MappedFile::Open(path);
+  if (!file.ok()) {
+    return absl::Status(file.status().code(), absl::StrCat("ONNX model ", file.status().message()));
   }
   OnnxImportOptions with_dir = options;
   if (with_dir.external_data_dir.empty()) {
     with_dir.external_data_dir = std::filesystem::absolute(path).parent_path().string();
   }
-  return ImportOnnxFromBytes({reinterpret_cast<const uint8_t*>(bytes.get()), size}, with_dir, path);
+  return ImportOnnxFromBytes(file->bytes(), with_dir, path);
 }
 
 }  // namespace tunejit

@@ -1,6 +1,7 @@
 // jit/ on a real GPU (label gpu; skips without one): compile the selftest kernel through the cache,
 // load it, launch it, and check every element against a CPU reference; graphs, timing, and launch
 // and load failures that must come back as a Status.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "jit/device.h"
 #include "jit/kernel_compiler.h"
+#include "jit/staged_copy.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/testing/gpu_test.h"
 
@@ -374,6 +376,34 @@ TEST_F(JitGpuTest, RepeatPrefixFillsEveryCopy) {
   ASSERT_TRUE(buf->CopyToHost(got.data(), got.size()).ok());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], unit[i % kUnit]) << i;
   EXPECT_EQ(buf->RepeatPrefix(5).code(), absl::StatusCode::kInvalidArgument);  // 5 !| 84
+}
+
+// Copies larger than a slot, smaller ones and ones at an offset, more of them than the ring has
+// slots (so slots are reused while copies may be in flight), each source overwritten as soon as
+// Copy returns: the device holds every byte as it was given.
+TEST_F(JitGpuTest, StagedCopiesLandWhereTheyWereSent) {
+  absl::StatusOr<StagedCopier> copier =
+      StagedCopier::Create(*device_, {.slots = 2, .slot_bytes = 1000});
+  ASSERT_TRUE(copier.ok()) << copier.status();
+  constexpr size_t kBytes = 12345;
+  absl::StatusOr<DeviceBuffer> buf = DeviceBuffer::Allocate(*device_, kBytes);
+  ASSERT_TRUE(buf.ok()) << buf.status();
+  std::vector<uint8_t> want(kBytes);
+  for (size_t i = 0; i < kBytes; ++i) want[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  std::vector<uint8_t> source;
+  for (size_t offset = 0, n = 1; offset < kBytes; offset += n, n = n * 3 + 1) {
+    n = std::min(n, kBytes - offset);
+    source.assign(want.begin() + offset, want.begin() + offset + n);
+    ASSERT_TRUE(copier->Copy(source, *buf, offset).ok());
+    std::fill(source.begin(), source.end(), 0);
+  }
+  ASSERT_TRUE(copier->Finish().ok());
+  std::vector<uint8_t> got(kBytes);
+  ASSERT_TRUE(buf->CopyToHost(got.data(), got.size()).ok());
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(copier->Copy(want, *buf, 1).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(StagedCopier::Create(*device_, {.slots = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
