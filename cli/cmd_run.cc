@@ -225,6 +225,17 @@ std::vector<int64_t> RandomIds(size_t count, int64_t bound, uint64_t seed) {
   return out;
 }
 
+// The gather clamps ids outside [-bound, bound) to its table (graph/graph.h): the run goes on, but
+// such ids are most likely a tokenizer with another vocabulary, which the user should hear of.
+void WarnIdsOutOfRange(const std::string& path, const std::vector<int64_t>& ids, int64_t bound) {
+  const auto out = std::count_if(ids.begin(), ids.end(),
+                                 [bound](int64_t id) { return id < -bound || id >= bound; });
+  if (out == 0) return;
+  std::cerr << "run: warning: " << out << " of " << ids.size() << " ids in " << path
+            << " are outside the embedding table's " << bound
+            << " rows: they read the nearest row (clamped)\n";
+}
+
 // `values` read from --input must be exactly the input's size.
 template <typename T>
 absl::Status CheckInputSize(const RunFlags& f, const RunState& s, const TensorDesc& t,
@@ -249,6 +260,7 @@ absl::Status ModelInput(const RunFlags& f, RunState* s) {
     }
     TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ReadInt64s(f.input));
     TUNEJIT_RETURN_IF_ERROR(CheckInputSize(f, *s, t, ids, "int64"));
+    WarnIdsOutOfRange(f.input, ids, IdBound(*s->graph, id));
     s->input_ids = std::move(ids);
     return absl::OkStatus();
   }

@@ -89,7 +89,7 @@ TEST(RunCommand, OnnxModelAndRawInputAreCheckedBeforeTheGpu) {
   const std::string input = (dir / "x.bin").string();
   ASSERT_TRUE(WriteFloats(input, std::vector<float>(2 * 3 * 8 * 8 - 1, 0.5f)).ok());
   EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--input", input}, &out, &err), kExitFailure);
-  EXPECT_THAT(err, HasSubstr("holds 383 floats; input 'x' [2, 3, 8, 8] needs 384"));
+  EXPECT_THAT(err, HasSubstr("holds 383 float32 values; input 'x' [2, 3, 8, 8] (F32) needs 384"));
   ASSERT_TRUE(WriteFloats(input, std::vector<float>(2 * 3 * 8 * 8, 0.5f)).ok());
   absl::StatusOr<std::vector<float>> back = ReadFloats(input);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -136,11 +136,19 @@ TEST(RunCommand, Int64InputIdsAreCheckedBeforeTheGpu) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->size(), 4u);
   if (!GpuAvailable().ok()) {
+    write_ids({1, 2, 3, 4, 5, 6, 7, 10});  // the vocabulary is 10: id 10 is out of range
+    EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--precision", "fp32", "--input", ids},
+                     &out, &err),
+              kExitFailure);
+    EXPECT_THAT(err, HasSubstr("warning: 1 of 8 ids in " + ids +
+                               " are outside the embedding table's 10 rows"));
+    EXPECT_THAT(err, HasSubstr("no usable GPU"));
     write_ids({1, 2, 3, 4, 5, 6, 7, 8});
     EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--precision", "fp32", "--input", ids},
                      &out, &err),
               kExitFailure);
     EXPECT_THAT(err, HasSubstr("no usable GPU"));
+    EXPECT_THAT(err, Not(HasSubstr("warning")));
     EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--precision", "fp16"}, &out, &err),
               kExitFailure);  // random ids from --seed
     EXPECT_THAT(err, HasSubstr("no usable GPU"));
