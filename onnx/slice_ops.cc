@@ -44,14 +44,18 @@ bool WholeAxis(const SliceRange& r, int64_t dim) {
 // the device (graph/graph.h gather: ids out of range are clamped there, not checked here).
 absl::Status MapEmbeddingGather(Importer& im, const NodeProto& n, const ConstTensor& table) {
   TUNEJIT_ASSIGN_OR_RETURN(const Value* ids, im.Input(n, 1));
-  if (ids->qdq_scale > 0 || im.graph().tensor(ids->tensor).dtype != DType::kI64) {
-    return im.Unsupported(
-        n, absl::StrCat("the indices '", n.input(1),
-                        "' of a constant table "
-                        "must be an INT64 activation (token ids), got ",
-                        ids->qdq_scale > 0
-                            ? std::string("a QuantizeLinear output")
-                            : std::string(DTypeName(im.graph().tensor(ids->tensor).dtype))));
+  // Constant ids with a constant table fold before mapping; the check keeps tensor ids valid.
+  const bool int64 = !ids->is_constant() && ids->qdq_scale == 0 &&
+                     im.graph().tensor(ids->tensor).dtype == DType::kI64;
+  if (!int64) {
+    const std::string got = ids->is_constant() ? "a constant"
+                            : ids->qdq_scale > 0
+                                ? "a QuantizeLinear output"
+                                : std::string(DTypeName(im.graph().tensor(ids->tensor).dtype));
+    return im.Unsupported(n, absl::StrCat("the indices '", n.input(1),
+                                          "' of a constant table must be an INT64 activation "
+                                          "(token ids), got ",
+                                          got));
   }
   const int64_t rank = static_cast<int64_t>(table.dims.size());
   if (rank == 0) return im.Error(n, "the data is a scalar: Gather needs rank >= 1");
@@ -60,8 +64,7 @@ absl::Status MapEmbeddingGather(Importer& im, const NodeProto& n, const ConstTen
   if (axis != 0) {
     return im.Unsupported(
         n, absl::StrCat("axis ", axis, " of the constant table ", ShapeText(table.dims),
-                        " by activation indices: only "
-                        "axis 0 (an embedding lookup) is supported"));
+                        " by activation indices: only axis 0 (an embedding lookup) is supported"));
   }
   if (!IsFloatType(table.dtype)) {
     return im.Unsupported(
