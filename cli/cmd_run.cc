@@ -3,6 +3,7 @@
 // table, --json, --plot). Inputs are checked before the GPU is, so a wrong file name is reported as
 // such even on a machine without one. --input / --output read and write raw float32 files, to
 // compare with another framework's output on the same input.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -72,7 +73,7 @@ struct RunFlags {
   std::string json;
   std::string plot;
   std::string save_weights;
-  std::string input;   // raw float32 input file
+  std::string input;   // raw float32 input file (raw int64 for an int64 input: token ids)
   std::string output;  // raw float32 output file
   std::string plan;    // saved build plan: used when it matches, else written after the build
 };
@@ -142,7 +143,9 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* f) {
   p.String("save-weights", &f->save_weights, "FILE",
            "write the weights used (e.g. the random ones) as safetensors, for --weights later");
   p.String("input", &f->input, "FILE.bin",
-           "the input as raw little-endian float32 (default: N(0, 1) from --seed)");
+           "the input as raw little-endian float32, or int64 for an int64 input such as "
+           "BERT's token ids (default: N(0, 1), or ids uniform over the embedding table, from "
+           "--seed)");
   p.String("output", &f->output, "FILE.bin", "write the output as raw little-endian float32");
   p.String("plan", &f->plan, "FILE",
            "a saved build plan: when it was made for this model, weights, log, precision, GPU "
@@ -179,6 +182,8 @@ struct RunState {
   std::string input_name, output_name;  // the graph's input and output tensors
   int64_t batch = 0;
   std::vector<float> input;  // --input's values, or N(0, 1) from --seed
+  // An int64 input (token ids) instead: --input's values, or uniform ids from --seed.
+  std::optional<std::vector<int64_t>> input_ids;
   autotvm::LogContents log;
   autotvm::HistoryBest history;
   std::optional<WeightSet> weights;
@@ -200,18 +205,78 @@ std::vector<float> RandomInput(size_t count, uint64_t seed) {
   return out;
 }
 
-// --input's floats (raw float32, exactly the input's size), else N(0, 1) from --seed.
-absl::StatusOr<std::vector<float>> ModelInput(const RunFlags& f, const RunState& s) {
-  const TensorDesc& t = s.graph->tensor(*s.graph->FindTensor(s.input_name));
-  const size_t count = static_cast<size_t>(t.NumElements());
-  if (f.input.empty()) return RandomInput(count, static_cast<uint64_t>(f.seed));
-  TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> values, ReadFloats(f.input));
-  if (values.size() != count) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--input %s holds %d floats; input '%s' [%s] needs %d", f.input,
-                        values.size(), s.input_name, absl::StrJoin(t.shape, ", "), count));
+// The rows of the smallest table a gather reads with graph tensor `ids` (every id below it is
+// valid for all of them); 1 when no gather reads it.
+int64_t IdBound(const Graph& g, int ids) {
+  int64_t bound = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op == OpKind::kGather && n.inputs[1] == ids) {
+      const int64_t rows = g.tensor(n.inputs[0]).shape[0];
+      bound = bound == 0 ? rows : std::min(bound, rows);
+    }
   }
-  return values;
+  return std::max<int64_t>(bound, 1);
+}
+
+// Ids uniform in [0, bound) from `seed` (splitmix64, the same on every platform).
+std::vector<int64_t> RandomIds(size_t count, int64_t bound, uint64_t seed) {
+  SplitMix64 rng(seed ^ 0x9E3779B97F4A7C15ull);
+  std::vector<int64_t> out(count);
+  for (int64_t& id : out) id = static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(bound));
+  return out;
+}
+
+// The gather clamps ids outside [-bound, bound) to its table (graph/graph.h): the run goes on, but
+// such ids are most likely a tokenizer with another vocabulary, which the user should hear of.
+void WarnIdsOutOfRange(const std::string& path, const std::vector<int64_t>& ids, int64_t bound) {
+  const auto out = std::count_if(ids.begin(), ids.end(),
+                                 [bound](int64_t id) { return id < -bound || id >= bound; });
+  if (out == 0) return;
+  std::cerr << "run: warning: " << out << " of " << ids.size() << " ids in " << path
+            << " are outside the embedding table's " << bound
+            << " rows: they read the nearest row (clamped)\n";
+}
+
+// `values` read from --input must be exactly the input's size.
+template <typename T>
+absl::Status CheckInputSize(const RunFlags& f, const RunState& s, const TensorDesc& t,
+                            const std::vector<T>& values, const char* type) {
+  if (static_cast<int64_t>(values.size()) == t.NumElements()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--input %s holds %d %s values; input '%s' [%s] (%s) needs %d", f.input,
+                      values.size(), type, s.input_name, absl::StrJoin(t.shape, ", "),
+                      std::string(DTypeName(t.dtype)), t.NumElements()));
+}
+
+// --input's values (raw float32, or raw int64 for an int64 input; exactly the input's size), else
+// N(0, 1) floats or uniform ids from --seed, into s->input or s->input_ids.
+absl::Status ModelInput(const RunFlags& f, RunState* s) {
+  const int id = *s->graph->FindTensor(s->input_name);
+  const TensorDesc& t = s->graph->tensor(id);
+  const size_t count = static_cast<size_t>(t.NumElements());
+  if (t.dtype == DType::kI64) {
+    if (f.input.empty()) {
+      s->input_ids = RandomIds(count, IdBound(*s->graph, id), static_cast<uint64_t>(f.seed));
+      return absl::OkStatus();
+    }
+    TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ReadInt64s(f.input));
+    TUNEJIT_RETURN_IF_ERROR(CheckInputSize(f, *s, t, ids, "int64"));
+    WarnIdsOutOfRange(f.input, ids, IdBound(*s->graph, id));
+    s->input_ids = std::move(ids);
+    return absl::OkStatus();
+  }
+  if (f.input.empty()) {
+    s->input = RandomInput(count, static_cast<uint64_t>(f.seed));
+    return absl::OkStatus();
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(s->input, ReadFloats(f.input));
+  return CheckInputSize(f, *s, t, s->input, "float32");
+}
+
+// Copies the model's input (floats or ids) to `ex`.
+absl::Status SetModelInput(Executor& ex, const RunState& s) {
+  if (s.input_ids) return ex.SetInput(s.input_name, *s.input_ids);
+  return ex.SetInput(s.input_name, s.input);
 }
 
 // The CPU-side inputs: graph, log, weights. Every failure names the file.
@@ -226,7 +291,7 @@ absl::Status LoadInputs(const RunFlags& f, RunState* s) {
   if (model.weights) s->weights.emplace(*std::move(model.weights));
   s->activation_scales = std::move(model.activation_scales);
   s->report.startup.push_back({"model", Since(start), f.model});
-  TUNEJIT_ASSIGN_OR_RETURN(s->input, ModelInput(f, *s));
+  TUNEJIT_RETURN_IF_ERROR(ModelInput(f, s));
   std::string log = f.log;
   if (log.empty()) {
     std::vector<std::string> searched;
@@ -353,6 +418,11 @@ absl::StatusOr<std::optional<std::vector<float>>> RunBaseline(const RunFlags& f,
     s->report.cudnn = "skipped (--no-cudnn)";
     return std::nullopt;
   }
+  if (s->input_ids) {
+    s->report.cudnn = "unavailable: the input is int64 (token ids); the baseline takes float32";
+    std::cerr << "run: cuDNN baseline " << s->report.cudnn << "\n";
+    return std::nullopt;
+  }
   absl::StatusOr<std::unique_ptr<CudnnNetwork>> net =
       CudnnBaselineAvailable() ? CudnnNetwork::Create(device, *s->graph, *s->weights)
                                : absl::UnimplementedError("this build has no cuDNN");
@@ -425,7 +495,7 @@ absl::Status RunOnGpu(const RunFlags& f, std::future<DeviceOpening>& opening, Ru
 
   const std::vector<float>& input = s->input;
   start = std::chrono::steady_clock::now();
-  TUNEJIT_RETURN_IF_ERROR(ex.SetInput(s->input_name, input));
+  TUNEJIT_RETURN_IF_ERROR(SetModelInput(ex, *s));
   TUNEJIT_RETURN_IF_ERROR(ex.Run());
   s->report.startup.push_back({"first run", Since(start), "input upload + run + CUDA graph"});
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<float> logits, ex.Output(s->output_name));

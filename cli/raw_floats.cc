@@ -8,23 +8,36 @@
 
 namespace tunejit::cli {
 
-// x86-64 and every CUDA host are little-endian, so the bytes are the floats.
-absl::StatusOr<std::vector<float>> ReadFloats(const std::string& path) {
+namespace {
+
+// x86-64 and every CUDA host are little-endian, so the bytes are the values.
+template <typename T>
+absl::StatusOr<std::vector<T>> ReadRaw(const std::string& path, const char* type) {
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
   if (ec || !in) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ec ? ": " + ec.message() : ""));
   }
-  if (size % sizeof(float) != 0) {
+  if (size % sizeof(T) != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", size, " bytes is not a whole number of float32 values"));
+        absl::StrCat(path, ": ", size, " bytes is not a whole number of ", type, " values"));
   }
-  std::vector<float> values(size / sizeof(float));
+  std::vector<T> values(size / sizeof(T));
   if (!in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(size))) {
     return absl::DataLossError(absl::StrCat("cannot read ", path));
   }
   return values;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<float>> ReadFloats(const std::string& path) {
+  return ReadRaw<float>(path, "float32");
+}
+
+absl::StatusOr<std::vector<int64_t>> ReadInt64s(const std::string& path) {
+  return ReadRaw<int64_t>(path, "int64");
 }
 
 absl::Status WriteFloats(const std::string& path, absl::Span<const float> values) {

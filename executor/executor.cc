@@ -207,17 +207,35 @@ Executor::Executor(Executor&&) noexcept = default;
 Executor& Executor::operator=(Executor&&) noexcept = default;
 Executor::~Executor() = default;
 
-absl::Status Executor::SetInput(const std::string& name, absl::Span<const float> values) {
-  std::optional<int> id = state_->graph.FindTensor(name);
-  if (!id || state_->graph.tensor(*id).kind != TensorKind::kInput) return NotFound("input", name);
-  const TensorDesc& d = state_->graph.tensor(*id);
-  if (static_cast<int64_t>(values.size()) != d.NumElements()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "executor: input '", name, "' has ", d.NumElements(), " elements, got ", values.size()));
+namespace {
+
+// Copies `count` values of `dtype` to graph input `name`, after checking both against it.
+absl::Status CopyInput(Executor::State& s, const std::string& name, DType dtype, const void* data,
+                       size_t count) {
+  std::optional<int> id = s.graph.FindTensor(name);
+  if (!id || s.graph.tensor(*id).kind != TensorKind::kInput) return NotFound("input", name);
+  const TensorDesc& d = s.graph.tensor(*id);
+  if (d.dtype != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat("executor: input '", name, "' is ",
+                                                   std::string(DTypeName(d.dtype)), ", got ",
+                                                   std::string(DTypeName(dtype)), " values"));
   }
-  const int t = state_->program.value_of[*id];
-  return state_->arena.CopyFromHost(values.data(), values.size() * sizeof(float),
-                                    state_->memory.offsets[t]);
+  if (static_cast<int64_t>(count) != d.NumElements()) {
+    return absl::InvalidArgumentError(absl::StrCat("executor: input '", name, "' has ",
+                                                   d.NumElements(), " elements, got ", count));
+  }
+  const int t = s.program.value_of[*id];
+  return s.arena.CopyFromHost(data, count * DTypeSize(dtype), s.memory.offsets[t]);
+}
+
+}  // namespace
+
+absl::Status Executor::SetInput(const std::string& name, absl::Span<const float> values) {
+  return CopyInput(*state_, name, DType::kF32, values.data(), values.size());
+}
+
+absl::Status Executor::SetInput(const std::string& name, absl::Span<const int64_t> values) {
+  return CopyInput(*state_, name, DType::kI64, values.data(), values.size());
 }
 
 absl::Status Executor::Run() {

@@ -141,9 +141,11 @@ class Executor {
   Executor& operator=(Executor&&) noexcept;
   ~Executor();
 
-  // Copies a float32 graph input (by tensor name) to the device. InvalidArgument on a wrong name
-  // or element count.
+  // Copies a graph input (by tensor name) to the device: float32 values, or int64 ones for an
+  // int64 input (token ids; out-of-range ids are clamped by the gather reading them,
+  // graph/graph.h). InvalidArgument on a wrong name, element count or element type.
   absl::Status SetInput(const std::string& name, absl::Span<const float> values);
+  absl::Status SetInput(const std::string& name, absl::Span<const int64_t> values);
   // Runs the network once (the CUDA graph after the first call) and waits for it.
   absl::Status Run();
   // A graph output (TensorKind::kOutput) as float32, by tensor name; InvalidArgument for any other

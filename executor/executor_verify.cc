@@ -346,6 +346,11 @@ absl::StatusOr<std::vector<float>> CalibrateAbsMax(Executor::State& fp32,
   SplitMix64 rng(fp32.options.calibration_seed);
   auto uniform = [&] { return (static_cast<double>(rng.Next() >> 11) + 0.5) * 0x1.0p-53; };
   for (int id : fp32.graph.TensorsOfKind(TensorKind::kInput)) {
+    if (const TensorDesc& d = fp32.graph.tensor(id); d.dtype != DType::kF32) {
+      return absl::UnimplementedError(absl::StrCat(
+          "calibration: input '", d.name, "' is ", std::string(DTypeName(d.dtype)),
+          "; the int8 calibration draws float32 inputs (run this model at fp32 or fp16)"));
+    }
     std::vector<float> x(fp32.graph.tensor(id).NumElements());
     if (auto it = given.find(fp32.graph.tensor(id).name); it != given.end()) {
       x = it->second;

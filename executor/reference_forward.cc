@@ -59,6 +59,10 @@ std::vector<float> EvaluateTensorOp(const Graph& g, const Node& node,
       return cpuref::LayerNorm(shape, a.axis, a.epsilon, x, v[node.inputs[1]], v[node.inputs[2]]);
     case OpKind::kMatMul:
       return cpuref::MatMul(shape, x, g.tensor(node.inputs[1]).shape, v[node.inputs[1]]);
+    case OpKind::kGather: {  // the ids arrive as floats (ReferenceForward)
+      const std::vector<float>& ids = v[node.inputs[1]];
+      return cpuref::Gather(shape, x, std::vector<int64_t>(ids.begin(), ids.end()));
+    }
     default:  // reshape (and flatten): the same elements
       return x;
   }
@@ -110,7 +114,7 @@ absl::StatusOr<std::vector<std::vector<float>>> ReferenceForward(
   std::vector<std::vector<float>> v(graph.tensors().size());
   for (int id = 0; id < static_cast<int>(graph.tensors().size()); ++id) {
     const TensorDesc& d = graph.tensor(id);
-    if (d.dtype != DType::kF32) {
+    if (d.dtype != DType::kF32 && !(d.dtype == DType::kI64 && d.kind == TensorKind::kInput)) {
       return absl::UnimplementedError(absl::StrCat("reference forward: '", d.name, "' not F32"));
     }
     if (d.kind == TensorKind::kWeight) {

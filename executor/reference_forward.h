@@ -20,7 +20,8 @@ namespace tunejit {
 
 // Values of every tensor, by graph tensor id (weights included). InvalidArgument for a missing or
 // mis-sized input; Unimplemented for the quantization ops (quantize, dequantize, requantize) and
-// non-float32 tensors.
+// non-float32 tensors, but for int64 graph inputs (a gather's ids), which are given and held as
+// floats: exact for ids below 2^24, far above any vocabulary.
 absl::StatusOr<std::vector<std::vector<float>>> ReferenceForward(
     const Graph& graph, const WeightSet& weights,
     const std::map<std::string, std::vector<float>>& inputs);

@@ -214,6 +214,11 @@ absl::StatusOr<std::vector<PlannedKernel>> TensorOpKernels(const Graph& graph,
     case StepKind::kSoftmax:
       k = SoftmaxAxisKernel(x, SoftmaxAxis(a, x.size()));
       break;
+    case StepKind::kGather: {  // operand 0 the table [rows, ...] (rank >= 1), 1 the ids
+      const int64_t ids = program.tensors[step.operands[1].tensor].NumElements();
+      k = GatherKernel(x[0], out.NumElements() / ids, ids);
+      break;
+    }
     default:
       break;
   }

@@ -142,6 +142,8 @@ class Lowerer {
         return LowerTensorOp(i, StepKind::kLayerNorm);
       case OpKind::kMatMul:
         return LowerTensorOp(i, StepKind::kMatMul);
+      case OpKind::kGather:
+        return LowerTensorOp(i, StepKind::kGather);
       case OpKind::kAvgPool2d:
         return LowerSimple(i, StepKind::kAvgPool2d);
       case OpKind::kGlobalAvgPool2d:
@@ -677,6 +679,9 @@ class Lowerer {
       StepOperand operand;
       if (g_.tensor(t).kind == TensorKind::kWeight) {
         operand.weight = t;
+      } else if (kind == StepKind::kGather) {  // the ids, int64 as the graph gives them
+        TUNEJIT_ASSIGN_OR_RETURN(operand.tensor, InputValue(t, Form{g_.tensor(t).dtype, false}, i));
+        if (s.input < 0) s.input = operand.tensor;
       } else {
         TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, t));
         TUNEJIT_ASSIGN_OR_RETURN(operand.tensor, InputValue(t, form, i));
@@ -939,6 +944,8 @@ std::string_view StepKindName(StepKind kind) {
       return "layer_norm";
     case StepKind::kMatMul:
       return "matmul";
+    case StepKind::kGather:
+      return "gather";
   }
   return "?";
 }

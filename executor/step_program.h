@@ -15,11 +15,11 @@
 //    and residual adds (both operands so) stay fp16 NHWC;
 //  * flatten and reshape are views: the step tensor aliases its input's bytes (no step);
 //  * the general tensor ops (unary, binary, concat, transpose, slice, reduce_mean, layer_norm,
-//    matmul, softmax) run on ops/tensor_ops.h's kernels, one step each, reading their inputs as
-//    Step::operands (weights among them as float32): float32 row-major, except that element-wise
-//    ops and copies keep an fp16 (NHWC) input's form; x * sigmoid(x) is one silu step, and with
-//    the weights PyTorch's five-op exact GELU one gelu step. A matmul with a NodeTask (fp32,
-//    rank 3: batch_matmul.cuda) is a tuned step (Step::task), its kernel from kernel choice;
+//    matmul, softmax, gather) run on ops/tensor_ops.h's kernels, one step each, reading their
+//    inputs as Step::operands (weights among them as float32): float32 row-major, except that
+//    element-wise ops and copies keep an fp16 (NHWC) input's form; x * sigmoid(x) is one silu step,
+//    and with the weights PyTorch's five-op exact GELU one gelu step. A matmul with a NodeTask
+//    (fp32, rank 3: batch_matmul.cuda) is a tuned step (Step::task), its kernel from kernel choice;
 //  * in the int8 modes (graph/quantize.h), an int8 conv whose input is float gets a quantize
 //    step before it, and a conv whose output only feeds int8 convs (directly or through max
 //    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
@@ -109,6 +109,7 @@ enum class StepKind {
   kReduceMean,
   kLayerNorm,
   kMatMul,
+  kGather,  // rows of a float32 table (a weight) by int64 ids (an activation, e.g. a graph input)
 };
 std::string_view StepKindName(StepKind kind);  // "conv2d", "dense", "max_pool2d", ...
 

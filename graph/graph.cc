@@ -85,6 +85,8 @@ std::string_view OpKindName(OpKind op) {
       return "layer_norm";
     case OpKind::kMatMul:
       return "matmul";
+    case OpKind::kGather:
+      return "gather";
   }
   return "?";
 }

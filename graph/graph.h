@@ -72,6 +72,11 @@ struct TensorDesc {
 //                                                                  -> like x
 //   matmul      a [..., M, K], b [..., K, N] (batch dims broadcast; either may be a weight)
 //                                                                  -> [..., M, N]
+//   gather      table f32 [V, ...] (a weight: an embedding), indices i64 of any shape (an
+//               activation, e.g. token ids): rows of the table by index. An index in [-V, 0)
+//               counts from the end (ONNX Gather); any other out of [0, V) is clamped to it, so
+//               a bad id reads a real row instead of memory past the table
+//                                                                  -> indices' dims + [...]
 enum class OpKind {
   kConv2d,
   kDense,
@@ -95,7 +100,8 @@ enum class OpKind {
   kSlice,
   kReduceMean,
   kLayerNorm,
-  kMatMul
+  kMatMul,
+  kGather
 };
 std::string_view OpKindName(OpKind op);
 

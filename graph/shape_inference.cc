@@ -207,6 +207,7 @@ bool IsTensorOp(OpKind op) {
     case OpKind::kReduceMean:
     case OpKind::kLayerNorm:
     case OpKind::kMatMul:
+    case OpKind::kGather:
       return true;
     default:
       return false;
@@ -350,6 +351,16 @@ absl::StatusOr<InferredOutput> MatMul(const TensorDesc& a, const TensorDesc& b) 
   return InferredOutput{out, DType::kF32};
 }
 
+// Rows of `table` [V, ...] picked by `indices` (int64, any shape).
+absl::StatusOr<InferredOutput> Gather(const TensorDesc& table, const TensorDesc& indices) {
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, table, {DType::kF32}));
+  TUNEJIT_RETURN_IF_ERROR(ExpectDType(1, indices, {DType::kI64}));
+  if (table.shape.empty()) return Fail(0, table, "expected rank >= 1 ([V, ...])");
+  std::vector<int64_t> out = indices.shape;
+  out.insert(out.end(), table.shape.begin() + 1, table.shape.end());
+  return InferredOutput{out, DType::kF32};
+}
+
 absl::StatusOr<InferredOutput> TensorOp(OpKind op, const NodeAttrs& a,
                                         absl::Span<const TensorDesc* const> in) {
   const TensorDesc& x = *in[0];
@@ -360,6 +371,8 @@ absl::StatusOr<InferredOutput> TensorOp(OpKind op, const NodeAttrs& a,
       return LayerNorm(a, x, *in[1], *in[2]);
     case OpKind::kMatMul:
       return MatMul(x, *in[1]);
+    case OpKind::kGather:
+      return Gather(x, *in[1]);
     case OpKind::kBinary: {
       TUNEJIT_RETURN_IF_ERROR(ExpectDType(0, x, {DType::kF32}));
       TUNEJIT_RETURN_IF_ERROR(ExpectDType(1, *in[1], {DType::kF32}));
@@ -395,6 +408,7 @@ size_t InputCount(OpKind op) {
     case OpKind::kAdd:
     case OpKind::kBinary:
     case OpKind::kMatMul:
+    case OpKind::kGather:
       return 2;
     case OpKind::kLayerNorm:
       return 3;
@@ -417,6 +431,8 @@ InputKind ExpectedInputKind(OpKind op, int position) {
       return InputKind::kActivation;
     case OpKind::kLayerNorm:
       return position == 0 ? InputKind::kActivation : InputKind::kWeight;
+    case OpKind::kGather:  // an embedding table, and the ids the model is given
+      return position == 0 ? InputKind::kWeight : InputKind::kActivation;
     default:
       return position == 1 && InputCount(op) == 2 ? InputKind::kWeight : InputKind::kActivation;
   }

@@ -1,8 +1,8 @@
 // File: kernel_sources/tensor_ops.cu
 // The general tensor ops of the graph (graph/graph.h: unary, binary, transpose, slice, concat,
-// reduce_mean, layer_norm, matmul, softmax over an inner axis), float32, for the models beyond
-// plain CNNs. No AutoTVM knobs: ops/tensor_ops.h plans each launch. Shapes arrive as Dims (six
-// int64 by value) already collapsed by the host to the fewest dims that describe the access
+// reduce_mean, layer_norm, matmul, softmax over an inner axis, gather), float32, for the models
+// beyond plain CNNs. No AutoTVM knobs: ops/tensor_ops.h plans each launch. Shapes arrive as Dims
+// (six int64 by value) already collapsed by the host to the fewest dims that describe the access
 // (kRank of them, a template argument, so the index math unrolls). The element functions match
 // ops/tensor_ops_reference.cc: same formulas, float arithmetic.
 //
@@ -232,6 +232,24 @@ __global__ void __launch_bounds__(256)
       __syncthreads();
     }
     if (row < m && col < n) c[z * m * n + static_cast<s64>(row) * n + col] = acc;
+  }
+}
+
+// The table row id `id` reads, of `rows`: ONNX's negative ids count from the end; any other id
+// outside [0, rows) is clamped, so a bad token id reads a real row, never memory past the table
+// (ops/tensor_ops_reference.cc GatherRow is the same rule).
+__device__ __forceinline__ s64 GatherRow(s64 id, s64 rows) {
+  if (id < 0) id += rows;
+  return id < 0 ? 0 : (id >= rows ? rows - 1 : id);
+}
+
+// y[i, :] = table[GatherRow(ids[i]), :] for `count` int64 ids of rows of `row` floats (an
+// embedding lookup: BERT's token ids). Adjacent threads take adjacent floats of one row.
+__global__ void gather_rows(const float* __restrict__ table, const s64* __restrict__ ids,
+                            float* __restrict__ y, s64 count, s64 rows, s64 row) {
+  TUNEJIT_GRID_STRIDE(i, count * row) {
+    const s64 r = GatherRow(ids[i / row], rows);
+    y[i] = table[r * row + i % row];
   }
 }
 

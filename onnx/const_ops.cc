@@ -209,6 +209,27 @@ ConstTensor GatherConst(const ConstTensor& data, int64_t axis, const Dims& index
   return out;
 }
 
+ConstTensor GatherElementsConst(const ConstTensor& data, int64_t axis, const Dims& index_dims,
+                                const std::vector<int64_t>& indices) {
+  const size_t es = static_cast<size_t>(DTypeSize(data.dtype));
+  const Dims strides = Strides(data.dims);
+  ConstTensor out{"", data.dtype, index_dims, std::vector<uint8_t>(indices.size() * es)};
+  Dims idx(index_dims.size(), 0);
+  for (size_t i = 0; i < indices.size(); ++i) {
+    int64_t offset = 0;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      offset += (static_cast<int64_t>(k) == axis ? indices[i] : idx[k]) * strides[k];
+    }
+    std::memcpy(out.bytes.data() + i * es, data.bytes.data() + static_cast<size_t>(offset) * es,
+                es);
+    for (size_t k = idx.size(); k-- > 0;) {  // the next multi-index, row-major
+      if (++idx[k] < index_dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<ConstTensor> ConcatConst(const std::vector<const ConstTensor*>& in, int64_t axis) {
   const ConstTensor& first = *in[0];
   Dims out_dims = first.dims;

@@ -40,6 +40,11 @@ ConstTensor SliceConst(const ConstTensor& in, const std::vector<AxisSlice>& slic
 // replace that axis in the output.
 ConstTensor GatherConst(const ConstTensor& data, int64_t axis, const Dims& index_dims,
                         const std::vector<int64_t>& indices);
+// GatherElements: out has index_dims (the data's rank); out[o] = data[o with dim `axis` replaced
+// by indices[o]] (indices already normalized to [0, data.dims[axis]); index_dims[k] <= data.dims[k]
+// elsewhere, checked by the caller).
+ConstTensor GatherElementsConst(const ConstTensor& data, int64_t axis, const Dims& index_dims,
+                                const std::vector<int64_t>& indices);
 // Joined along `axis` (normalized); dims must agree elsewhere and dtypes match.
 absl::StatusOr<ConstTensor> ConcatConst(const std::vector<const ConstTensor*>& in, int64_t axis);
 

@@ -86,6 +86,39 @@ Folded FoldGather(const FoldArgs& a) {
   return One(GatherConst(*x, g.axis, g.index_dims, g.indices));
 }
 
+// GatherElements (torch.gather): BERT's token type ids, its zeros buffer gathered by the position
+// ids, all constants.
+Folded FoldGatherElements(const FoldArgs& a) {
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* x, a.Arg(0));
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* idx, a.Arg(1));
+  const int64_t rank = static_cast<int64_t>(x->dims.size());
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t axis, a.im.AttrInt(a.n, "axis", 0));
+  TUNEJIT_ASSIGN_OR_RETURN(axis, a.im.AtNode(a.n, NormalizeAxis(axis, rank, "attribute 'axis'")));
+  if (IsFloatType(idx->dtype)) {
+    return a.im.Error(a.n, absl::StrCat("the indices must be integers, got ",
+                                        std::string(DTypeName(idx->dtype))));
+  }
+  bool fits = static_cast<int64_t>(idx->dims.size()) == rank;
+  for (int64_t k = 0; fits && k < rank; ++k) fits = k == axis || idx->dims[k] <= x->dims[k];
+  if (!fits) {
+    return a.im.Error(
+        a.n, absl::StrCat("indices ", ShapeText(idx->dims), " do not fit data ", ShapeText(x->dims),
+                          " (the same rank, no dim larger but on axis ", axis, ")"));
+  }
+  std::vector<int64_t> indices = idx->Ints();
+  const int64_t dim = x->dims[axis];
+  for (int64_t& i : indices) {
+    const int64_t k = i < 0 ? i + dim : i;
+    if (k < 0 || k >= dim) {
+      return a.im.Error(a.n, absl::StrCat("index ", i, " is out of range for axis ", axis, " of ",
+                                          ShapeText(x->dims)));
+    }
+    i = k;
+  }
+  TUNEJIT_RETURN_IF_ERROR(a.Charge(idx->dims, x->dtype));
+  return One(GatherElementsConst(*x, axis, idx->dims, indices));
+}
+
 Folded FoldSlice(const FoldArgs& a) {
   TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* x, a.Arg(0));
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<AxisSlice> slices, SliceRanges(a.im, a.n, x->dims));
@@ -154,10 +187,10 @@ struct Entry {
 constexpr Entry kFolders[] = {
     {"Concat", FoldConcat},       {"ConstantOfShape", FoldConstantOfShape},
     {"Expand", FoldExpand},       {"Flatten", FoldFlatten},
-    {"Gather", FoldGather},       {"Reshape", FoldReshape},
-    {"Slice", FoldSlice},         {"Split", FoldSplit},
-    {"Squeeze", FoldSqueeze},     {"Transpose", FoldTranspose},
-    {"Unsqueeze", FoldUnsqueeze},
+    {"Gather", FoldGather},       {"GatherElements", FoldGatherElements},
+    {"Reshape", FoldReshape},     {"Slice", FoldSlice},
+    {"Split", FoldSplit},         {"Squeeze", FoldSqueeze},
+    {"Transpose", FoldTranspose}, {"Unsqueeze", FoldUnsqueeze},
 };
 
 Folder FindFolder(absl::string_view op_type) {

@@ -6,8 +6,8 @@
 // makes every shape static, and the small tables of attention (Expand of the class token, Where
 // of -1 sizes, Sqrt of the head size).
 //
-//   Data movement (onnx/fold.cc): Reshape, Flatten, Squeeze, Unsqueeze, Concat, Gather, Slice,
-//     Split, Expand, Transpose, ConstantOfShape.
+//   Data movement (onnx/fold.cc): Reshape, Flatten, Squeeze, Unsqueeze, Concat, Gather,
+//     GatherElements, Slice, Split, Expand, Transpose, ConstantOfShape.
 //   Numbers (onnx/fold_math.cc), on INT64 / INT32 / INT8 / UINT8 / BOOL exactly and FLOAT /
 //     DOUBLE in double precision: Add, Sub, Mul, Div, Mod, Pow, Min, Max, Neg, Abs, Sign, Sqrt,
 //     Reciprocal, Exp, Log, Floor, Ceil, Round, Sigmoid, Tanh, Erf, Relu, Equal, Less,

@@ -42,7 +42,9 @@
 //                        num_outputs in opset 18, or equal parts)
 //   Gather               on an activation with constant indices: a scalar index is a slice of
 //                        one and a reshape dropping the axis (ViT's x[:, 0]); a 1-D run of
-//                        consecutive increasing indices a slice; other indices are refused
+//                        consecutive increasing indices a slice; other indices are refused. A
+//                        constant float table on axis 0 by INT64 activation indices (BERT's
+//                        token ids into its word embeddings): gather, the table a weight
 //   ReduceMean           reduce_mean (axes attribute before opset 18, input from 18; keepdims;
 //                        noop_with_empty_axes)
 //   LayerNormalization   layer_norm (axis, epsilon; Scale and B constants broadcast to the
@@ -61,13 +63,14 @@
 //                        our int8 kernels with those scales (ExecutorOptions::activation_scales).
 // A node whose inputs are all constants is evaluated at import (onnx/fold.h) and its outputs bound
 // as constants named after their ONNX values, so the shape arithmetic of a dynamic-batch export
-// folds away: Shape, Size, Gather, Unsqueeze, Squeeze, Concat, Reshape, Flatten, Expand,
-// Transpose, Slice, Split, ConstantOfShape, Range, Cast, CastLike, Where, the arithmetic (Add, Sub,
-// Mul, Div, Mod, Pow, Min, Max, Neg, Abs, Sign, Sqrt, Reciprocal, Exp, Log, Floor, Ceil, Round,
-// Sigmoid, Tanh, Erf, Relu), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual) and
-// logic (Not, And, Or, Xor). Ops of that list with no mapping above (Equal, Where, Range, ...) are
-// refused on activations.
+// folds away: Shape, Size, Gather, GatherElements, Unsqueeze, Squeeze, Concat, Reshape, Flatten,
+// Expand, Transpose, Slice, Split, ConstantOfShape, Range, Cast, CastLike, Where, the arithmetic
+// (Add, Sub, Mul, Div, Mod, Pow, Min, Max, Neg, Abs, Sign, Sqrt, Reciprocal, Exp, Log, Floor, Ceil,
+// Round, Sigmoid, Tanh, Erf, Relu), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual)
+// and logic (Not, And, Or, Xor). Ops of that list with no mapping above (Equal, Where, Range, ...)
+// are refused on activations.
 //
+// Graph inputs are FLOAT, or INT64 (token ids) read by such embedding Gathers only.
 // Errors are absl::Status naming the source and, for a node, its op type, name and inputs:
 //   resnet.onnx: unsupported op 'Resize' (node 'up1', inputs: x, roi, scales)
 //   resnet.onnx: input 'input' dim 0 ('batch_size') is dynamic: pass --batch N

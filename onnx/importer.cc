@@ -99,10 +99,11 @@ absl::StatusOr<std::vector<int64_t>> Importer::InputShape(const onnx::ValueInfoP
     return absl::UnimplementedError(absl::StrCat(where, " is not a tensor"));
   }
   const onnx::TypeProto::Tensor& t = in.type().tensor_type();
-  if (t.elem_type() != onnx::TensorProto::FLOAT) {
-    return absl::UnimplementedError(absl::StrCat(where, " has element type ",
-                                                 OnnxTypeName(t.elem_type()),
-                                                 ": only FLOAT (float32) inputs are supported"));
+  if (t.elem_type() != onnx::TensorProto::FLOAT && t.elem_type() != onnx::TensorProto::INT64) {
+    return absl::UnimplementedError(
+        absl::StrCat(where, " has element type ", OnnxTypeName(t.elem_type()),
+                     ": only FLOAT (float32) inputs and INT64 ones (token ids, read by a Gather "
+                     "of a constant table) are supported"));
   }
   if (!t.has_shape()) {
     return absl::InvalidArgumentError(absl::StrCat(where, " has no shape: re-export it with one"));
@@ -143,8 +144,10 @@ absl::Status Importer::AddGraphInputs() {
       return absl::InvalidArgumentError(
           absl::StrCat(source_, ": input '", in.name(), "' is listed twice"));
     }
+    const DType dtype =
+        in.type().tensor_type().elem_type() == onnx::TensorProto::INT64 ? DType::kI64 : DType::kF32;
     const int id = graph_.AddTensor(
-        {UniqueTensorName(in.name()), std::move(shape), DType::kF32, TensorKind::kInput});
+        {UniqueTensorName(in.name()), std::move(shape), dtype, TensorKind::kInput});
     values_[in.name()] = Value::Tensor(id);
   }
   if (graph_.TensorsOfKind(TensorKind::kInput).empty()) {
@@ -279,7 +282,11 @@ absl::StatusOr<int> Importer::FloatInput(const NodeProto& n, int i) {
                                        "') is a QuantizeLinear output: only DequantizeLinear "
                                        "may read it"));
   }
-  if (graph_.tensor(v->tensor).dtype != DType::kF32) {
+  if (const DType d = graph_.tensor(v->tensor).dtype; d == DType::kI64) {
+    return Unsupported(n, absl::StrCat("input '", n.input(i),
+                                       "' is INT64 (token ids): only a Gather of a constant "
+                                       "table (an embedding lookup) reads int64 values"));
+  } else if (d != DType::kF32) {
     return Error(n, absl::StrCat("input '", n.input(i), "' is not float32"));
   }
   return v->tensor;

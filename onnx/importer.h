@@ -60,7 +60,8 @@ class Importer {
   // Node inputs. `i` may be past the node's inputs or name "" (an omitted optional input).
   bool HasInput(const onnx::NodeProto& n, int i) const;
   absl::StatusOr<const Value*> Input(const onnx::NodeProto& n, int i);
-  // A float32 activation; an error for constants and QuantizeLinear outputs.
+  // A float32 activation; an error for constants, QuantizeLinear outputs and int64 activations
+  // (token ids: only an embedding Gather reads them, onnx/slice_ops.cc).
   absl::StatusOr<int> FloatInput(const onnx::NodeProto& n, int i);
   // A constant input (`role` names it in errors, e.g. "weight").
   absl::StatusOr<std::shared_ptr<const ConstTensor>> ConstInput(const onnx::NodeProto& n, int i,

@@ -1,10 +1,13 @@
 // Slice, Split and Gather on activations, as slice nodes (one per sliced axis or output); the
 // class token of a ViT (x[:, 0], a Gather of a scalar index) is a slice and a reshape dropping the
-// axis. Their constant forms fold (onnx/fold.cc) with the same rules (onnx/op_attrs.h).
+// axis. Their constant forms fold (onnx/fold.cc) with the same rules (onnx/op_attrs.h). A Gather
+// of a constant table by int64 activations (BERT's token ids into its word embeddings) is a
+// gather node, the table a weight.
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "onnx/const_ops.h"
 #include "onnx/importer.h"
 #include "onnx/op_attrs.h"
 
@@ -35,6 +38,41 @@ std::string IndicesText(const Dims& v) {
 
 bool WholeAxis(const SliceRange& r, int64_t dim) {
   return r.start == 0 && r.step == 1 && r.count == dim;
+}
+
+// Gather of constant `table` on axis 0 by the int64 activation input 1: an embedding lookup, run on
+// the device (graph/graph.h gather: ids out of range are clamped there, not checked here).
+absl::Status MapEmbeddingGather(Importer& im, const NodeProto& n, const ConstTensor& table) {
+  TUNEJIT_ASSIGN_OR_RETURN(const Value* ids, im.Input(n, 1));
+  // Constant ids with a constant table fold before mapping; the check keeps tensor ids valid.
+  const bool int64 = !ids->is_constant() && ids->qdq_scale == 0 &&
+                     im.graph().tensor(ids->tensor).dtype == DType::kI64;
+  if (!int64) {
+    const std::string got = ids->is_constant() ? "a constant"
+                            : ids->qdq_scale > 0
+                                ? "a QuantizeLinear output"
+                                : std::string(DTypeName(im.graph().tensor(ids->tensor).dtype));
+    return im.Unsupported(n, absl::StrCat("the indices '", n.input(1),
+                                          "' of a constant table must be an INT64 activation "
+                                          "(token ids), got ",
+                                          got));
+  }
+  const int64_t rank = static_cast<int64_t>(table.dims.size());
+  if (rank == 0) return im.Error(n, "the data is a scalar: Gather needs rank >= 1");
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t axis, im.AttrInt(n, "axis", 0));
+  TUNEJIT_ASSIGN_OR_RETURN(axis, im.AtNode(n, NormalizeAxis(axis, rank, "attribute 'axis'")));
+  if (axis != 0) {
+    return im.Unsupported(
+        n, absl::StrCat("axis ", axis, " of the constant table ", ShapeText(table.dims),
+                        " by activation indices: only axis 0 (an embedding lookup) is supported"));
+  }
+  if (!IsFloatType(table.dtype)) {
+    return im.Unsupported(
+        n, absl::StrCat("the table '", n.input(0), "' is ", std::string(DTypeName(table.dtype)),
+                        ": a lookup by activation indices reads a float table"));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(int w, im.ConstantWeight(n, table, n.input(0), 0));
+  return im.AddOutputNode(n, OpKind::kGather, {w, ids->tensor}, {});
 }
 
 }  // namespace
@@ -99,6 +137,8 @@ absl::Status MapSplit(Importer& im, const NodeProto& n) {
 // [k, k + 1) and then dropped (a reshape); a 1-D run of consecutive increasing indices a, a + 1,
 // ... is a slice. Other index patterns would need a gather op the graph does not have.
 absl::Status MapGather(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(const Value* data, im.Input(n, 0));
+  if (data->is_constant()) return MapEmbeddingGather(im, n, *data->constant);
   TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
   TUNEJIT_ASSIGN_OR_RETURN(GatherSpec g, GatherOf(im, n, x));
   TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));

@@ -368,4 +368,14 @@ absl::StatusOr<PlannedKernel> MatMulKernel(const TensorDims& a, const TensorDims
   return kernel;
 }
 
+absl::StatusOr<PlannedKernel> GatherKernel(int64_t rows, int64_t row, int64_t count) {
+  if (rows < 1 || row < 1 || count < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gather: ", count, " ids into ", rows, " rows of ", row));
+  }
+  return GridStride(
+      "gather", "tunejit::gather_rows", count * row,
+      {InputArg(0), InputArg(1), OutputArg(0), Int64Arg(count), Int64Arg(rows), Int64Arg(row)});
+}
+
 }  // namespace tunejit

@@ -59,6 +59,10 @@ absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float 
 absl::StatusOr<PlannedKernel> SoftmaxAxisKernel(const TensorDims& shape, int axis);
 // [..., M, K] x [..., K, N] with broadcast batch dims; inputs 0 a, 1 b.
 absl::StatusOr<PlannedKernel> MatMulKernel(const TensorDims& a, const TensorDims& b);
+// `count` rows of `row` floats picked by int64 ids from a table of `rows` such rows (an
+// embedding); inputs 0 the table (float32), 1 the ids (int64, read on the device). An id in
+// [-rows, 0) counts from the end, any other outside [0, rows) is clamped (graph/graph.h gather).
+absl::StatusOr<PlannedKernel> GatherKernel(int64_t rows, int64_t row, int64_t count);
 
 }  // namespace tunejit
 

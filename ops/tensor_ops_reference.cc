@@ -235,4 +235,23 @@ std::vector<float> SoftmaxAxis(const Dims& shape, int axis, absl::Span<const flo
   return y;
 }
 
+int64_t GatherRow(int64_t id, int64_t rows) {
+  if (id < 0) id += rows;
+  return std::clamp<int64_t>(id, 0, rows - 1);
+}
+
+std::vector<float> Gather(const Dims& table_shape, absl::Span<const float> table,
+                          absl::Span<const int64_t> ids) {
+  const int64_t rows = table_shape.empty() ? 0 : table_shape[0];
+  const int64_t row = rows > 0 ? static_cast<int64_t>(table.size()) / rows : 0;
+  std::vector<float> out;
+  if (rows == 0) return out;
+  out.reserve(ids.size() * row);
+  for (int64_t id : ids) {
+    const float* src = table.data() + GatherRow(id, rows) * row;
+    out.insert(out.end(), src, src + row);
+  }
+  return out;
+}
+
 }  // namespace tunejit::cpuref

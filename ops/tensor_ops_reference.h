@@ -1,9 +1,10 @@
 // File: ops/tensor_ops_reference.h
 // CPU references of the general tensor ops (graph/graph.h: unary, binary, concat, transpose,
-// slice, reduce_mean, layer_norm, matmul, softmax over any axis): plain loops over row-major
-// float32 tensors, double accumulation. They define what kernel_sources/tensor_ops.cu computes;
-// the element functions are shared with it bit for bit where the math allows (float arithmetic
-// in the same order), so most comparisons are exact and the transcendental ones within a few ulp.
+// slice, reduce_mean, layer_norm, matmul, softmax over any axis, gather): plain loops over
+// row-major float32 tensors, double accumulation. They define what kernel_sources/tensor_ops.cu
+// computes; the element functions are shared with it bit for bit where the math allows (float
+// arithmetic in the same order), so most comparisons are exact and the transcendental ones within a
+// few ulp.
 //
 //   std::vector<float> y = cpuref::Binary(BinaryFn::kMul, {2, 3}, a, {3}, b);  // [2, 3]
 #ifndef TUNEJIT_OPS_TENSOR_OPS_REFERENCE_H_
@@ -42,6 +43,12 @@ std::vector<float> LayerNorm(const Dims& shape, int axis, float epsilon, absl::S
 std::vector<float> MatMul(const Dims& a_shape, absl::Span<const float> a, const Dims& b_shape,
                           absl::Span<const float> b);
 std::vector<float> SoftmaxAxis(const Dims& shape, int axis, absl::Span<const float> x);
+// The table row an id reads (graph/graph.h gather): ids in [-rows, 0) count from the end, others
+// outside [0, rows) are clamped.
+int64_t GatherRow(int64_t id, int64_t rows);
+// Rows of `table` [rows, ...] by `ids`: ids.size() rows of the table's other dims, in order.
+std::vector<float> Gather(const Dims& table_shape, absl::Span<const float> table,
+                          absl::Span<const int64_t> ids);
 
 }  // namespace tunejit::cpuref
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exports torchvision VGG-16 and ResNet-50 to ONNX with PyTorch's float32 reference output.
+"""Exports torchvision VGG-16 and ResNet-50 (or BERT) to ONNX with PyTorch's float32 reference output.
 
 For the GPU machine (torch, torchvision and onnx installed; no internet, so the weights are random:
 weights=None with a fixed torch.manual_seed). Per model, in --out:
@@ -7,7 +7,16 @@ weights=None with a fixed torch.manual_seed). Per model, in --out:
                       with --dynamic-batch: then pass `tunejit run --batch N`)
   <model>-input.bin   the input, N(0, 1) from --seed, raw little-endian float32 [N, 3, 224, 224]
   <model>-torch.bin   PyTorch's float32 output on it, raw float32 [N, 1000] (TF32 off)
-Then compare with tunejit (scripts/compare_outputs.py):
+BERT (--models bert_base, or bert_tiny: 2 layers of 64): transformers.BertModel(BertConfig(...))
+without its pooler, random weights (seed), every constant parameter (zero biases, LayerNorm's ones)
+given N(value, 0.02) values so that each one is checked; exported with input_ids only, int64
+[N, 128] (the attention mask all ones: tunejit takes one input), output last_hidden_state
+[N, 128, hidden]:
+  <model>-input.bin   the ids, uniform in [0, vocab) from --seed, raw little-endian int64
+  <model>-torch.bin   PyTorch's float32 last_hidden_state, raw float32 [N, 128, hidden]
+  <model>-torch-fp16.bin  PyTorch's float16 output of the same model (eager), as float32
+Then compare with tunejit (scripts/compare_outputs.py; --no-top1 for BERT, whose output has no
+classes):
   build/tunejit run --model OUT/resnet50.onnx --precision fp32 --input OUT/resnet50-input.bin \\
       --output OUT/resnet50-tunejit.bin
   scripts/compare_outputs.py OUT/resnet50-tunejit.bin OUT/resnet50-torch.bin --classes 1000
@@ -50,7 +59,62 @@ import torch
 import torchvision
 
 
+# Transformer encoders from `transformers` configs (random weights: nothing is downloaded):
+# name -> BertConfig arguments beyond the defaults (BERT-base: 12 layers of 768, 12 heads).
+TEXT_MODELS = {
+    "bert_base": {},
+    "bert_tiny": dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=2,
+                      intermediate_size=256, vocab_size=1000, max_position_embeddings=128),
+}
+SEQUENCE = 128  # tokens per sequence of the exported BERT models (static)
+
+
+def is_text_model(name):
+    return name in TEXT_MODELS
+
+
+class LastHiddenState(torch.nn.Module):
+    """BertModel with input_ids only, returning last_hidden_state: one input, one output."""
+
+    def __init__(self, bert):
+        super().__init__()
+        self.bert = bert
+
+    def forward(self, input_ids):
+        return self.bert(input_ids=input_ids).last_hidden_state
+
+
+def build_text(name, seed):
+    import transformers  # only the BERT models need it
+    torch.manual_seed(seed)
+    config = transformers.BertConfig(**TEXT_MODELS[name])
+    bert = transformers.BertModel(config, add_pooling_layer=False)
+    # BERT starts with zero biases and LayerNorms of ones and zeros: an importer that dropped a
+    # bias or a LayerNorm's affine part would still match. Each gets N(value, 0.02) instead.
+    with torch.no_grad():
+        for p in bert.parameters():
+            if p.numel() > 1 and bool((p == p.flatten()[0]).all()):
+                p.normal_(p.flatten()[0].item(), 0.02)
+    return LastHiddenState(bert).eval()
+
+
+def model_input(name, batch, seed):
+    """The model's input drawn from `seed`: N(0, 1) images, or token ids for BERT."""
+    torch.manual_seed(seed)
+    if is_text_model(name):
+        vocab = TEXT_MODELS[name].get("vocab_size", 30522)
+        return torch.randint(0, vocab, (batch, SEQUENCE), dtype=torch.int64)
+    return torch.randn(batch, 3, 224, 224)
+
+
+def io_names(name):
+    """(input name, output name) of the exported file."""
+    return ("input_ids", "last_hidden_state") if is_text_model(name) else ("input", "logits")
+
+
 def build(name, seed):
+    if is_text_model(name):
+        return build_text(name, seed)
     torch.manual_seed(seed)
     model = getattr(torchvision.models, name)(weights=None)
     # Some classifiers start from zeros (ViT's head): every logit would be 0 whatever ran
@@ -87,11 +151,11 @@ def calibrate_batch_norms(model, seed, images=8):
     model.eval()
 
 
-def export(model, x, path, opset, dynamic):
-    kwargs = dict(input_names=["input"], output_names=["logits"], opset_version=opset,
+def export(model, x, path, opset, dynamic, names=("input", "logits")):
+    kwargs = dict(input_names=[names[0]], output_names=[names[1]], opset_version=opset,
                   do_constant_folding=True, training=torch.onnx.TrainingMode.EVAL)
     if dynamic:
-        kwargs["dynamic_axes"] = {"input": {0: "batch"}, "logits": {0: "batch"}}
+        kwargs["dynamic_axes"] = {names[0]: {0: "batch"}, names[1]: {0: "batch"}}
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kwargs["dynamo"] = False  # the TorchScript exporter: plain Conv/Gemm/... graphs
     torch.onnx.export(model, x, path, **kwargs)
@@ -102,8 +166,9 @@ def reference(model, x, dtype=torch.float32):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    x = x.to(device, dtype) if x.is_floating_point() else x.to(device)  # token ids stay int64
     with torch.no_grad():
-        return model.to(device, dtype)(x.to(device, dtype)).float().cpu()
+        return model.to(device, dtype)(x).float().cpu()
 
 
 class QdqConv2d(torch.nn.Module):
@@ -172,32 +237,38 @@ def op_counts(path):
     return dict(collections.Counter(n.op_type for n in m.graph.node))
 
 
-def export_one(name, args, qdq):
+def export_one(name, args, qdq, stem=None):
+    """Exports model `name`; its files are named after `stem` (default: the name)."""
     model = build(name, args.seed)
     suffix = "-qdq" if qdq else ""
     if qdq:
         torch.manual_seed(args.seed + 2)  # the calibration batch: not the evaluated input
         model = make_qdq(model, torch.randn(args.calib_batch, 3, 224, 224))
-    torch.manual_seed(args.seed + 1)
-    x = torch.randn(args.batch, 3, 224, 224)
-    path = os.path.join(args.out, name + suffix + ".onnx")
-    export(model, x, path, args.opset, args.dynamic_batch)
-    x.numpy().astype("<f4").tofile(os.path.join(args.out, name + suffix + "-input.bin"))
+    x = model_input(name, args.batch, args.seed + 1)
+    stem = stem or name
+    path = os.path.join(args.out, stem + suffix + ".onnx")
+    export(model, x, path, args.opset, args.dynamic_batch, io_names(name))
+    x.numpy().astype("<i8" if is_text_model(name) else "<f4").tofile(
+        os.path.join(args.out, stem + suffix + "-input.bin"))
     # QDQ: in float64, so that the reference's own conv rounding does not move values across a
     # rounding boundary of the next quantization; the float32 one is kept beside it to compare.
     if qdq:
         y32 = reference(model, x)
-        y32.numpy().astype("<f4").tofile(os.path.join(args.out, name + suffix + "-torch-fp32.bin"))
+        y32.numpy().astype("<f4").tofile(os.path.join(args.out, stem + suffix + "-torch-fp32.bin"))
     y = reference(model, x, torch.float64 if qdq else torch.float32)
-    y.numpy().astype("<f4").tofile(os.path.join(args.out, name + suffix + "-torch.bin"))
-    print(f"{name}{suffix}: {path} ({os.path.getsize(path) / 1e6:.1f} MB), input {list(x.shape)}, "
+    y.numpy().astype("<f4").tofile(os.path.join(args.out, stem + suffix + "-torch.bin"))
+    if is_text_model(name) and torch.cuda.is_available():  # float16 on a CPU is not PyTorch's
+        y16 = reference(model, x, torch.float16)
+        y16.numpy().astype("<f4").tofile(os.path.join(args.out, stem + "-torch-fp16.bin"))
+    print(f"{stem}{suffix}: {path} ({os.path.getsize(path) / 1e6:.1f} MB), input {list(x.shape)}, "
           f"output {list(y.shape)}, ops {op_counts(path)}")
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--models", default="vgg16,resnet50", help="torchvision model names")
+    p.add_argument("--models", default="vgg16,resnet50",
+                   help="torchvision model names, or " + ", ".join(TEXT_MODELS))
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--dynamic-batch", action="store_true", help="export the batch as dynamic")
     p.add_argument("--opset", type=int, default=17)

@@ -6,8 +6,10 @@
 # then one markdown table (scripts/zoo.py table), printed and written to $out/zoo-table.md.
 #   MODELS=a,b,...    torchvision models (default: resnet18,resnet50,mobilenet_v2,
 #                     mobilenet_v3_large,efficientnet_b0,densenet121,squeezenet1_1,convnext_tiny,
-#                     vit_b_16)
-#   BATCH=32          static batch of the exported files
+#                     vit_b_16), or bert_base (transformers' BertModel, seq 128, int64 ids);
+#                     NAME@B runs that model at batch B (bert_base@1,bert_base@32: both in one
+#                     table); BERT's output (hidden states) is compared without top-1
+#   BATCH=32          static batch of the exported files (of the names without @B)
 #   REPEATS=N         timed runs of each `tunejit run` (default 20)
 #   PARTS="export run peers table"  what to do (default all). The files stay in /tmp/zoo, which a
 #                     warm machine keeps between calls: torch.compile's max-autotune takes minutes
@@ -21,6 +23,7 @@
 # The small files (JSON reports, stderr of each run, op counts, timings) are copied to $out/zoo;
 # everything lands in $OUT/results.tgz. For example, on the device machine:
 #   OUT=$OUT MODELS=resnet18,vit_b_16 DEADLINE=560 bash scripts/gpu_zoo.sh
+#   OUT=$OUT MODELS=bert_base@1,bert_base@32 COMPILE_TIMEOUT=0 DEADLINE=560 bash scripts/gpu_zoo.sh
 set -uo pipefail
 . "$(dirname "$0")/gpu_common.sh"
 models=${MODELS:-resnet18,resnet50,mobilenet_v2,mobilenet_v3_large,efficientnet_b0,densenet121,squeezenet1_1,convnext_tiny,vit_b_16}
@@ -54,9 +57,11 @@ run_model() {  # run_model MODEL PRECISION MAX_REL: `tunejit run`, stderr to MOD
     124 | 137) echo "tunejit run: timed out after $run_limit s" >> "$err" ;;
     skipped) echo "tunejit run: skipped (DEADLINE)" >> "$err" ;;
   esac
+  local shape=(--classes 1000)
+  case $m in bert*) shape=(--no-top1) ;; esac  # hidden states, not class scores
   if [ -f "$work/$m-$p.bin" ]; then
     step "compare-$m-$p" 60 python3 scripts/compare_outputs.py "$work/$m-$p.bin" \
-      "$work/$m-torch.bin" --classes 1000 --max-rel "$max_rel" --json "$work/$m-$p-compare.json"
+      "$work/$m-torch.bin" "${shape[@]}" --max-rel "$max_rel" --json "$work/$m-$p-compare.json"
   fi
 }
 

@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""The model zoo test: torchvision classifiers exported to ONNX, run by tunejit fp32 and fp16,
-checked against PyTorch and timed beside PyTorch's own fp16 (eager and torch.compile).
+"""The model zoo test: torchvision classifiers (and BERT) exported to ONNX, run by tunejit fp32
+and fp16, checked against PyTorch and timed beside PyTorch's own fp16 (eager and torch.compile).
 scripts/gpu_zoo.sh runs it all on the GPU machine; the three subcommands:
+
+A model name may carry its batch after "@" (bert_base@1): that model at that batch, its files
+named after the whole name, so one table holds several batches. bert_base and bert_tiny are
+transformers' BertModel from a config (scripts/export_onnx.py TEXT_MODELS): input_ids int64
+[N, 128] (attention mask all ones), output last_hidden_state, compared without top-1.
 
   export  --out DIR --models a,b --batch 32 [--opset 17] [--seed 0]
       Per model (scripts/export_onnx.py's functions: weights=None after torch.manual_seed(seed),
@@ -61,6 +66,12 @@ def model_list(text):
     return [m.strip() for m in text.split(",") if m.strip()]
 
 
+def split_batch(name, batch):
+    """("bert_base", 1) for "bert_base@1"; (name, batch) for a name without "@"."""
+    model, at, b = name.partition("@")
+    return (model, int(b)) if at else (name, batch)
+
+
 def file_of(directory, model, suffix):
     return os.path.join(directory, model + suffix)
 
@@ -107,12 +118,13 @@ def cmd_export(args):
         remove(onnx_path, err, *(file_of(args.out, name, s)
                                   for s in ("-input.bin", "-torch.bin", "-ops.json")))
         try:
-            export_args = argparse.Namespace(out=args.out, seed=args.seed, batch=args.batch,
+            model, batch = split_batch(name, args.batch)
+            export_args = argparse.Namespace(out=args.out, seed=args.seed, batch=batch,
                                              opset=args.opset, dynamic_batch=False)
-            export_onnx.export_one(name, export_args, qdq=False)
+            export_onnx.export_one(model, export_args, qdq=False, stem=name)
             ops = export_onnx.op_counts(onnx_path)
             write_json(file_of(args.out, name, "-ops.json"),
-                       {"model": name, "batch": args.batch, "opset": args.opset,
+                       {"model": name, "batch": batch, "opset": args.opset,
                         "seed": args.seed, "nodes": sum(ops.values()),
                         "op_types": dict(sorted(ops.items()))})
         except Exception:  # one model failing must not stop the others
@@ -129,13 +141,17 @@ def cmd_export(args):
 # --- peers (torch) ----------------------------------------------------------------------------
 
 def fp16_model_and_input(name, batch, seed):
-    """The model as exported (same seeds), float16 and channels_last on the GPU, and its input."""
+    """The model as exported (same seeds), float16 (and channels_last for the convnets) on the
+    GPU, and its input (BERT's token ids stay int64; its attention is PyTorch's SDPA)."""
     import torch
-    model = export_onnx_module().build(name, seed)
-    model = model.to("cuda", torch.float16).to(memory_format=torch.channels_last)
-    torch.manual_seed(seed + 1)
-    x = torch.randn(batch, 3, 224, 224).to("cuda", torch.float16)
-    return model, x.contiguous(memory_format=torch.channels_last)
+    export_onnx = export_onnx_module()
+    name, batch = split_batch(name, batch)
+    model = export_onnx.build(name, seed).to("cuda", torch.float16)
+    x = export_onnx.model_input(name, batch, seed + 1).to("cuda")
+    if export_onnx.is_text_model(name):
+        return model, x
+    model = model.to(memory_format=torch.channels_last)
+    return model, x.to(torch.float16).contiguous(memory_format=torch.channels_last)
 
 
 def median_ms(fn, x, warmup=WARMUP, timed=TIMED):
@@ -240,7 +256,8 @@ def cmd_peers(args):
     for name in args.models:
         path = file_of(args.out, name, "-peers.json")
         remove(path)
-        result = {"model": name, "batch": args.batch, "torch": torch.__version__,
+        result = {"model": name, "batch": split_batch(name, args.batch)[1],
+                  "torch": torch.__version__,
                   "device": torch.cuda.get_device_name(), "warmup": WARMUP, "timed": TIMED}
         try:
             model, x = fp16_model_and_input(name, args.batch, args.seed)
@@ -444,7 +461,8 @@ def parser():
     def common(s, out_flag):
         s.add_argument(out_flag, required=True, help="the zoo's folder")
         s.add_argument("--models", type=model_list, default=model_list(DEFAULT_MODELS),
-                       help="torchvision classifiers, comma-separated (default: %(default)s)")
+                       help="torchvision classifiers or bert_base / bert_tiny, comma-separated; "
+                            "NAME@B: at batch B (default: %(default)s)")
 
     e = sub.add_parser("export", help="ONNX files, inputs and PyTorch's fp32 outputs")
     common(e, "--out")

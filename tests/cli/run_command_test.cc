@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "jit/device.h"
 #include "tests/onnx/onnx_test_util.h"
+#include "tests/onnx/tensor_corpus.h"
 #include "tests/testing/test_data.h"
 
 namespace tunejit::cli {
@@ -88,7 +89,7 @@ TEST(RunCommand, OnnxModelAndRawInputAreCheckedBeforeTheGpu) {
   const std::string input = (dir / "x.bin").string();
   ASSERT_TRUE(WriteFloats(input, std::vector<float>(2 * 3 * 8 * 8 - 1, 0.5f)).ok());
   EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--input", input}, &out, &err), kExitFailure);
-  EXPECT_THAT(err, HasSubstr("holds 383 floats; input 'x' [2, 3, 8, 8] needs 384"));
+  EXPECT_THAT(err, HasSubstr("holds 383 float32 values; input 'x' [2, 3, 8, 8] (F32) needs 384"));
   ASSERT_TRUE(WriteFloats(input, std::vector<float>(2 * 3 * 8 * 8, 0.5f)).ok());
   absl::StatusOr<std::vector<float>> back = ReadFloats(input);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -97,6 +98,59 @@ TEST(RunCommand, OnnxModelAndRawInputAreCheckedBeforeTheGpu) {
   if (!GpuAvailable().ok()) {
     EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--input", input}, &out, &err),
               kExitFailure);
+    EXPECT_THAT(err, HasSubstr("no usable GPU"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// An int64 input (BERT's token ids): --input is raw int64, its size checked before the GPU; a
+// float file of the same element count is a byte count of half as many ids.
+TEST(RunCommand, Int64InputIdsAreCheckedBeforeTheGpu) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tunejit-run-ids-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "bert.onnx").string();
+  std::ofstream(model, std::ios::binary) << testing::BertLayerModel().Bytes();
+  const std::string ids = (dir / "ids.bin").string();
+  auto write_ids = [&ids](const std::vector<int64_t>& v) {
+    std::ofstream(ids, std::ios::binary)
+        .write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 8));
+  };
+  std::string out, err;
+  write_ids(std::vector<int64_t>(7, 1));  // too short: 2 x 4 ids needed
+  EXPECT_EQ(
+      RunCli({"--model", model, "--batch", "2", "--precision", "fp32", "--input", ids}, &out, &err),
+      kExitFailure);
+  EXPECT_THAT(err, HasSubstr("holds 7 int64 values; input 'input_ids' [2, 4] (I64) needs 8"));
+  std::ofstream(ids, std::ios::binary) << "12345";  // not whole int64 values
+  EXPECT_EQ(
+      RunCli({"--model", model, "--batch", "2", "--precision", "fp32", "--input", ids}, &out, &err),
+      kExitFailure);
+  EXPECT_THAT(err, HasSubstr("5 bytes is not a whole number of int64 values"));
+  ASSERT_TRUE(WriteFloats(ids, std::vector<float>(8, 1.0f)).ok());  // float32: 4 ids' bytes
+  EXPECT_EQ(
+      RunCli({"--model", model, "--batch", "2", "--precision", "fp32", "--input", ids}, &out, &err),
+      kExitFailure);
+  EXPECT_THAT(err, HasSubstr("holds 4 int64 values"));
+  absl::StatusOr<std::vector<int64_t>> back = ReadInt64s(ids);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->size(), 4u);
+  if (!GpuAvailable().ok()) {
+    write_ids({1, 2, 3, 4, 5, 6, 7, 10});  // the vocabulary is 10: id 10 is out of range
+    EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--precision", "fp32", "--input", ids},
+                     &out, &err),
+              kExitFailure);
+    EXPECT_THAT(err, HasSubstr("warning: 1 of 8 ids in " + ids +
+                               " are outside the embedding table's 10 rows"));
+    EXPECT_THAT(err, HasSubstr("no usable GPU"));
+    write_ids({1, 2, 3, 4, 5, 6, 7, 8});
+    EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--precision", "fp32", "--input", ids},
+                     &out, &err),
+              kExitFailure);
+    EXPECT_THAT(err, HasSubstr("no usable GPU"));
+    EXPECT_THAT(err, Not(HasSubstr("warning")));
+    EXPECT_EQ(RunCli({"--model", model, "--batch", "2", "--precision", "fp16"}, &out, &err),
+              kExitFailure);  // random ids from --seed
     EXPECT_THAT(err, HasSubstr("no usable GPU"));
   }
   std::filesystem::remove_all(dir);

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "jit/device.h"
 #include "tests/onnx/onnx_test_util.h"
+#include "tests/onnx/tensor_corpus.h"
 #include "tests/testing/test_data.h"
 
 namespace tunejit::cli {
@@ -119,6 +120,22 @@ TEST_F(WarmCommandTest, OnnxModelListsAndCompilesItsLayers) {
   ASSERT_EQ(Warm({"--model", model, "--batch", "4", "--precision", "fp32"}, &out), kExitOk) << out;
   EXPECT_THAT(out, HasSubstr("compiled 0 (NVRTC 0.00 s), cache hits " + std::to_string(entries)));
   EXPECT_EQ(Warm({"--model", model}, &out), kExitFailure);  // dynamic batch, no --batch
+}
+
+// A BERT layer (int64 token ids, embedding gather, attention, GELU MLP) at fp32 and fp16: every
+// kernel compiles for sm_90 without a GPU.
+TEST_F(WarmCommandTest, BertLayerCompilesForSm90) {
+  const std::string model = (dir_ / "bert.onnx").string();
+  std::ofstream(model, std::ios::binary) << testing::BertLayerModel().Bytes();
+  for (const char* precision : {"fp32", "fp16"}) {
+    std::string out;
+    ASSERT_EQ(
+        Warm({"--model", model, "--batch", "2", "--precision", precision, "--arch", "sm_90"}, &out),
+        kExitOk)
+        << out;
+    EXPECT_THAT(out, HasSubstr("failed 0")) << precision;
+    EXPECT_THAT(out, ::testing::ContainsRegex("and [1-9][0-9]* untuned steps")) << precision;
+  }
 }
 
 // --plan makes a saved build plan through `tunejit run`'s build, which needs the GPU: without one

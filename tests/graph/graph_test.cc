@@ -233,5 +233,44 @@ TEST(GraphTest, TensorOpShapesAndErrors) {
   EXPECT_EQ(ExpectedInputKind(OpKind::kLayerNorm, 2), InputKind::kWeight);
 }
 
+// gather: rows of a float32 weight table by int64 ids of any shape; the ids must be int64 and
+// not a weight, the table a weight of rank >= 1.
+TEST(GraphTest, GatherShapesAndErrors) {
+  TensorDesc table{"table", {10, 4}, DType::kF32, TensorKind::kWeight};
+  TensorDesc ids{"ids", {2, 3}, DType::kI64, TensorKind::kInput};
+  const TensorDesc* ok[] = {&table, &ids};
+  absl::StatusOr<InferredOutput> out = InferOutput(OpKind::kGather, {}, ok);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->shape, (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(out->dtype, DType::kF32);
+  TensorDesc float_ids{"fids", {2, 3}, DType::kF32, TensorKind::kInput};
+  const TensorDesc* bad_ids[] = {&table, &float_ids};
+  EXPECT_THAT(InferOutput(OpKind::kGather, {}, bad_ids).status().message(),
+              HasSubstr("input 1 'fids'"));
+  TensorDesc scalar{"s", {}, DType::kF32, TensorKind::kWeight};
+  const TensorDesc* bad_table[] = {&scalar, &ids};
+  EXPECT_THAT(InferOutput(OpKind::kGather, {}, bad_table).status().message(),
+              HasSubstr("expected rank >= 1"));
+  EXPECT_EQ(ExpectedInputKind(OpKind::kGather, 0), InputKind::kWeight);
+  EXPECT_EQ(ExpectedInputKind(OpKind::kGather, 1), InputKind::kActivation);
+
+  Graph g;
+  const int t = g.AddTensor(table);
+  const int x = g.AddTensor(ids);
+  absl::StatusOr<int> y = g.AddNode("embed", OpKind::kGather, {t, x}, {}, "y", TensorKind::kOutput);
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  EXPECT_EQ(OpKindName(OpKind::kGather), "gather");
+  Graph swapped;  // the ids as the table: a weight where an activation belongs
+  const int t2 = swapped.AddTensor(table);
+  const int x2 = swapped.AddTensor(ids);
+  swapped.AddNodeUnchecked({"embed",
+                            OpKind::kGather,
+                            {x2, t2},
+                            swapped.AddTensor({"y", {2, 3, 4}, DType::kF32, TensorKind::kOutput}),
+                            {}});
+  EXPECT_THAT(swapped.Validate().message(), HasSubstr("expected a weight"));
+}
+
 }  // namespace
 }  // namespace tunejit

@@ -31,11 +31,12 @@ class OnnxBuilder {
   }
 
   // A float input; a negative dim is dynamic (dim_param "N").
-  OnnxBuilder& Input(const std::string& name, const std::vector<int64_t>& dims) {
+  OnnxBuilder& Input(const std::string& name, const std::vector<int64_t>& dims,
+                     int elem_type = onnx::TensorProto::FLOAT) {
     onnx::ValueInfoProto* in = model_.mutable_graph()->add_input();
     in->set_name(name);
     onnx::TypeProto::Tensor* t = in->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->set_elem_type(elem_type);
     for (int64_t d : dims) {
       onnx::TensorShapeProto::Dimension* dim = t->mutable_shape()->add_dim();
       if (d < 0) {
@@ -45,6 +46,10 @@ class OnnxBuilder {
       }
     }
     return *this;
+  }
+  // An int64 input (token ids).
+  OnnxBuilder& InputI64(const std::string& name, const std::vector<int64_t>& dims) {
+    return Input(name, dims, onnx::TensorProto::INT64);
   }
   OnnxBuilder& Output(const std::string& name) {
     model_.mutable_graph()->add_output()->set_name(name);

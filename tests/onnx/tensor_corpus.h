@@ -3,7 +3,8 @@
 // seed corpus (OnnxImportTest.SeedCorpus) and the importer's tests: a ViT encoder block written
 // the way PyTorch's TorchScript exporter writes it around a dynamic batch, a MobileNetV3 block
 // with squeeze-excitation, a DenseNet / SqueezeNet concatenation with a standalone batch norm,
-// and the integer and logic ops of the constant folder. Each has a dynamic batch.
+// the integer and logic ops of the constant folder, and a BERT encoder layer (transformers'
+// BertModel as exported) reading int64 token ids. Each has a dynamic batch.
 //
 //   OnnxBuilder b = testing::VitBlockModel();
 //   absl::StatusOr<OnnxModel> m = b.Import({.batch = 2});
@@ -172,6 +173,90 @@ inline OnnxBuilder FoldArithmeticModel() {
   b.Node("Max", {"cat", "x"}, {"hi_max"});
   b.Node("Min", {"hi_max", "wf"}, {"y"});
   b.Output("y");
+  return b;
+}
+
+// n values from `first` by `step`: LayerNorm scales near 1, biases near 0.
+inline std::vector<float> Around(size_t n, float first, float step) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = first + step * static_cast<float>(i % 5);
+  return v;
+}
+
+// One BERT encoder layer as PyTorch's TorchScript exporter writes transformers' BertModel without
+// an attention mask: int64 input_ids [N, 4] (a vocabulary of 10) -> word embeddings (a Gather by
+// the ids) + token type embeddings of zeros (Expand, GatherElements, Gather: all folded) +
+// position embeddings (a Gather of constant ids: folded) -> LayerNorm (epsilon 1e-12) ->
+// attention with 2 heads of 4 (q and k^T each scaled by 4^-1/4, as PyTorch exports SDPA; Reshape
+// with 0 for the batch) -> output dense (bias first in its Add) + residual -> LayerNorm -> MLP of
+// 16 with the erf GELU -> + residual -> LayerNorm: "last_hidden_state" [N, 4, 8].
+inline OnnxBuilder BertLayerModel() {
+  OnnxBuilder b(17);
+  b.InputI64("input_ids", {-1, 4});
+  b.Init("word", {10, 8}, Ramp(80, 0.1f)).Init("type", {2, 8}, Ramp(16, 0.03f));
+  b.Init("pos", {4, 8}, Ramp(32, 0.02f)).InitI64("pos_ids", {1, 4}, {0, 1, 2, 3});
+  b.InitI64("type_ids", {1, 4}, {0, 0, 0, 0}).InitI64("one_row", {2}, {1, 4});
+  for (const char* ln : {"ln0", "ln1", "ln2"}) {
+    b.Init(std::string(ln) + "_g", {8}, Around(8, 0.9f, 0.05f));
+    b.Init(std::string(ln) + "_b", {8}, Around(8, -0.1f, 0.05f));
+  }
+  for (const char* w : {"wq", "wk", "wv", "wo"}) b.Init(w, {8, 8}, Ramp(64, 0.04f));
+  for (const char* w : {"bq", "bk", "bv", "bo"}) b.Init(w, {8}, Around(8, -0.05f, 0.02f));
+  b.Init("w1", {8, 16}, Ramp(128, 0.05f)).Init("b1", {16}, Around(16, 0.1f, -0.05f));
+  b.Init("w2", {16, 8}, Ramp(128, 0.03f)).Init("b2", {8}, Around(8, 0.f, 0.01f));
+  b.Init("scale", {}, {0.70710677f}).Init("one", {}, {1.f}).Init("half", {}, {0.5f});
+  b.Init("sqrt2", {}, {1.4142135f}).InitI64("heads_shape", {4}, {0, 4, 2, 4});
+  b.InitI64("hidden_shape", {3}, {0, 4, 8});
+  // Embeddings.
+  b.Node("Shape", {"input_ids"}, {"ids_shape"});
+  b.Node("Expand", {"type_ids", "one_row"}, {"type_row"});
+  OnnxBuilder::Int(b.Node("GatherElements", {"type_row", "pos_ids"}, {"type_sel"}), "axis", 1);
+  b.Node("Expand", {"type_sel", "ids_shape"}, {"type_all"});
+  b.Node("Gather", {"word", "input_ids"}, {"we"}, "word_embeddings");
+  b.Node("Gather", {"type", "type_all"}, {"te"});
+  b.Node("Add", {"we", "te"}, {"e0"});
+  b.Node("Gather", {"pos", "pos_ids"}, {"pe"});
+  b.Node("Add", {"e0", "pe"}, {"e1"});
+  auto layer_norm = [&b](const std::string& x, const std::string& ln, const std::string& y) {
+    onnx::NodeProto& n = b.Node("LayerNormalization", {x, ln + "_g", ln + "_b"}, {y}, ln);
+    OnnxBuilder::Int(n, "axis", -1);
+    OnnxBuilder::Float(n, "epsilon", 1e-12f);
+  };
+  layer_norm("e1", "ln0", "h0");
+  // Attention.
+  for (const char* p : {"q", "k", "v"}) {
+    const std::string s(p);
+    b.Node("MatMul", {"h0", "w" + s}, {s + "_mm"});
+    b.Node("Add", {"b" + s, s + "_mm"}, {s + "_lin"});
+    b.Node("Reshape", {s + "_lin", "heads_shape"}, {s + "_heads"});
+  }
+  OnnxBuilder::Ints(b.Node("Transpose", {"q_heads"}, {"qh"}), "perm", {0, 2, 1, 3});
+  OnnxBuilder::Ints(b.Node("Transpose", {"k_heads"}, {"kt"}), "perm", {0, 2, 3, 1});
+  OnnxBuilder::Ints(b.Node("Transpose", {"v_heads"}, {"vh"}), "perm", {0, 2, 1, 3});
+  b.Node("Mul", {"qh", "scale"}, {"qs"});
+  b.Node("Mul", {"kt", "scale"}, {"ks"});
+  b.Node("MatMul", {"qs", "ks"}, {"scores"});
+  OnnxBuilder::Int(b.Node("Softmax", {"scores"}, {"attn"}), "axis", -1);
+  b.Node("MatMul", {"attn", "vh"}, {"ctx"});
+  OnnxBuilder::Ints(b.Node("Transpose", {"ctx"}, {"ctx_t"}), "perm", {0, 2, 1, 3});
+  b.Node("Reshape", {"ctx_t", "hidden_shape"}, {"ctx_flat"});
+  b.Node("MatMul", {"ctx_flat", "wo"}, {"o_mm"});
+  b.Node("Add", {"bo", "o_mm"}, {"o_lin"});
+  b.Node("Add", {"o_lin", "h0"}, {"r1"});
+  layer_norm("r1", "ln1", "h1");
+  // MLP.
+  b.Node("MatMul", {"h1", "w1"}, {"i_mm"});
+  b.Node("Add", {"b1", "i_mm"}, {"i_lin"});
+  b.Node("Div", {"i_lin", "sqrt2"}, {"g_div"});
+  b.Node("Erf", {"g_div"}, {"g_erf"});
+  b.Node("Add", {"g_erf", "one"}, {"g_add"});
+  b.Node("Mul", {"i_lin", "g_add"}, {"g_mul"});
+  b.Node("Mul", {"g_mul", "half"}, {"gelu"});
+  b.Node("MatMul", {"gelu", "w2"}, {"o2_mm"});
+  b.Node("Add", {"b2", "o2_mm"}, {"o2_lin"});
+  b.Node("Add", {"o2_lin", "h1"}, {"r2"});
+  layer_norm("r2", "ln2", "last_hidden_state");
+  b.Output("last_hidden_state");
   return b;
 }
 

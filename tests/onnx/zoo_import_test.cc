@@ -1,5 +1,5 @@
-// Real torchvision exports (scripts/export_onnx.py or scripts/zoo.py export, on the GPU machine,
-// where torch is) imported and run through the CPU reference forward against PyTorch's own
+// Real torchvision (and BERT: int64 token ids) exports (scripts/export_onnx.py or scripts/zoo.py
+// export, where torch is) imported and run through the CPU reference forward against PyTorch's own
 // output. Skipped unless TUNEJIT_ONNX_ZOO names the export directory:
 //   TUNEJIT_ONNX_ZOO=/tmp/zoo TUNEJIT_ONNX_ZOO_MODELS=resnet18,vit_b_16 [TUNEJIT_ONNX_ZOO_BATCH=2]
 //       onnx_import_test --gtest_filter='OnnxZooTest.*'
@@ -23,11 +23,12 @@
 namespace tunejit {
 namespace {
 
-std::vector<float> ReadFloats(const std::string& path) {
+template <typename T>
+std::vector<T> ReadRaw(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  std::vector<float> v(bytes.size() / 4);
-  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  std::vector<T> v(bytes.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
   return v;
 }
 
@@ -41,8 +42,15 @@ void CheckModel(const std::string& dir, const std::string& name, int64_t batch) 
   for (const auto& [op, count] : ops) counts += " " + op + "=" + std::to_string(count);
   const int input = m->graph.TensorsOfKind(TensorKind::kInput).at(0);
   const int output = m->graph.TensorsOfKind(TensorKind::kOutput).at(0);
-  const std::vector<float> x = ReadFloats(dir + "/" + name + "-input.bin");
-  const std::vector<float> want = ReadFloats(dir + "/" + name + "-torch.bin");
+  // An int64 input (BERT's token ids) goes to the reference forward as floats (exact ids).
+  std::vector<float> x;
+  if (m->graph.tensor(input).dtype == DType::kI64) {
+    const std::vector<int64_t> ids = ReadRaw<int64_t>(dir + "/" + name + "-input.bin");
+    x.assign(ids.begin(), ids.end());
+  } else {
+    x = ReadRaw<float>(dir + "/" + name + "-input.bin");
+  }
+  const std::vector<float> want = ReadRaw<float>(dir + "/" + name + "-torch.bin");
   ASSERT_EQ(static_cast<int64_t>(x.size()), m->graph.tensor(input).NumElements()) << name;
   absl::StatusOr<std::vector<std::vector<float>>> values =
       ReferenceForward(m->graph, m->weights, {{m->graph.tensor(input).name, x}});

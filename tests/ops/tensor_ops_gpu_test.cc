@@ -1,6 +1,7 @@
 // The general tensor ops' kernels (kernel_sources/tensor_ops.cu) on a GPU against the CPU
 // reference (ops/tensor_ops_reference.h), every output element, on shapes of the zoo's models
 // (SE gates, ViT heads, ConvNeXt's channels-last layer norm) and odd ones. Skipped without a GPU.
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,34 @@ TEST_F(TensorOpsGpu, Fp16ElementwiseOps) {
   ExpectClose(run(LayerNormKernel(2 * 7 * 7, 24, 1e-6f, ElementType::kFloat16),
                   {Bytes(xh), Bytes(w), Bytes(bias)}),
               cpuref::LayerNorm(x_shape, 3, 1e-6f, x, w, bias), 2e-3, "fp16 layer_norm");
+}
+
+// BERT's word embedding lookup (a vocabulary of 30522 rows of 768, 2 x 128 ids) and a small
+// table with ids out of range both ways (clamped, graph/graph.h) and counted from the end: every
+// output float equals the CPU reference's (a copy, no arithmetic).
+TEST_F(TensorOpsGpu, GatherRowsByInt64Ids) {
+  struct Case {
+    int64_t rows, row;
+    std::vector<int64_t> ids;
+  };
+  std::vector<int64_t> tokens(2 * 128);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int64_t>(i * 7919 % 30522);
+  const std::vector<Case> cases = {
+      {30522, 768, tokens},
+      {5, 3, {0, 4, -1, -5, 5, -6, INT64_MAX, INT64_MIN, 2}},
+  };
+  for (const Case& c : cases) {
+    const std::vector<float> table = testing::RandomFloats(c.rows * c.row, 11);
+    const std::vector<float> want = cpuref::Gather({c.rows, c.row}, table, c.ids);
+    OpPlan plan;
+    absl::StatusOr<PlannedKernel> k =
+        GatherKernel(c.rows, c.row, static_cast<int64_t>(c.ids.size()));
+    ASSERT_TRUE(k.ok()) << k.status();
+    plan.kernels.push_back(*std::move(k));
+    auto out = harness_->Run(plan, {Bytes(table), Bytes(c.ids)}, {want.size() * sizeof(float)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(FromBytes<float>((*out)[0]), want) << c.rows << " rows";
+  }
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 // every kernel the plans name (no GPU needed). Their GPU values: tensor_ops_gpu_test.cc.
 #include "ops/tensor_ops.h"
 
+#include <climits>
 #include <cmath>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -151,6 +153,29 @@ TEST(TensorOpsPlan, ReductionsPickTheirKernel) {
   EXPECT_THAT(MatMulKernel({2, 3}, {4, 5}).status().message(), HasSubstr("[..., M, K]"));
 }
 
+// The gather's id rule (graph/graph.h): [-rows, 0) from the end, the rest clamped.
+TEST(TensorOpsReference, GatherRowsByIds) {
+  EXPECT_THAT(cpuref::Gather({3, 2}, Iota(6), std::vector<int64_t>{2, 0, -1, -3, 3, -4, 1000}),
+              ElementsAre(4, 5, 0, 1, 4, 5, 0, 1, 4, 5, 0, 1, 4, 5));
+  EXPECT_EQ(cpuref::GatherRow(INT64_MIN, 5), 0);
+  EXPECT_EQ(cpuref::GatherRow(INT64_MAX, 5), 4);
+}
+
+TEST(TensorOpsPlan, GatherTakesTheTableAndTheIds) {
+  absl::StatusOr<PlannedKernel> k = GatherKernel(30522, 768, 32 * 128);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->spec.name_expression, "tunejit::gather_rows");
+  ASSERT_EQ(k->args.size(), 6u);
+  EXPECT_EQ(k->args[0].kind, KernelArg::Kind::kInput);
+  EXPECT_EQ(k->args[1].kind, KernelArg::Kind::kInput);
+  EXPECT_EQ(k->args[1].index_or_int, 1);
+  EXPECT_EQ(k->args[2].kind, KernelArg::Kind::kOutput);
+  for (const auto& [rows, row, count] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t>>{{0, 8, 4}, {10, 0, 4}, {10, 8, 0}}) {
+    EXPECT_THAT(GatherKernel(rows, row, count).status().message(), HasSubstr("gather:"));
+  }
+}
+
 TEST(TensorOpsPlan, EveryKernelBuildsWithNvrtc) {
   std::vector<PlannedKernel> kernels;
   for (int fn = 0; fn <= static_cast<int>(UnaryFn::kNeg); ++fn) {
@@ -181,6 +206,7 @@ TEST(TensorOpsPlan, EveryKernelBuildsWithNvrtc) {
   kernels.push_back(*SoftmaxAxisKernel({4, 5, 6}, 2));  // rows: a warp each
   kernels.push_back(*SoftmaxAxisKernel({2, 1500}, 1));  // rows: a block each
   kernels.push_back(*MatMulKernel({2, 3, 4, 5}, {3, 5, 6}));
+  kernels.push_back(*GatherKernel(10, 8, 6));
   KernelCompiler compiler(nullptr);
   std::set<std::string> built;
   for (const PlannedKernel& k : kernels) {
@@ -188,7 +214,7 @@ TEST(TensorOpsPlan, EveryKernelBuildsWithNvrtc) {
     absl::StatusOr<CompiledKernel> c = compiler.Compile(k.spec, GpuArch{9, 0});
     ASSERT_TRUE(c.ok()) << k.spec.name_expression << ": " << c.status();
   }
-  EXPECT_GE(built.size(), 27u);
+  EXPECT_GE(built.size(), 28u);
   EXPECT_THAT(UnaryKernel(UnaryFn::kExp, 4, 0, 0, ElementType::kInt8).status().message(),
               HasSubstr("float32 or float16"));
 }

@@ -123,6 +123,19 @@ class ZooTableTest(unittest.TestCase):
         self.assertIn("fp32 run failed: timed out after 300 s; fp16 not run", squeeze[8])
         self.assertIn("no PyTorch timing", squeeze[8])
 
+    def test_hidden_states_have_no_top1(self):
+        d = self.dir
+        write(d, "bert_base@1-ops.json", {"nodes": 400, "op_types": {"MatMul": 96, "Gather": 3}})
+        write(d, "bert_base@1-fp32.json", run_report(4e-3))
+        write(d, "bert_base@1-fp16.json", run_report(2e-3))
+        for precision, rel, bound in (("fp32", 3e-6, 1e-4), ("fp16", 2e-3, 1e-2)):
+            c = compare_report(rel, None, bound, True)
+            write(d, f"bert_base@1-{precision}-compare.json", c)
+        write(d, "bert_base@1-peers.json", peers_report({"status": "skipped"}))
+        [row] = rows(zoo.table(d, ["bert_base@1"]))
+        self.assertEqual(row, ["bert_base@1", "2 types / 400 nodes", "3.0e-06", zoo.DASH,
+                               "2.0e-03", "2.00", "4.57", "skipped", "ok"])
+
     def test_pytorch_fp16_error_beside_ours(self):
         write(self.dir, "m-ops.json", {"nodes": 1, "op_types": {"Conv": 1}})
         write(self.dir, "m-fp16-compare.json", compare_report(2.2e-2, 0.9, 1e-2, False))
@@ -194,6 +207,13 @@ class ZooCommandLineTest(unittest.TestCase):
         args = zoo.parser().parse_args(["peers", "--out", "d", "--compile-timeout", "0"])
         self.assertEqual(args.compile_timeout, 0)
 
+    def test_batch_in_the_model_name(self):
+        self.assertEqual(zoo.split_batch("bert_base@1", 32), ("bert_base", 1))
+        self.assertEqual(zoo.split_batch("resnet18", 32), ("resnet18", 32))
+        args = zoo.parser().parse_args(["export", "--out", "d", "--models",
+                                        "bert_base@1,bert_base@32"])
+        self.assertEqual(args.models, ["bert_base@1", "bert_base@32"])
+
     def test_import_needs_no_torch(self):
         code = "import sys; sys.path.insert(0, sys.argv[1]); import zoo; print('torch' in " \
                "sys.modules)"
@@ -234,6 +254,31 @@ class CompareOutputsJsonTest(unittest.TestCase):
                 c = json.load(f)
             self.assertFalse(c["ok"])
             self.assertIn("size mismatch", c["error"])
+
+    def test_no_top1(self):
+        with tempfile.TemporaryDirectory() as d:
+            ref = np.linspace(-1, 1, 3 * 128 * 8, dtype="<f4")  # hidden states: no classes
+            ours = ref.copy()
+            ours[5] += 1e-3
+            ref.tofile(os.path.join(d, "ref.bin"))
+            ours.tofile(os.path.join(d, "ours.bin"))
+            out = os.path.join(d, "c.json")
+            script = os.path.join(SCRIPTS, "compare_outputs.py")
+            proc = subprocess.run([sys.executable, script, os.path.join(d, "ours.bin"),
+                                   os.path.join(d, "ref.bin"), "--no-top1", "--max-rel", "1e-2",
+                                   "--json", out], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            self.assertNotIn("top-1", proc.stdout)
+            with open(out) as f:
+                c = json.load(f)
+            self.assertTrue(c["ok"])
+            self.assertIsNone(c["top1_agreement"])
+            self.assertEqual(c["values"], ref.size)
+            proc = subprocess.run([sys.executable, script, os.path.join(d, "ours.bin"),
+                                   os.path.join(d, "ref.bin"), "--no-top1", "--max-rel", "1e-6"],
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 1)
+            self.assertIn("FAIL", proc.stdout)
 
 
 if __name__ == "__main__":
