@@ -30,6 +30,7 @@ LayerInfo BaseInfo(const Executor::State& state, const Step& step) {
     info.bytes_moved += elements * (step.int8 ? 1 : fp16 ? 2 : 4);
   }
   if (step.task >= 0) info.flops = p.tasks[step.task].flops;
+  if (step.kind == StepKind::kAttention) info.flops = step.attention.Flops();
   return info;
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/tensor_ops.h"
 
@@ -163,6 +164,18 @@ Operand OperandOf(const Graph& graph, const StepProgram& program, const Step& st
   return {shape, ElementType::kFloat32};
 }
 
+// The attention step's kernel at its template's fallback config. The limits are sm_90's
+// defaults: the fallback keeps to 48 KiB of shared memory and mma.sync (sm_80+), so it runs on
+// every GPU the tensor-core modes run on.
+absl::StatusOr<PlannedKernel> AttentionStepKernel(const Step& step) {
+  const autotvm::Workload w = MakeAttentionWorkload(step.attention);
+  const OpTemplate* op = FindOpTemplate(kAttentionMma);
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::ConfigEntity config, op->FallbackConfig(w));
+  TUNEJIT_ASSIGN_OR_RETURN(OpPlan plan,
+                           SpecializeAttention(w, config, DeviceLimits{}, step.attention_layout));
+  return std::move(plan.kernels.front());
+}
+
 absl::StatusOr<std::vector<PlannedKernel>> TensorOpKernels(const Graph& graph,
                                                            const StepProgram& program,
                                                            const Step& step) {
@@ -213,6 +226,9 @@ absl::StatusOr<std::vector<PlannedKernel>> TensorOpKernels(const Graph& graph,
       break;
     case StepKind::kSoftmax:
       k = SoftmaxAxisKernel(x, SoftmaxAxis(a, x.size()));
+      break;
+    case StepKind::kAttention:
+      k = AttentionStepKernel(step);
       break;
     default:
       break;
