@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/kernel_compiler.h"
+#include "ops/reference_kernels.h"
 #include "ops/split.h"
 #include "ops/templates.h"
 #include "tests/ops/attention_test_util.h"
@@ -219,6 +220,23 @@ TEST(AttentionTemplate, SampledValidConfigsCompileForSm90a) {
       }
     }
   }
+}
+
+// The tuner's GPU reference (ops/reference_kernels.h) plans one thread per query row and builds.
+TEST(AttentionReferencePlan, OneThreadPerRowAndBuilds) {
+  KernelCompiler compiler(nullptr);
+  for (const AttentionParams& p :
+       {Params(32, 12, 197, 64), Params(2, 8, 300, 128, AttentionMask::kF16)}) {
+    absl::StatusOr<OpPlan> plan = ReferenceAttentionPlan(p);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    const PlannedKernel& k = plan->kernels[0];
+    EXPECT_EQ(k.args[3].kind,
+              p.mask == AttentionMask::kNone ? KernelArg::Kind::kInt64 : KernelArg::Kind::kInput);
+    absl::StatusOr<CompiledKernel> compiled = compiler.Compile(k.spec, GpuArch{9, 0, false});
+    EXPECT_TRUE(compiled.ok()) << k.spec.name_expression << ": " << compiled.status();
+  }
+  EXPECT_EQ(ReferenceAttentionPlan(Params(1, 1, 8, 32)).status().code(),
+            absl::StatusCode::kUnimplemented);
 }
 
 }  // namespace
