@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "autotvm/record.h"
 #include "executor/attention_fusion.h"
 #include "executor/step_kernels.h"
 #include "executor/step_program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/split.h"
 #include "tests/executor/executor_test_util.h"
 
 namespace tunejit {
@@ -141,6 +143,42 @@ TEST(AttentionLowering, HeadDim32IsNotFused) {
   const StepProgram p = Lower(g, NumericMode::kFp16TensorCores, &w);
   EXPECT_EQ(CountKind(p, StepKind::kAttention), 0);
   EXPECT_EQ(CountKind(p, StepKind::kSoftmax), 1);
+}
+
+// The step's kernel from the log's record for its workload, with the step's strides; the
+// fallback without a record or with one the rules refuse.
+TEST(AttentionLowering, StepKernelTakesTheLogsRecord) {
+  const Graph g = testing::AttentionNet(AttentionStyle::kVit, 2, 37, 2, 64);
+  const WeightSet w = testing::AttentionNetWeights(g, 7);
+  const StepProgram p = Lower(g, NumericMode::kFp16TensorCores, &w);
+  const Step& s = *FindStep(p, "attend");
+  const autotvm::Target cuda = *autotvm::ParseTarget("cuda");
+  const DeviceLimits hopper = DeviceLimits::ForArch(GpuArch{9, 0, true});
+  auto record = [&](autotvm::HistoryBest& h, int64_t m, int64_t n, int64_t warps, int line) {
+    autotvm::ConfigEntity c;
+    c.knobs = {OtherKnob("tile_m", m), OtherKnob("tile_n", n), OtherKnob("warps", warps),
+               OtherKnob("stages", 2)};
+    autotvm::MeasureResult result;
+    result.costs = {1e-5};
+    h.Add(autotvm::LoadedRecord{
+        autotvm::MakeRecord(cuda, MakeAttentionWorkload(s.attention), 0, c, result),
+        "/logs/attention.log", line, ""});
+  };
+  autotvm::HistoryBest h;
+  record(h, 128, 64, 8, 3);
+  AttentionChoice chosen;
+  absl::StatusOr<PlannedKernel> k = AttentionStepKernel(s, &h, cuda, hopper, &chosen);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->spec.name_expression, HasSubstr("AttnTile<64, 128, 64, 8, 2>"));
+  EXPECT_EQ(chosen.record, "/logs/attention.log:3");
+  EXPECT_THAT(chosen.config, HasSubstr("tile_m"));
+  EXPECT_EQ(k->args[5].int64s[2], 128);  // the step's strides, not contiguous ones
+  autotvm::HistoryBest refused;
+  record(refused, 64, 64, 8, 4);  // 8 query rows a warp
+  k = AttentionStepKernel(s, &refused, cuda, hopper, &chosen);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->spec.name_expression, HasSubstr("AttnTile<64, 64, 64, 4, 2>"));
+  EXPECT_EQ(chosen.record, "");
 }
 
 // The chain as found: its nodes, the tensors and the scale multiplied out of both constants.
