@@ -3,8 +3,9 @@
 // mask), BERT's 128 tokens with a float32 mask and a float16 one, a query count other than the
 // key count, D 128, and Q/K/V read out of a packed [B, S, 3, H, D] projection with O written
 // [B, S, H, D]. Tolerance 2e-3 relative L2 (float16 output, float16 P in the second product).
-// AttentionGpuBench times the fallback and the best config on ViT-B/16's and BERT-base's shapes
-// at batch 32 (CUDA events, median of 50): run it alone with
+// AttentionGpuBench times every valid config (the fallback marked, the best with its TFLOP/s) on
+// ViT-B/16's and BERT-base's shapes at batch 32, contiguous [B, H, S, D], and ViT's as the
+// executor reads it (CUDA events, median of 50, no L2 flush): run it alone with
 //   ./build/tests/ops/ops_attention_gpu_test --gtest_filter='AttentionGpuBench.*'
 #include <cmath>
 #include <cstdio>
@@ -215,6 +216,37 @@ TEST(AttentionGpuBench, ViTAndBertShapes) {
     }
     std::printf("BEST %s %s: %.4f ms, %.1f TFLOP/s\n", w.Key().c_str(), best.c_str(), best_ms,
                 p.Flops() / (best_ms * 1e-3) / 1e12);
+  }
+}
+
+// ViT-B/16 at batch 32 as the executor runs it: Q, K and V read from the packed in-projection
+// output [S, B, 3 * E] (torchvision's sequence-first layout), O written [S, B, H, D] for the
+// out-projection; every valid config.
+TEST(AttentionGpuBench, VitAsTheExecutorReadsIt) {
+  TUNEJIT_REQUIRE_GPU();
+  auto harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  const AttentionParams p{32, 12, 197, 197, 64, AttentionMask::kNone};
+  const int64_t e = p.heads * p.head_dim;
+  AttentionLayout layout = ContiguousAttentionLayout(p);
+  layout.q = {3 * e, p.head_dim, p.batch * 3 * e, 0};
+  layout.k = {3 * e, p.head_dim, p.batch * 3 * e, e};
+  layout.v = {3 * e, p.head_dim, p.batch * 3 * e, 2 * e};
+  layout.o = {e, p.head_dim, p.batch * e, 0};
+  const std::vector<uint8_t> packed = HalfBytes(RandomHalves(p.seq_q * p.batch * 3 * e, 2));
+  const size_t out_bytes = p.seq_q * p.batch * e * 2;
+  const autotvm::Workload w = MakeAttentionWorkload(p);
+  const autotvm::ConfigSpace space = *BuildConfigSpace(w, *autotvm::ParseTarget("cuda"));
+  const std::string fallback = Op().FallbackConfig(w)->ToString();
+  for (int64_t i = 0; i < space.size(); ++i) {
+    const autotvm::ConfigEntity c = *space.Get(i);
+    absl::StatusOr<OpPlan> plan = SpecializeAttention(w, c, harness->limits(), layout);
+    if (!plan.ok()) continue;
+    absl::StatusOr<double> ms =
+        harness->MedianMs(*plan, {packed, packed, packed, {}}, {out_bytes}, 5, 50);
+    ASSERT_TRUE(ms.ok()) << c.ToString() << ": " << ms.status();
+    std::printf("vit strided %s: %.4f ms, %.1f TFLOP/s%s\n", c.ToString().c_str(), *ms,
+                p.Flops() / (*ms * 1e-3) / 1e12, c.ToString() == fallback ? " (fallback)" : "");
   }
 }
 
