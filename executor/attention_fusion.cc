@@ -199,10 +199,20 @@ class ChainFinder {
   }
 
   // A transpose of a rank-4 output that keeps D last joins the chain (the step writes its
-  // output through strides).
+  // output through strides), past reshapes that keep the shape (BERT's SDPA export has one).
   void JoinOutputTranspose(AttentionChain& c) const {
-    const int tr = Inner(c.output);
-    if (tr < 0 || g_.tensor(c.output).shape.size() != 4) return;
+    const std::vector<int64_t>& shape = g_.tensor(c.output).shape;
+    if (shape.size() != 4) return;
+    int t = c.output;
+    std::vector<int> same_shape;
+    int tr = Inner(t);
+    while (tr >= 0 && g_.nodes()[tr].op == OpKind::kReshape &&
+           g_.tensor(g_.nodes()[tr].output).shape == shape) {
+      same_shape.push_back(tr);
+      t = g_.nodes()[tr].output;
+      tr = Inner(t);
+    }
+    if (tr < 0) return;
     const Node& node = g_.nodes()[tr];
     if (node.op != OpKind::kTranspose || node.attrs.perm.size() != 4 || node.attrs.perm[3] != 3 ||
         g_.tensor(node.output).kind == TensorKind::kOutput) {
@@ -210,6 +220,7 @@ class ChainFinder {
     }
     c.out_perm = node.attrs.perm;
     c.output = node.output;
+    c.nodes.insert(c.nodes.end(), same_shape.begin(), same_shape.end());
     c.nodes.push_back(tr);
   }
 

@@ -10,7 +10,8 @@
 // inside the chain must be read by the next node alone and not be a graph output; the scale's
 // constants must be known (the weights), the head dim one the template takes (64 or 128).
 // A transpose of the attention's output that keeps D last (ViT's [B, H, S, D] -> [S, B, H, D],
-// BERT's -> [B, S, H, D]) joins the chain too: the step writes its output through strides. So do
+// BERT's -> [B, S, H, D]), after any reshapes that keep the shape, joins the chain too: the step
+// writes its output through strides. So do
 // the reshapes, transposes and slices that made Q, K and V out of a projection's output
 // (executor/attention_views.h), where nothing else reads what they made: the step reads the
 // projection's output through strides and offsets.

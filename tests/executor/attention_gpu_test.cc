@@ -1,8 +1,8 @@
 // The fused attention step end to end on a GPU (label gpu; skipped without one): AttentionNet
-// (tests/executor/executor_test_util.h) in ViT's form (197 tokens, 2 heads of 64) and BERT's
-// (128 tokens with a padding mask) built at fp16, where the chain is one attention step on
-// attention_mma.cuda, against the same network at fp32 (the unfused tensor-op path, itself
-// checked against the CPU reference forward): within 1e-2 relative L2.
+// (tests/executor/executor_test_util.h) in ViT's form (197 tokens, 2 heads of 64), BERT's (128
+// tokens with a padding mask) and BERT's SDPA export's built at fp16, where the chain is one
+// attention step on attention_mma.cuda, against the same network at fp32 (the unfused tensor-op
+// path, itself checked against the CPU reference forward): within 1e-2 relative L2.
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -88,6 +88,13 @@ TEST(AttentionExecutorGpu, VitChainFusedMatchesFp32) {
   const Graph g = testing::AttentionNet(AttentionStyle::kVit, 2, 197, 2, 64);
   const WeightSet w = testing::AttentionNetWeights(g, 7);
   ExpectFusedMatchesFp32(g, w, {{"input", testing::NormalFloats(2 * 197 * 128, 8)}});
+}
+
+TEST(AttentionExecutorGpu, BertSdpaChainFusedMatchesFp32) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::AttentionNet(AttentionStyle::kBertSdpa, 2, 128, 2, 64);
+  const WeightSet w = testing::AttentionNetWeights(g, 11);
+  ExpectFusedMatchesFp32(g, w, {{"input", testing::NormalFloats(2 * 128 * 128, 12)}});
 }
 
 TEST(AttentionExecutorGpu, BertChainWithMaskFusedMatchesFp32) {

@@ -125,6 +125,26 @@ TEST(AttentionLowering, BertChainTakesTheScaleAndTheMask) {
   EXPECT_THAT((*k)[0].spec.name_expression, HasSubstr("tunejit::AttnMask::kF32"));
 }
 
+// BERT through scaled_dot_product_attention: K^T is one transpose (0, 2, 3, 1) of K's
+// [B, S, H, D] and a same-shape reshape follows P V; K is still read from its projection.
+TEST(AttentionLowering, BertSdpaChainReadsKThroughTheMergedTranspose) {
+  const Graph g = testing::AttentionNet(AttentionStyle::kBertSdpa, 2, 128, 2, 64);
+  const WeightSet w = testing::AttentionNetWeights(g, 8);
+  const StepProgram p = Lower(g, NumericMode::kFp16TensorCores, &w);
+  ASSERT_EQ(CountKind(p, StepKind::kAttention), 1);
+  EXPECT_EQ(CountKind(p, StepKind::kTranspose), 0);
+  EXPECT_EQ(CountKind(p, StepKind::kBinary), 0);
+  const Step& s = *FindStep(p, "attend");
+  EXPECT_EQ(s.operands[1].tensor, ValueOf(g, p, "k.bias_out"));
+  const AttentionStrides& k = s.attention_layout.k;
+  EXPECT_EQ(k.batch, 128 * 128);
+  EXPECT_EQ(k.head, 64);
+  EXPECT_EQ(k.seq, 128);
+  EXPECT_EQ(s.output, ValueOf(g, p, "attend.bshd.out"));
+  EXPECT_EQ(s.attention_layout.o.seq, 128);
+  EXPECT_NEAR(s.attention_layout.scale, 0.125, 1e-7);
+}
+
 TEST(AttentionLowering, Fp32AndMissingWeightsKeepTheUnfusedSteps) {
   const Graph g = testing::AttentionNet(AttentionStyle::kBert);
   const WeightSet w = testing::AttentionNetWeights(g, 3);
@@ -190,8 +210,8 @@ TEST(AttentionFusion, FindsTheVitChainWithItsNodesAndScale) {
   const AttentionChain& c = chains[0];
   std::vector<std::string> names;
   for (int n : c.nodes) names.push_back(g.nodes()[n].name);
-  EXPECT_THAT(names, ::testing::ElementsAre("q.heads", "q.bhsd", "k.heads", "k.bhsd", "v.heads",
-                                            "v.bhsd", "k.t", "q.scale", "k.scale", "scores",
+  EXPECT_THAT(names, ::testing::ElementsAre("q.heads", "q.bhsd", "k.heads", "k.bhsd", "k.t",
+                                            "v.heads", "v.bhsd", "q.scale", "k.scale", "scores",
                                             "probs", "attend", "attend.bshd"));
   EXPECT_EQ(g.tensor(c.q.tensor).name, "q.bias_out");
   EXPECT_EQ(g.tensor(c.k.tensor).name, "k.bias_out");

@@ -516,9 +516,11 @@ inline WeightSet GeluNetWeights(const Graph& g, uint64_t seed, float half = 0.5f
 // q, k and v projections (reshape to rows, dense + bias_add, reshape to [B, S, H, D], transpose
 // to [B, H, S, D]); kVit: Q * c and K^T * c with c = D^-1/4 (torchvision's scaled dot product
 // attention), scores Q K^T; kBert: (Q K^T) / sqrt(D) + the graph input "mask" [B, 1, 1, S];
+// kBertSdpa: as kVit, but K^T one transpose (0, 2, 3, 1) of K's [B, S, H, D] and a reshape to
+// the same shape after P V (Hugging Face BERT's export through scaled_dot_product_attention);
 // softmax over the keys, P V, transpose to [B, S, H, D], reshape to rows, the output dense +
 // bias_add -> "logits" [B * S, E]. AttentionNetWeights sets its constants.
-enum class AttentionStyle { kVit, kBert };
+enum class AttentionStyle { kVit, kBert, kBertSdpa };
 inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq = 37,
                           int64_t heads = 2, int64_t d = 64) {
   Graph g;
@@ -549,11 +551,16 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
     return transpose(name + ".bhsd", y, {0, 2, 1, 3});
   };
   int q = heads_of("q");
-  const int k = heads_of("k");
+  int kt = 0;
+  if (style == AttentionStyle::kBertSdpa) {
+    kt = transpose("k.t", reshape("k.heads", linear("k", rows), {batch, seq, heads, d}),
+                   {0, 2, 3, 1});
+  } else {
+    kt = transpose("k.t", heads_of("k"), {0, 1, 3, 2});
+  }
   const int v = heads_of("v");
-  int kt = transpose("k.t", k, {0, 1, 3, 2});
   int s = 0;
-  if (style == AttentionStyle::kVit) {
+  if (style != AttentionStyle::kBert) {
     q = TensorOp(&g, "q.scale", OpKind::kBinary, {q, weight("q.c", {1})}, Attrs(BinaryFn::kMul));
     kt = TensorOp(&g, "k.scale", OpKind::kBinary, {kt, weight("k.c", {1})}, Attrs(BinaryFn::kMul));
     s = TensorOp(&g, "scores", OpKind::kMatMul, {q, kt});
@@ -568,6 +575,7 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
   last.axis = -1;
   const int p = TensorOp(&g, "probs", OpKind::kSoftmax, {s}, last);
   int o = TensorOp(&g, "attend", OpKind::kMatMul, {p, v});
+  if (style == AttentionStyle::kBertSdpa) o = reshape("attend.same", o, {batch, heads, seq, d});
   o = transpose("attend.bshd", o, {0, 2, 1, 3});
   o = reshape("attend.rows", o, {batch * seq, e});
   const int y = *g.AddNode("out", OpKind::kDense, {o, weight("out.weight", {e, e})}, {}, "out.out");
