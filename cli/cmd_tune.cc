@@ -26,6 +26,8 @@
 #include "cli/svg_chart.h"
 #include "common/status_macros.h"
 #include "executor/node_tasks.h"
+#include "executor/step_program.h"
+#include "ops/attention.h"
 #include "tuner/budget.h"
 #include "tuner/tune_model.h"
 #include "tuner/tune_plan.h"
@@ -74,6 +76,23 @@ int64_t EnvInt(const char* name, int64_t fallback) {
   return v != nullptr && absl::SimpleAtoi(v, &out) ? out : fallback;
 }
 
+// The fused attention steps' workloads (attention_mma.cuda: the chains the executor fuses at fp16
+// with the model's weights, executor/attention_fusion.h), which no node task has.
+absl::Status AddAttentionWorkloads(const ModelSource& model, NumericMode mode,
+                                   std::vector<autotvm::Workload>& workloads,
+                                   std::map<std::string, std::vector<std::string>>& users) {
+  if (mode != NumericMode::kFp16TensorCores || !model.weights) return absl::OkStatus();
+  TUNEJIT_ASSIGN_OR_RETURN(StepProgram program, LowerToSteps(model.graph, mode, &*model.weights));
+  for (const Step& step : program.steps) {
+    if (step.kind != StepKind::kAttention) continue;
+    autotvm::Workload w = MakeAttentionWorkload(step.attention);
+    std::vector<std::string>& names = users[w.Key()];
+    if (names.empty()) workloads.push_back(std::move(w));
+    names.push_back(step.name);
+  }
+  return absl::OkStatus();
+}
+
 // Every distinct workload of the model, labelled with the nodes that use it.
 absl::StatusOr<Selected> AllTasks(const TuneFlags& f) {
   TUNEJIT_ASSIGN_OR_RETURN(NumericMode mode, ResolveNumericMode(f.precision, f.tensor_cores));
@@ -87,7 +106,9 @@ absl::StatusOr<Selected> AllTasks(const TuneFlags& f) {
     }
   }
   Selected all;
-  for (const autotvm::Workload& w : DistinctWorkloads(nodes)) {
+  std::vector<autotvm::Workload> workloads = DistinctWorkloads(nodes);
+  TUNEJIT_RETURN_IF_ERROR(AddAttentionWorkloads(model, mode, workloads, users));
+  for (const autotvm::Workload& w : workloads) {
     TUNEJIT_ASSIGN_OR_RETURN(Task task, MakeTask(w, target));
     const std::vector<std::string>& names = users[w.Key()];
     all.weights.push_back(task.flops * static_cast<double>(names.size()));

@@ -143,6 +143,15 @@ absl::StatusOr<WarmPlan> PlanModelKernels(const WarmFlags& f, const autotvm::Log
   std::map<std::string, bool> seen;
   int untuned = 0;
   for (const Step& step : program.steps) {
+    if (step.kind == StepKind::kAttention) {  // the log's record, as the executor takes it
+      OpPlan attention;
+      TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel k,
+                               AttentionStepKernel(step, &history, target, limits, nullptr));
+      attention.kernels.push_back(std::move(k));
+      AddKernels(attention, &plan, &seen);
+      ++untuned;
+      continue;
+    }
     if (step.task < 0) {
       TUNEJIT_ASSIGN_OR_RETURN(OpPlan untuned_plan, UntunedPlan(model.graph, program, step));
       AddKernels(untuned_plan, &plan, &seen);

@@ -93,7 +93,7 @@ struct LayerInfo {
   std::string config;      // the config entity, as in the log (knob list), or "fallback"
   double record_cost = 0;  // seconds the record claims (0 for fallback / non-tuned)
   std::vector<std::string> reasons;  // the choice, incl. skipped records and why
-  double flops = 0;                  // 2 x MACs (0 for non-conv/dense)
+  double flops = 0;                  // 2 x MACs (0 for non-conv/dense/attention)
   int64_t bytes_moved = 0;           // inputs + weights + outputs, for the roofline
   int kernels = 0;                   // launches in the run phase
 };

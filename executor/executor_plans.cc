@@ -6,6 +6,7 @@
 #include "common/status_macros.h"
 #include "executor/executor_internal.h"
 #include "executor/step_kernels.h"
+#include "ops/attention.h"
 
 namespace tunejit {
 namespace {
@@ -30,6 +31,7 @@ LayerInfo BaseInfo(const Executor::State& state, const Step& step) {
     info.bytes_moved += elements * (step.int8 ? 1 : fp16 ? 2 : 4);
   }
   if (step.task >= 0) info.flops = p.tasks[step.task].flops;
+  if (step.kind == StepKind::kAttention) info.flops = step.attention.Flops();
   return info;
 }
 
@@ -37,6 +39,25 @@ int RunKernels(const OpPlan& plan) {
   int n = 0;
   for (const PlannedKernel& k : plan.kernels) n += k.phase == PlannedKernel::Phase::kRun ? 1 : 0;
   return n;
+}
+
+// A fused attention step: the log's record for its workload (attention_mma.cuda) when there is
+// one, else the template's fallback. A saved plan lists its kernels (CheckPlannedKernels), which
+// the same log gives again.
+absl::Status PlanAttentionStep(Executor::State& state, int i) {
+  const Step& step = state.program.steps[i];
+  LayerInfo& info = state.layers[i];
+  AttentionChoice chosen;
+  TUNEJIT_ASSIGN_OR_RETURN(PlannedKernel kernel,
+                           AttentionStepKernel(step, state.options.history, state.options.target,
+                                               state.limits, &chosen));
+  info.task_name = kAttentionMma;
+  info.fallback = chosen.record.empty();
+  info.record = chosen.record;
+  info.config = info.fallback ? "fallback" : chosen.config;
+  info.kernels = 1;
+  state.steps[i].plan.kernels = {std::move(kernel)};
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -64,6 +85,10 @@ absl::Status PlanSteps(Executor::State& state, const BuildPlan* plan) {
     const Step& step = p.steps[i];
     state.layers.push_back(BaseInfo(state, step));
     StepRuntime& rt = state.steps[i];
+    if (step.kind == StepKind::kAttention) {
+      TUNEJIT_RETURN_IF_ERROR(PlanAttentionStep(state, static_cast<int>(i)));
+      continue;
+    }
     if (step.task < 0) {
       TUNEJIT_ASSIGN_OR_RETURN(rt.plan.kernels,
                                UntunedStepKernels(state.graph, p, step, state.scales));

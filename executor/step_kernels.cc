@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/tensor_ops.h"
 
@@ -219,6 +220,11 @@ absl::StatusOr<std::vector<PlannedKernel>> TensorOpKernels(const Graph& graph,
       k = GatherKernel(x[0], out.NumElements() / ids, ids);
       break;
     }
+    case StepKind::kAttention:
+      // The fallback within sm_90's defaults: it keeps to 48 KiB of shared memory and mma.sync
+      // (sm_80+), so it runs on every GPU the tensor-core modes run on.
+      k = AttentionStepKernel(step, nullptr, autotvm::Target{}, DeviceLimits{}, nullptr);
+      break;
     default:
       break;
   }
@@ -230,6 +236,34 @@ absl::StatusOr<std::vector<PlannedKernel>> TensorOpKernels(const Graph& graph,
 }
 
 }  // namespace
+
+absl::StatusOr<PlannedKernel> AttentionStepKernel(const Step& step,
+                                                  const autotvm::HistoryBest* history,
+                                                  const autotvm::Target& target,
+                                                  const DeviceLimits& limits,
+                                                  AttentionChoice* chosen) {
+  const autotvm::Workload w = MakeAttentionWorkload(step.attention);
+  if (chosen != nullptr) *chosen = {};
+  if (history != nullptr) {
+    const autotvm::Decision d = history->Query(target, w);
+    if (d.best != nullptr) {
+      absl::StatusOr<OpPlan> plan =
+          SpecializeAttention(w, d.best->record.config, limits, step.attention_layout);
+      if (plan.ok()) {
+        if (chosen != nullptr) {
+          *chosen = {absl::StrCat(d.best->file, ":", d.best->line),
+                     d.best->record.config.ToString()};
+        }
+        return std::move(plan->kernels.front());
+      }
+    }
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(autotvm::ConfigEntity config,
+                           FindOpTemplate(kAttentionMma)->FallbackConfig(w));
+  TUNEJIT_ASSIGN_OR_RETURN(OpPlan plan,
+                           SpecializeAttention(w, config, limits, step.attention_layout));
+  return std::move(plan.kernels.front());
+}
 
 absl::StatusOr<std::vector<PlannedKernel>> UntunedStepKernels(const Graph& graph,
                                                               const StepProgram& program,

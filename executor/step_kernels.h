@@ -9,10 +9,13 @@
 #ifndef TUNEJIT_EXECUTOR_STEP_KERNELS_H_
 #define TUNEJIT_EXECUTOR_STEP_KERNELS_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "autotvm/dispatch.h"
+#include "autotvm/target.h"
 #include "executor/step_program.h"
 #include "graph/graph.h"
 #include "ops/op_template.h"
@@ -27,6 +30,19 @@ absl::StatusOr<std::vector<PlannedKernel>> UntunedStepKernels(const Graph& graph
                                                               const StepProgram& program,
                                                               const Step& step,
                                                               absl::Span<const float> slot_scales);
+
+// An attention step's kernel (attention_mma.cuda, the step's strides and scale): the config of
+// the log's best record for its workload when `history` has one the template accepts on
+// `limits`, else the template's fallback config. `chosen` (if not null) gets the record's
+// file:line and config, both "" for the fallback. UntunedStepKernels plans the fallback.
+struct AttentionChoice {
+  std::string record, config;
+};
+absl::StatusOr<PlannedKernel> AttentionStepKernel(const Step& step,
+                                                  const autotvm::HistoryBest* history,
+                                                  const autotvm::Target& target,
+                                                  const DeviceLimits& limits,
+                                                  AttentionChoice* chosen);
 
 }  // namespace tunejit
 

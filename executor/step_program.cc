@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "executor/attention_fusion.h"
 #include "executor/memory_plan.h"
 #include "graph/quantize.h"
 
@@ -49,6 +50,7 @@ class Lowerer {
       for (int in : g_.nodes()[i].inputs) consumers_[in].push_back(i);
     }
     ComputeInt8Tensors();
+    if (p_.mode == NumericMode::kFp16TensorCores) FindAttention();
     for (int id : g_.TensorsOfKind(TensorKind::kInput)) {
       const TensorDesc& d = g_.tensor(id);
       p_.value_of[id] = AddTensor({d.name, d.shape, d.dtype, id, -1, true, -1});
@@ -114,6 +116,9 @@ class Lowerer {
 
   absl::Status LowerNode(int i) {
     const Node& node = g_.nodes()[i];
+    if (auto it = attention_at_.find(i); it != attention_at_.end()) {
+      return LowerAttention(i, chains_[it->second]);
+    }
     switch (node.op) {
       case OpKind::kConv2d:
       case OpKind::kDense:
@@ -885,8 +890,56 @@ class Lowerer {
     return absl::OkStatus();
   }
 
+  // The attention chains (fp16 only): every node but the last is consumed, the last lowers the
+  // whole chain as one step.
+  void FindAttention() {
+    chains_ = FindAttentionChains(g_, weights_);
+    for (size_t c = 0; c < chains_.size(); ++c) {
+      const std::vector<int>& nodes = chains_[c].nodes;
+      for (size_t n = 0; n + 1 < nodes.size(); ++n) consumed_[nodes[n]] = true;
+      attention_at_[nodes.back()] = static_cast<int>(c);
+    }
+  }
+
+  // One attention step: Q, K, V float16 through the chain's strides in the tensors it reads (each
+  // converted to row-major float16 once where it is not), the mask as float32 (a weight as it
+  // is), the output float16 through the chain's strides.
+  absl::Status LowerAttention(int i, const AttentionChain& c) {
+    Step s;
+    s.kind = StepKind::kAttention;
+    s.name = g_.nodes()[c.pv].name;
+    s.node = i;
+    s.fused = "attention";
+    s.fused_nodes.assign(c.nodes.begin(), c.nodes.end() - 1);
+    for (const AttentionOperand* o : {&c.q, &c.k, &c.v}) {
+      TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, o->tensor));
+      TUNEJIT_ASSIGN_OR_RETURN(const int v, InputValue(o->tensor, Form{DType::kF16, false}, i));
+      s.operands.push_back(StepOperand{v, -1});
+    }
+    if (c.mask >= 0 && g_.tensor(c.mask).kind == TensorKind::kWeight) {
+      s.operands.push_back(StepOperand{-1, c.mask});
+    } else if (c.mask >= 0) {
+      TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, c.mask));
+      TUNEJIT_ASSIGN_OR_RETURN(const int v, InputValue(c.mask, kFloatNchw, i));
+      s.operands.push_back(StepOperand{v, -1});
+    }
+    s.input = s.operands[0].tensor;
+    s.attention = c.params;
+    s.attention_layout.q = c.q.strides;
+    s.attention_layout.k = c.k.strides;
+    s.attention_layout.v = c.v.strides;
+    s.attention_layout.o = OutputStrides(c);
+    s.attention_layout.mask_batch = c.mask_batch;
+    s.attention_layout.scale = static_cast<float>(c.scale);
+    s.output = AddOutput(c.output, DType::kF16, -1);
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
   const Graph& g_;
   const WeightSet* weights_;  // may be null: no fusion that depends on weight values
+  std::vector<AttentionChain> chains_;
+  absl::flat_hash_map<int, int> attention_at_;  // the node lowering a chain -> its chains_ index
   StepProgram p_;
   std::vector<std::vector<int>> consumers_;
   std::vector<int> task_of_node_;
@@ -946,6 +999,8 @@ std::string_view StepKindName(StepKind kind) {
       return "matmul";
     case StepKind::kGather:
       return "gather";
+    case StepKind::kAttention:
+      return "attention";
   }
   return "?";
 }

@@ -20,6 +20,10 @@
 //    element-wise ops and copies keep an fp16 (NHWC) input's form; x * sigmoid(x) is one silu step,
 //    and with the weights PyTorch's five-op exact GELU one gelu step. A matmul with a NodeTask
 //    (fp32, rank 3: batch_matmul.cuda) is a tuned step (Step::task), its kernel from kernel choice;
+//  * at kFp16TensorCores, with the weights, an attention chain (Q K^T, scale, mask, softmax,
+//    P V, and a transpose of the result that keeps D last: executor/attention_fusion.h) is one
+//    attention step on attention_mma.cuda reading Q, K and V as float16 [B, H, S, D] and writing
+//    float16 through strides (the transpose's output); fp32 keeps the unfused tensor ops;
 //  * in the int8 modes (graph/quantize.h), an int8 conv whose input is float gets a quantize
 //    step before it, and a conv whose output only feeds int8 convs (directly or through max
 //    pools, which run on int8) requantizes its output in the epilogue. Every int8 step tensor names
@@ -62,6 +66,7 @@
 #include "executor/node_tasks.h"
 #include "graph/graph.h"
 #include "graph/weights.h"
+#include "ops/attention.h"
 #include "ops/op_template.h"
 
 namespace tunejit {
@@ -110,6 +115,9 @@ enum class StepKind {
   kLayerNorm,
   kMatMul,
   kGather,  // rows of a float32 table (a weight) by int64 ids (an activation, e.g. a graph input)
+  // Fused attention at fp16 (executor/attention_fusion.h): Q K^T, scale, mask, softmax and P V
+  // as one attention_mma.cuda kernel; operands Q, K, V (float16) and the mask (float32).
+  kAttention,
 };
 std::string_view StepKindName(StepKind kind);  // "conv2d", "dense", "max_pool2d", ...
 
@@ -139,6 +147,9 @@ struct Step {
   std::vector<StepOperand> operands = {};
   // kUnary: the function, the node's or what fusion made of it (sigmoid(x) * x: silu).
   UnaryFn unary = UnaryFn::kSigmoid;
+  // kAttention: the problem, and where its operands and output are (strides) with the scale.
+  AttentionParams attention;
+  AttentionLayout attention_layout;
 };
 
 struct StepProgram {

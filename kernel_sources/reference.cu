@@ -151,9 +151,53 @@ __global__ void batch_matmul_reference(const T* __restrict__ x, const T* __restr
   }
 }
 
+// attention_mma.cuda's reference (ops/attention.h): one thread per query row (b, h, i) of
+// contiguous [B, H, S, D] float16 Q, K and V, the scores, softmax and P V in double, the output
+// float32 [B, H, S_q, D]. kMask: 0 none, 1 float32, 2 float16, [B or 1, S_kv] rows mask_batch
+// apart (0: one row for every batch), added to the scaled scores.
+template <int kMask, int kD>
+__global__ void attention_reference(const f16* __restrict__ q, const f16* __restrict__ k,
+                                    const f16* __restrict__ v, const void* __restrict__ mask,
+                                    float* __restrict__ out, int bh, int heads, int sq, int skv,
+                                    float scale, s64 mask_batch) {
+  const s64 total = static_cast<s64>(bh) * sq;
+  for (s64 i = static_cast<s64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<s64>(gridDim.x) * blockDim.x) {
+    const s64 head = i / sq;
+    const f16* qr = q + i * kD;
+    const f16* kh = k + head * skv * kD;
+    const f16* vh = v + head * skv * kD;
+    const s64 mask_row = (head / heads) * mask_batch;
+    auto score = [&](int j) {
+      double dot = 0;
+      for (int d = 0; d < kD; ++d) dot += Widen(qr[d]) * Widen(kh[static_cast<s64>(j) * kD + d]);
+      double m = 0;
+      if (kMask == 1) m = static_cast<const float*>(mask)[mask_row + j];
+      if (kMask == 2) m = F16ToFloat(static_cast<const f16*>(mask)[mask_row + j]);
+      return dot * scale + m;
+    };
+    double top = -1e308;
+    for (int j = 0; j < skv; ++j) top = fmax(top, score(j));
+    double acc[kD];
+    for (int d = 0; d < kD; ++d) acc[d] = 0;
+    double sum = 0;
+    for (int j = 0; j < skv; ++j) {
+      const double p = exp(score(j) - top);
+      sum += p;
+      for (int d = 0; d < kD; ++d) acc[d] += p * Widen(vh[static_cast<s64>(j) * kD + d]);
+    }
+    for (int d = 0; d < kD; ++d) out[i * kD + d] = static_cast<float>(acc[d] / sum);
+  }
+}
+
 }  // namespace tunejit
 
 #ifdef TUNEJIT_NVCC_CHECK
+template __global__ void tunejit::attention_reference<1, 64>(const tunejit::f16*,
+                                                             const tunejit::f16*,
+                                                             const tunejit::f16*, const void*,
+                                                             float*, int, int, int, int, float,
+                                                             long long);
 #define TUNEJIT_CONV_REFERENCE(T, EPI, NHWC, NHWC_OUT, ...)                                     \
   template __global__ void tunejit::conv2d_reference<T, EPI, NHWC, NHWC_OUT, ##__VA_ARGS__>(    \
       const T*, const T*, const float*, const float*, void*, int, int, int, int, int, int, int, \

@@ -129,4 +129,32 @@ absl::StatusOr<OpPlan> ReferenceBatchMatmulPlan(const autotvm::BatchMatmulParams
   return plan;
 }
 
+absl::StatusOr<OpPlan> ReferenceAttentionPlan(const AttentionParams& p) {
+  constexpr char kOp[] = "attention reference";
+  if (p.head_dim != 64 && p.head_dim != 128) {
+    return absl::UnimplementedError(absl::StrCat(kOp, ": head dim 64 or 128"));
+  }
+  for (int64_t v : {p.batch * p.heads, p.seq_q, p.seq_kv}) {
+    TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "a dim", v).status());
+  }
+  const int mask = p.mask == AttentionMask::kF32 ? 1 : p.mask == AttentionMask::kF16 ? 2 : 0;
+  PlannedKernel kernel;
+  kernel.label = "attention_reference";
+  kernel.spec =
+      KernelSpec{"reference.cu",
+                 absl::StrCat("tunejit::attention_reference<", mask, ", ", p.head_dim, ">"),
+                 {}};
+  kernel.shape = GridStride(p.batch * p.heads * p.seq_q);
+  kernel.args = {InputArg(0), InputArg(1), InputArg(2), mask == 0 ? Int64Arg(0) : InputArg(3),
+                 OutputArg(0)};
+  for (int64_t v : {p.batch * p.heads, p.heads, p.seq_q, p.seq_kv}) {
+    kernel.args.push_back(Int32Arg(v));
+  }
+  kernel.args.push_back(Float32Arg(ContiguousAttentionLayout(p).scale));
+  kernel.args.push_back(Int64Arg(p.seq_kv));
+  OpPlan plan;
+  plan.kernels.push_back(std::move(kernel));
+  return plan;
+}
+
 }  // namespace tunejit

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "autotvm/workload.h"
+#include "ops/attention.h"
 #include "ops/op_template.h"
 
 namespace tunejit {
@@ -35,6 +36,11 @@ absl::StatusOr<OpPlan> ReferenceDensePlan(const autotvm::DenseParams& params,
 // batch_matmul.cuda's: x [XB, M, K] by y [YB, N, K]^T, a batch dim of 1 broadcasting; float32.
 absl::StatusOr<OpPlan> ReferenceBatchMatmulPlan(const autotvm::BatchMatmulParams& params,
                                                 const Epilogue& epilogue);
+
+// attention_mma.cuda's: contiguous [B, H, S, D] float16 Q (input 0), K (1), V (2), the mask
+// [B, S_kv] (3, float32 or float16, not read without one), scale 1 / sqrt(D); output 0 float32
+// [B, H, S_q, D]. One thread per query row, double sums.
+absl::StatusOr<OpPlan> ReferenceAttentionPlan(const AttentionParams& params);
 
 }  // namespace tunejit
 

@@ -30,6 +30,8 @@ std::vector<const OpTemplate*> AllOpTemplates() {
       // After the stem: where both take a conv (a 4x4 RGB patchify stem), the stem's fallback.
       Conv2dNchwPatchifyWgmmaTemplate(),
       DepthwiseConv2dNhwcTemplate(),
+      // No node offers: the executor fuses attention chains and names it (ops/attention.h).
+      AttentionMmaTemplate(),
   };
 }
 

@@ -25,6 +25,9 @@ Conv2dNchwPatchifyWgmmaTemplate();  // conv2d_nchw_patchify_wgmma.cuda (ops/patc
 const OpTemplate*
 DepthwiseConv2dNhwcTemplate();  // depthwise_conv2d_nhwc.cuda (ops/depthwise_nhwc.cc)
 
+// attention_mma.cuda (ops/attention.cc): offered to no node; the executor's fused attention.
+const OpTemplate* AttentionMmaTemplate();
+
 }  // namespace tunejit
 
 #endif  // TUNEJIT_OPS_TEMPLATES_H_

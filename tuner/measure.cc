@@ -14,6 +14,7 @@
 #include "common/half.h"
 #include "common/random.h"
 #include "common/status_macros.h"
+#include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/plan_runner.h"
 #include "ops/reference_kernels.h"
@@ -45,13 +46,35 @@ struct TaskTensors {
   int64_t reduction = 0;    // products per output (the requantize scale follows its root)
   Epilogue epilogue;        // MeasureEpilogue
   OpPlan reference;
+  // Inputs after the epilogue's (attention_mma.cuda's V and mask): bytes and dtype of each.
+  std::vector<std::pair<size_t, std::string>> more_inputs;
+  bool attention = false;
   bool int8() const { return data_dtype == "int8"; }
   size_t out_bytes() const { return out_elements * DtypeBytes(out_dtype); }
   // The reference writes float32, int32, or the same int8 (an exact integer epilogue).
   size_t reference_bytes() const { return out_elements * (out_dtype == "int8" ? 1 : 4); }
 };
 
+// attention_mma.cuda: data Q, weight K, then V and the mask; float16 out, a float32 reference.
+absl::StatusOr<TaskTensors> AttentionTensorsOf(const autotvm::Workload& w) {
+  TUNEJIT_ASSIGN_OR_RETURN(AttentionParams p, ParseAttentionWorkload(w));
+  TaskTensors t;
+  t.attention = true;
+  t.data_dtype = t.out_dtype = "float16";
+  t.data_bytes = p.batch * p.heads * p.seq_q * p.head_dim * 2;
+  t.weight_bytes = p.batch * p.heads * p.seq_kv * p.head_dim * 2;
+  t.out_elements = p.batch * p.heads * p.seq_q * p.head_dim;
+  t.more_inputs.push_back({t.weight_bytes, "float16"});
+  if (p.mask != AttentionMask::kNone) {
+    const bool f32 = p.mask == AttentionMask::kF32;
+    t.more_inputs.push_back({p.batch * p.seq_kv * (f32 ? 4 : 2), f32 ? "float32" : "float16"});
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(t.reference, ReferenceAttentionPlan(p));
+  return t;
+}
+
 absl::StatusOr<TaskTensors> TensorsOf(const autotvm::Workload& w) {
+  if (w.task_name == kAttentionMma) return AttentionTensorsOf(w);
   TaskTensors t;
   t.epilogue = MeasureEpilogue(w);
   if (absl::StatusOr<autotvm::Conv2dParams> c = autotvm::ParseConv2dWorkload(w); c.ok()) {
@@ -345,6 +368,7 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   TUNEJIT_ASSIGN_OR_RETURN(TaskTensors t, TensorsOf(task.workload));
   s->tolerance = task.workload.task_name.find("winograd") != std::string::npos
                      ? options.winograd_tolerance
+                 : t.attention               ? options.attention_tolerance
                  : t.float_stem              ? options.stem_tolerance
                  : t.out_dtype == "float16"  ? options.fp16_output_tolerance
                  : t.data_dtype == "float16" ? options.fp16_tolerance
@@ -359,6 +383,10 @@ absl::StatusOr<std::unique_ptr<GpuMeasurer>> GpuMeasurer::Create(const Device& d
   s->epilogue = t.epilogue;
   for (const std::vector<uint8_t>& bytes : EpilogueOperands(t, rng)) {
     TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, Upload(device, bytes));
+    s->epilogue_ins.push_back(std::move(b));
+  }
+  for (const auto& [bytes, dtype] : t.more_inputs) {
+    TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, Upload(device, RandomBytes(bytes, dtype, rng)));
     s->epilogue_ins.push_back(std::move(b));
   }
   TUNEJIT_ASSIGN_OR_RETURN(s->out, DeviceBuffer::Allocate(device, t.out_bytes()));

@@ -125,6 +125,8 @@ struct MeasureOptions {
   // itself: up to 2^-11 relative on each (~4e-4 rms on a sum of random-signed products), plus a
   // float16 output's rounding.
   double stem_tolerance = 2e-3;
+  // attention_mma.cuda: a float16 output and the float16 probabilities of its second product.
+  double attention_tolerance = 2e-3;
   int compile_threads = 0;  // CompilePlan threads in Measure (0: one per kernel)
   // Testing hook: the `corrupt_call`-th Measure call (0-based) has its output altered before the
   // check, so it must come out as WRONG_ANSWER. -1: never.

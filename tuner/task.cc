@@ -1,6 +1,7 @@
 #include "tuner/task.h"
 
 #include "common/status_macros.h"
+#include "ops/attention.h"
 #include "ops/op_template.h"
 
 namespace tunejit {
@@ -9,6 +10,10 @@ absl::StatusOr<double> WorkloadFlops(const autotvm::Workload& workload) {
   if (absl::StatusOr<autotvm::Conv2dParams> conv = autotvm::ParseConv2dWorkload(workload);
       conv.ok()) {
     return conv->Flops();
+  }
+  if (workload.task_name == kAttentionMma) {
+    TUNEJIT_ASSIGN_OR_RETURN(AttentionParams p, ParseAttentionWorkload(workload));
+    return p.Flops();
   }
   if (workload.task_name == autotvm::kBatchMatmul) {
     TUNEJIT_ASSIGN_OR_RETURN(autotvm::BatchMatmulParams bmm,

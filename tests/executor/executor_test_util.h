@@ -512,6 +512,101 @@ inline WeightSet GeluNetWeights(const Graph& g, uint64_t seed, float half = 0.5f
   return *std::move(w);
 }
 
+// AttentionNet: one self-attention block on tokens [B, S, E] (E = H * D) as PyTorch exports it:
+// q, k and v projections (reshape to rows, dense + bias_add, reshape to [B, S, H, D], transpose
+// to [B, H, S, D]); kVit: Q * c and K^T * c with c = D^-1/4 (torchvision's scaled dot product
+// attention), scores Q K^T; kBert: (Q K^T) / sqrt(D) + the graph input "mask" [B, 1, 1, S];
+// kBertSdpa: as kVit, but K^T one transpose (0, 2, 3, 1) of K's [B, S, H, D] and a reshape to
+// the same shape after P V (Hugging Face BERT's export through scaled_dot_product_attention);
+// softmax over the keys, P V, transpose to [B, S, H, D], reshape to rows, the output dense +
+// bias_add -> "logits" [B * S, E]. AttentionNetWeights sets its constants.
+enum class AttentionStyle { kVit, kBert, kBertSdpa };
+inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq = 37,
+                          int64_t heads = 2, int64_t d = 64) {
+  Graph g;
+  const int64_t e = heads * d;
+  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
+    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
+  };
+  auto reshape = [&](const std::string& name, int x, std::vector<int64_t> shape) {
+    NodeAttrs a;
+    a.shape = std::move(shape);
+    return TensorOp(&g, name, OpKind::kReshape, {x}, a);
+  };
+  auto transpose = [&](const std::string& name, int x, std::vector<int64_t> perm) {
+    NodeAttrs a;
+    a.perm = std::move(perm);
+    return TensorOp(&g, name, OpKind::kTranspose, {x}, a);
+  };
+  auto linear = [&](const std::string& name, int rows) {
+    int y = *g.AddNode(name, OpKind::kDense, {rows, weight(name + ".weight", {e, e})}, {},
+                       name + ".out");
+    return *g.AddNode(name + ".bias_add", OpKind::kBiasAdd, {y, weight(name + ".bias", {e})}, {},
+                      name + ".bias_out");
+  };
+  const int x = g.AddTensor({"input", {batch, seq, e}, DType::kF32, TensorKind::kInput});
+  const int rows = reshape("rows", x, {batch * seq, e});
+  auto heads_of = [&](const std::string& name) {
+    const int y = reshape(name + ".heads", linear(name, rows), {batch, seq, heads, d});
+    return transpose(name + ".bhsd", y, {0, 2, 1, 3});
+  };
+  int q = heads_of("q");
+  int kt = 0;
+  if (style == AttentionStyle::kBertSdpa) {
+    kt = transpose("k.t", reshape("k.heads", linear("k", rows), {batch, seq, heads, d}),
+                   {0, 2, 3, 1});
+  } else {
+    kt = transpose("k.t", heads_of("k"), {0, 1, 3, 2});
+  }
+  const int v = heads_of("v");
+  int s = 0;
+  if (style != AttentionStyle::kBert) {
+    q = TensorOp(&g, "q.scale", OpKind::kBinary, {q, weight("q.c", {1})}, Attrs(BinaryFn::kMul));
+    kt = TensorOp(&g, "k.scale", OpKind::kBinary, {kt, weight("k.c", {1})}, Attrs(BinaryFn::kMul));
+    s = TensorOp(&g, "scores", OpKind::kMatMul, {q, kt});
+  } else {
+    s = TensorOp(&g, "scores", OpKind::kMatMul, {q, kt});
+    s = TensorOp(&g, "scores.div", OpKind::kBinary, {s, weight("sqrt_d", {1})},
+                 Attrs(BinaryFn::kDiv));
+    const int mask = g.AddTensor({"mask", {batch, 1, 1, seq}, DType::kF32, TensorKind::kInput});
+    s = TensorOp(&g, "scores.mask", OpKind::kBinary, {s, mask}, Attrs(BinaryFn::kAdd));
+  }
+  NodeAttrs last;
+  last.axis = -1;
+  const int p = TensorOp(&g, "probs", OpKind::kSoftmax, {s}, last);
+  int o = TensorOp(&g, "attend", OpKind::kMatMul, {p, v});
+  if (style == AttentionStyle::kBertSdpa) o = reshape("attend.same", o, {batch, heads, seq, d});
+  o = transpose("attend.bshd", o, {0, 2, 1, 3});
+  o = reshape("attend.rows", o, {batch * seq, e});
+  const int y = *g.AddNode("out", OpKind::kDense, {o, weight("out.weight", {e, e})}, {}, "out.out");
+  EXPECT_TRUE(g.AddNode("out.bias_add", OpKind::kBiasAdd, {y, weight("out.bias", {e})}, {},
+                        "logits", TensorKind::kOutput)
+                  .ok());
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
+// Random weights for AttentionNet, its scale constants set: D^-1/4 (q.c, k.c) and sqrt(D)
+// (sqrt_d).
+inline WeightSet AttentionNetWeights(const Graph& g, uint64_t seed, int64_t d = 64) {
+  const WeightSet random = RandomWeights(g, seed);
+  std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
+  for (int id : g.TensorsOfKind(TensorKind::kWeight)) {
+    const absl::Span<const uint8_t> b = random.Get(id);
+    bytes[id].assign(b.begin(), b.end());
+    const std::string& name = g.tensor(id).name;
+    const float value = name == "q.c" || name == "k.c"
+                            ? static_cast<float>(std::pow(static_cast<double>(d), -0.25))
+                        : name == "sqrt_d" ? static_cast<float>(std::sqrt(static_cast<double>(d)))
+                                           : 0.0f;
+    if (value == 0.0f) continue;
+    std::memcpy(bytes[id].data(), &value, sizeof(float));
+  }
+  absl::StatusOr<WeightSet> w = WeightsFromImport(g, std::move(bytes), "attention net");
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *std::move(w);
+}
+
 }  // namespace tunejit::testing
 
 #endif  // TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_

@@ -28,14 +28,14 @@ TEST(Registry, FindsEveryTaskName) {
         "depthwise_conv2d_nchw.cuda", "conv2d_nchw_winograd.cuda", "conv2d_NCHWc_int8.cuda",
         "dense_wgmma.cuda", "conv2d_nhwc_wgmma.cuda", "conv2d_nhwc_wgmma_pool.cuda",
         "conv2d_nchw_stem_mma.cuda", "conv2d_nchw_patchify_wgmma.cuda",
-        "depthwise_conv2d_nhwc.cuda", "batch_matmul.cuda"}) {
+        "depthwise_conv2d_nhwc.cuda", "batch_matmul.cuda", "attention_mma.cuda"}) {
     const OpTemplate* op = FindOpTemplate(name);
     ASSERT_NE(op, nullptr) << name;
     EXPECT_EQ(op->task_name(), name);
   }
   EXPECT_EQ(FindOpTemplate("dense.cuda"), nullptr);
   EXPECT_EQ(FindOpTemplate(""), nullptr);
-  EXPECT_EQ(AllOpTemplates().size(), 13u);
+  EXPECT_EQ(AllOpTemplates().size(), 14u);
 }
 
 TEST(DeviceLimits, Sm90DefaultsAreHopperLike) {
