@@ -30,6 +30,7 @@
 //              "tunejit::attention_fwd<tunejit::AttnTile<64, 64, 64, 4, 2>,
 //              tunejit::AttnMask::kNone>"}
 #include "common.cuh"
+#include "mma_sync.cuh"
 
 namespace tunejit {
 
@@ -98,16 +99,6 @@ __device__ __forceinline__ void AttnLdmatrixX4Trans(unsigned (&r)[4], const void
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(a));
-}
-
-// D = A (16 x 16, row-major) * B (16 x 8, column-major) + D; float16 operands, float32 sums.
-__device__ __forceinline__ void AttnMma(float (&d)[4], const unsigned (&a)[4], unsigned b0,
-                                        unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 // Two floats as a packed f16x2 (the low half first: the fragment's lower column).
@@ -202,8 +193,8 @@ __device__ __forceinline__ void AttnScores(float (&s)[Tile::kMTiles][Tile::kNTil
       AttnLdmatrixX4(b, sk + AttnSwizzle<Tile::kD>(key, col));
 #pragma unroll
       for (int mt = 0; mt < Tile::kMTiles; ++mt) {
-        AttnMma(s[mt][2 * np], st.q[mt][ks], b[0], b[1]);
-        AttnMma(s[mt][2 * np + 1], st.q[mt][ks], b[2], b[3]);
+        MmaF16M16N8K16(s[mt][2 * np], st.q[mt][ks], b[0], b[1]);
+        MmaF16M16N8K16(s[mt][2 * np + 1], st.q[mt][ks], b[2], b[3]);
       }
     }
   }
@@ -289,8 +280,8 @@ __device__ __forceinline__ void AttnAccumulate(const float (&p)[Tile::kMTiles][T
       AttnLdmatrixX4Trans(b, sv + AttnSwizzle<Tile::kD>(key, col));
 #pragma unroll
       for (int mt = 0; mt < Tile::kMTiles; ++mt) {
-        AttnMma(st.o[mt][2 * dp], a[mt], b[0], b[1]);
-        AttnMma(st.o[mt][2 * dp + 1], a[mt], b[2], b[3]);
+        MmaF16M16N8K16(st.o[mt][2 * dp], a[mt], b[0], b[1]);
+        MmaF16M16N8K16(st.o[mt][2 * dp + 1], a[mt], b[2], b[3]);
       }
     }
   }

@@ -32,18 +32,9 @@
 // (ops/op_template.h conventions; out NHWC), then H, W, OH, OW, pad top, pad left, tiles per image
 // along w, tiles per image.
 #include "common.cuh"
+#include "mma_sync.cuh"
 
 namespace tunejit {
-
-// D = A (16 x 16, row-major) * B (16 x 8, column-major) + D; float16 operands, float32 sums.
-__device__ __forceinline__ void MmaF16M16N8K16(float (&d)[4], const unsigned (&a)[4], unsigned b0,
-                                               unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // EpilogueOp<kEpi, float>::Apply before SaturateToInt8x4, its ReLU as fmaxf: ptxas folds that into
 // the pack's F2IP (.RELU), where Apply's compare and select cost two instructions a value. The two

@@ -14,6 +14,7 @@
 #include "executor/reference_forward.h"
 #include "gtest/gtest.h"
 #include "ops/cpu_reference.h"
+#include "tests/executor/executor_gpu_util.h"
 #include "tests/executor/executor_test_util.h"
 #include "tests/testing/gpu_test.h"
 
@@ -22,36 +23,12 @@ namespace {
 
 using testing::AttentionStyle;
 
-struct Gpu {
-  std::unique_ptr<Device> device;
-  std::unique_ptr<KernelCache> cache;
-  std::unique_ptr<KernelCompiler> compiler;
-};
-
-Gpu& SharedGpu() {
-  static Gpu* gpu = [] {
-    auto* g = new Gpu;
-    absl::StatusOr<Device> d = Device::Open(0);
-    EXPECT_TRUE(d.ok()) << d.status();
-    if (!d.ok()) return g;
-    g->device = std::make_unique<Device>(*std::move(d));
-    CacheOptions options;
-    options.dir = ::testing::TempDir() + "/tunejit_attention_gpu_cache";
-    absl::StatusOr<KernelCache> cache = KernelCache::Open(options);
-    EXPECT_TRUE(cache.ok()) << cache.status();
-    if (cache.ok()) g->cache = std::make_unique<KernelCache>(*std::move(cache));
-    g->compiler = std::make_unique<KernelCompiler>(g->cache.get());
-    return g;
-  }();
-  return *gpu;
-}
-
 using Inputs = std::map<std::string, std::vector<float>>;
 
 // The logits of `g` built at `mode`, and whether a step ran as fused attention.
 std::vector<float> Run(const Graph& g, const WeightSet& w, NumericMode mode, const Inputs& inputs,
                        bool* fused) {
-  Gpu& gpu = SharedGpu();
+  Gpu& gpu = SharedGpu("tunejit_attention_gpu_cache");
   ExecutorOptions options;
   options.mode = mode;
   options.progress = stderr;

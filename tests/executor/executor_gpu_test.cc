@@ -35,6 +35,7 @@
 #include "ops/plan_runner.h"
 #include "ops/reference_kernels.h"
 #include "ops/split.h"
+#include "tests/executor/executor_gpu_util.h"
 #include "tests/executor/executor_test_util.h"
 #include "tests/testing/gpu_test.h"
 
@@ -44,34 +45,9 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
-// One device and one kernel cache for the whole binary (kernels repeat across tests).
-struct Gpu {
-  std::unique_ptr<Device> device;
-  std::unique_ptr<KernelCache> cache;
-  std::unique_ptr<KernelCompiler> compiler;
-};
-
-Gpu& SharedGpu() {
-  static Gpu* gpu = [] {
-    auto* g = new Gpu;
-    absl::StatusOr<Device> d = Device::Open(0);
-    EXPECT_TRUE(d.ok()) << d.status();
-    if (!d.ok()) return g;
-    g->device = std::make_unique<Device>(*std::move(d));
-    CacheOptions options;
-    options.dir = ::testing::TempDir() + "/tunejit_executor_gpu_cache";
-    absl::StatusOr<KernelCache> cache = KernelCache::Open(options);
-    EXPECT_TRUE(cache.ok()) << cache.status();
-    if (cache.ok()) g->cache = std::make_unique<KernelCache>(*std::move(cache));
-    g->compiler = std::make_unique<KernelCompiler>(g->cache.get());
-    return g;
-  }();
-  return *gpu;
-}
-
 absl::StatusOr<Executor> BuildExecutor(const Graph& g, const WeightSet& w, NumericMode precision,
                                        absl::flat_hash_map<std::string, float> scales = {}) {
-  Gpu& gpu = SharedGpu();
+  Gpu& gpu = SharedGpu("tunejit_executor_gpu_cache");
   if (gpu.device == nullptr) return absl::FailedPreconditionError("no device");
   ExecutorOptions options;
   options.mode = precision;
@@ -289,7 +265,7 @@ TEST(ExecutorGpuTest, SmallNetInt8CalibratesOnAGivenBatch) {
   const WeightSet w = RandomWeights(g, 11);
   std::vector<float> batch = testing::NormalFloats(2 * 4 * 16 * 16, 23);
   batch[17] = 9.0f;  // far past what N(0, 1) draws give
-  Gpu& gpu = SharedGpu();
+  Gpu& gpu = SharedGpu("tunejit_executor_gpu_cache");
   ExecutorOptions options;
   options.mode = NumericMode::kInt8Dp4a;
   options.calibration_inputs = {{"input", batch}};
@@ -447,7 +423,7 @@ TEST(ExecutorGpuTest, BatchMatmulNetFp32RunsTheTunedTemplate) {
   h.Add(autotvm::LoadedRecord{
       autotvm::MakeRecord(*autotvm::ParseTarget("cuda"), workload, 0, config, result),
       "/logs/test.log", 4, ""});
-  Gpu& gpu = SharedGpu();
+  Gpu& gpu = SharedGpu("tunejit_executor_gpu_cache");
   ASSERT_NE(gpu.device, nullptr);
   ExecutorOptions options;
   options.mode = NumericMode::kFp32;
@@ -596,7 +572,7 @@ TEST(ExecutorGpuTest, PatchifyRecordIsVerifiedAndRuns) {
   h.Add(autotvm::LoadedRecord{
       autotvm::MakeRecord(*autotvm::ParseTarget("cuda"), workload, 0, config, result),
       "/logs/vit.log", 7, ""});
-  Gpu& gpu = SharedGpu();
+  Gpu& gpu = SharedGpu("tunejit_executor_gpu_cache");
   ASSERT_NE(gpu.device, nullptr);
   ExecutorOptions options;
   options.mode = NumericMode::kFp16TensorCores;
@@ -614,7 +590,7 @@ TEST(ExecutorGpuTest, PatchifyRecordIsVerifiedAndRuns) {
 
 absl::StatusOr<Executor> BuildWithPlan(const Graph& g, const WeightSet& w, NumericMode mode,
                                        const BuildPlan* plan) {
-  Gpu& gpu = SharedGpu();
+  Gpu& gpu = SharedGpu("tunejit_executor_gpu_cache");
   if (gpu.device == nullptr) return absl::FailedPreconditionError("no device");
   ExecutorOptions options;
   options.mode = mode;
@@ -714,7 +690,7 @@ autotvm::Conv2dParams ConvParams(const Graph& g, const Node& node) {
 // The fp32 steps of `g`, each with the naive reference kernel, every tensor in its own buffer.
 absl::StatusOr<std::vector<float>> NaiveGpuForward(const Graph& g, const WeightSet& w,
                                                    const std::vector<float>& input) {
-  Gpu& gpu = SharedGpu();
+  Gpu& gpu = SharedGpu("tunejit_executor_gpu_cache");
   const Device& dev = *gpu.device;
   absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp32);
   if (!p.ok()) return p.status();
@@ -876,7 +852,7 @@ TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresIsAsCloseToFp32AsTheDp4aTemplates) {
   absl::StatusOr<Graph> g = BuildVgg16({.batch = 2});
   ASSERT_TRUE(g.ok()) << g.status();
   const WeightSet w = RandomWeights(*g, 3);
-  Gpu& gpu = SharedGpu();
+  Gpu& gpu = SharedGpu("tunejit_executor_gpu_cache");
   ExecutorOptions options;
   options.mode = NumericMode::kFp32;  // the default is int8, the seed log's
   absl::StatusOr<Executor> fp32 = Executor::Build(*gpu.device, *gpu.compiler, *g, w, options);
@@ -909,7 +885,7 @@ TEST(ExecutorGpuTest, Vgg16Int8OnTensorCoresIsAsCloseToFp32AsTheDp4aTemplates) {
 // The calibration's abs-max kernel: maxima accumulate across launches, signs are ignored.
 TEST(ExecutorGpuTest, AbsMaxKernelFindsTheLargestMagnitude) {
   TUNEJIT_REQUIRE_GPU();
-  Gpu& gpu = SharedGpu();
+  Gpu& gpu = SharedGpu("tunejit_executor_gpu_cache");
   ASSERT_NE(gpu.device, nullptr);
   std::vector<float> x = testing::NormalFloats(1 << 20, 5);
   for (float& v : x) v = std::max(std::min(v, 3.0f), -3.0f);

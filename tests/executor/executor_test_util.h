@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -489,27 +490,39 @@ inline Graph GeluMlpNet(int64_t batch = 2) {
   return g;
 }
 
-// Random weights for GeluNet with its GELU constants set (half != 0.5 makes it another function,
-// which lowering must not fuse).
-inline WeightSet GeluNetWeights(const Graph& g, uint64_t seed, float half = 0.5f) {
+// Random weights with the named constants set: every element of a weight tensor for which
+// `constant(name)` is nonzero holds that value; the others keep their random values.
+inline WeightSet RandomWeightsWithConstants(
+    const Graph& g, uint64_t seed, const std::function<float(const std::string&)>& constant,
+    const std::string& label) {
   const WeightSet random = RandomWeights(g, seed);
   std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
   for (int id : g.TensorsOfKind(TensorKind::kWeight)) {
     const absl::Span<const uint8_t> b = random.Get(id);
     bytes[id].assign(b.begin(), b.end());
-    const std::string& name = g.tensor(id).name;
-    const float value = name == "gelu.sqrt2"  ? std::sqrt(2.0f)
-                        : name == "gelu.one"  ? 1.0f
-                        : name == "gelu.half" ? half
-                                              : 0.0f;
+    const float value = constant(g.tensor(id).name);
     if (value == 0.0f) continue;
     for (size_t k = 0; k < bytes[id].size(); k += sizeof(float)) {
       std::memcpy(bytes[id].data() + k, &value, sizeof(float));
     }
   }
-  absl::StatusOr<WeightSet> w = WeightsFromImport(g, std::move(bytes), "gelu net");
+  absl::StatusOr<WeightSet> w = WeightsFromImport(g, std::move(bytes), label);
   EXPECT_TRUE(w.ok()) << w.status();
   return *std::move(w);
+}
+
+// Random weights for GeluNet with its GELU constants set (half != 0.5 makes it another function,
+// which lowering must not fuse).
+inline WeightSet GeluNetWeights(const Graph& g, uint64_t seed, float half = 0.5f) {
+  return RandomWeightsWithConstants(
+      g, seed,
+      [half](const std::string& name) {
+        return name == "gelu.sqrt2"  ? std::sqrt(2.0f)
+               : name == "gelu.one"  ? 1.0f
+               : name == "gelu.half" ? half
+                                     : 0.0f;
+      },
+      "gelu net");
 }
 
 // AttentionNet: one self-attention block on tokens [B, S, E] (E = H * D) as PyTorch exports it:
@@ -589,22 +602,15 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
 // Random weights for AttentionNet, its scale constants set: D^-1/4 (q.c, k.c) and sqrt(D)
 // (sqrt_d).
 inline WeightSet AttentionNetWeights(const Graph& g, uint64_t seed, int64_t d = 64) {
-  const WeightSet random = RandomWeights(g, seed);
-  std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
-  for (int id : g.TensorsOfKind(TensorKind::kWeight)) {
-    const absl::Span<const uint8_t> b = random.Get(id);
-    bytes[id].assign(b.begin(), b.end());
-    const std::string& name = g.tensor(id).name;
-    const float value = name == "q.c" || name == "k.c"
-                            ? static_cast<float>(std::pow(static_cast<double>(d), -0.25))
-                        : name == "sqrt_d" ? static_cast<float>(std::sqrt(static_cast<double>(d)))
-                                           : 0.0f;
-    if (value == 0.0f) continue;
-    std::memcpy(bytes[id].data(), &value, sizeof(float));
-  }
-  absl::StatusOr<WeightSet> w = WeightsFromImport(g, std::move(bytes), "attention net");
-  EXPECT_TRUE(w.ok()) << w.status();
-  return *std::move(w);
+  return RandomWeightsWithConstants(
+      g, seed,
+      [d](const std::string& name) {
+        return name == "q.c" || name == "k.c"
+                   ? static_cast<float>(std::pow(static_cast<double>(d), -0.25))
+               : name == "sqrt_d" ? static_cast<float>(std::sqrt(static_cast<double>(d)))
+                                  : 0.0f;
+      },
+      "attention net");
 }
 
 }  // namespace tunejit::testing
