@@ -1,6 +1,7 @@
 #include "common/half.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -26,8 +27,14 @@ __attribute__((target("avx,f16c"))) void FloatsToHalvesF16c(const float* in, siz
   FloatsToHalvesScalar(in + i, n - i, out + i * 2);
 }
 
+// "avx" covers the OS saving the YMM registers; F16C from CPUID itself (clang's
+// __builtin_cpu_supports does not know "f16c").
 bool HasF16c() {
-  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+           (ecx & bit_F16C) != 0;
+  }();
   return has;
 }
 #endif
