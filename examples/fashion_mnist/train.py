@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""Trains examples/fashion_mnist's small VGG-style network on Fashion-MNIST with PyTorch, and
-exports what the `fashion_mnist` example needs to run it in tunejit (real weights).
+"""Trains one of examples/fashion_mnist's networks on Fashion-MNIST with PyTorch, and exports what
+the `fashion_mnist` example needs to run it in tunejit (real weights).
+
+--net vgg (the default) is the small VGG-style network, --net resnet a small ResNet (residual adds,
+two stride-2 stages with 1x1 downsample convs); fashion_net.h builds both graphs.
 
 Runs where PyTorch and a GPU are (the GPU machine; a minute or two). Reads the IDX files of
 Debian's dataset-fashion-mnist (gzipped or not) from --data and writes to --out:
@@ -9,6 +12,7 @@ Debian's dataset-fashion-mnist (gzipped or not) from --data and writes to --out:
                        fp32 predictions per image (the example reports agreement with them)
 
   python3 examples/fashion_mnist/train.py --data /usr/share/datasets/fashion-mnist --out /tmp/fm
+  python3 examples/fashion_mnist/train.py --net resnet --data ... --out /tmp/fm-resnet
 
 Needs only torch (no torchvision, numpy or safetensors package: the file is written by hand).
 """
@@ -57,6 +61,47 @@ class FashionNet(nn.Module):
         return self.classifier(torch.flatten(self.features(x), 1))
 
 
+class BasicBlock(nn.Module):
+    """relu(conv2(relu(conv1(x))) + skip): the skip is x, or its 1x1 strided conv `downsample`
+    when the block strides or widens (fashion_net.cc's BasicBlock)."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Conv2d(cin, cout, 1, stride=stride)
+
+    def forward(self, x):
+        y = self.conv2(torch.relu(self.conv1(x)))
+        skip = x if self.downsample is None else self.downsample(x)
+        return torch.relu(y + skip)
+
+
+class FashionResNet(nn.Module):
+    """fashion_net.h's BuildFashionResNet: the same layers under the same state dict names.
+
+    Convs keep their bias and there is no BatchNorm: the exported state dict is the graph's weights
+    one to one, and PyTorch's accuracy is that of the very model tunejit runs (no folding step
+    between them). Nine convs with skips are shallow enough to train without it."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(1, 32, 3, padding=1)
+        self.layer1 = BasicBlock(32, 32, 1)  # 28 x 28
+        self.layer2 = BasicBlock(32, 64, 2)  # 14 x 14
+        self.layer3 = BasicBlock(64, 128, 2)  # 7 x 7
+        self.fc = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = self.layer3(self.layer2(self.layer1(torch.relu(self.stem(x)))))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+NETS = {"vgg": FashionNet, "resnet": FashionResNet}
+
+
 def read_idx(data_dir, stem):
     """The unsigned-byte IDX file `stem` (or `stem`.gz) as a uint8 tensor of its dimensions."""
     for name, opener in ((stem, open), (stem + ".gz", gzip.open)):
@@ -87,7 +132,7 @@ def predict(model, images, batch=1000, fp16=False):
     return torch.cat(out)
 
 
-def save_safetensors(path, tensors):
+def save_safetensors(path, tensors, net="vgg"):
     """The safetensors format: an 8-byte little-endian header length, a JSON header, the data."""
     header, blobs, offset = {}, [], 0
     for name, t in tensors.items():
@@ -97,7 +142,8 @@ def save_safetensors(path, tensors):
                         "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
-    header["__metadata__"] = {"tunejit.weights": "examples/fashion_mnist/train.py"}
+    header["__metadata__"] = {"tunejit.weights": "examples/fashion_mnist/train.py",
+                              "tunejit.net": net}
     text = json.dumps(header).encode()
     text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
     with open(path, "wb") as f:
@@ -108,6 +154,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="folder of the Fashion-MNIST IDX files")
     parser.add_argument("--out", required=True, help="folder for fashion.safetensors, pytorch.json")
+    parser.add_argument("--net", choices=sorted(NETS), default="vgg", help="which network")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
@@ -125,7 +172,7 @@ def main():
     test_x = normalize(read_idx(args.data, "t10k-images-idx3-ubyte")).to(dev)
     test_y = read_idx(args.data, "t10k-labels-idx1-ubyte").long().to(dev)
 
-    model = FashionNet().to(dev)
+    model = NETS[args.net]().to(dev)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     generator = torch.Generator(device=dev).manual_seed(args.seed)
     start = time.time()
@@ -145,6 +192,7 @@ def main():
     fp32 = predict(model, test_x)
     fp16 = predict(model, test_x, fp16=True)
     result = {
+        "net": args.net,
         "torch": torch.__version__,
         "device": torch.cuda.get_device_name(0),
         "epochs": args.epochs,
@@ -154,10 +202,10 @@ def main():
         "fp16_top1": (fp16 == test_y).float().mean().item() * 100,
         "fp32_predictions": fp32.tolist(),
     }
-    save_safetensors(os.path.join(args.out, "fashion.safetensors"), model.state_dict())
+    save_safetensors(os.path.join(args.out, "fashion.safetensors"), model.state_dict(), args.net)
     with open(os.path.join(args.out, "pytorch.json"), "w") as f:
         json.dump(result, f)
-    print(f"PyTorch: fp32 {result['fp32_top1']:.2f}%, fp16 {result['fp16_top1']:.2f}% "
+    print(f"PyTorch {args.net}: fp32 {result['fp32_top1']:.2f}%, fp16 {result['fp16_top1']:.2f}% "
           f"({args.epochs} epochs, {train_seconds:.0f} s); wrote {args.out}")
 
 
