@@ -21,18 +21,13 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::FloatNear;
 using ::testing::HasSubstr;
+using testing::ImportError;
 using testing::OnnxBuilder;
 using testing::OpsOf;
 using testing::OutputOf;
 using ::testing::Pointwise;
 using testing::Ramp;
 using testing::RunOutput;
-
-std::string ImportError(const OnnxBuilder& b) {
-  absl::StatusOr<OnnxModel> m = b.Import();
-  EXPECT_FALSE(m.ok());
-  return m.ok() ? "" : std::string(m.status().message());
-}
 
 // ids [2, 3] into a table of 5 rows of 4 -> y [2, 3, 4].
 OnnxBuilder EmbeddingModel() {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gtest/gtest.h"
 #include "onnx/import.h"
 #include "onnx/onnx_pb.h"
 
@@ -163,6 +164,13 @@ inline OnnxBuilder SmallConvNet() {
   OnnxBuilder::Int(b.Node("Gemm", {"f", "fw", "fb"}, {"logits"}, "fc"), "transB", 1);
   b.Output("logits");
   return b;
+}
+
+// The error message of importing `b`, which must fail (a test failure when it imports).
+inline std::string ImportError(const OnnxBuilder& b) {
+  absl::StatusOr<OnnxModel> m = b.Import();
+  EXPECT_FALSE(m.ok());
+  return m.ok() ? "" : std::string(m.status().message());
 }
 
 }  // namespace tunejit::testing

@@ -21,6 +21,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::FloatNear;
 using ::testing::HasSubstr;
+using testing::ImportError;
 using testing::OnnxBuilder;
 using testing::OpsOf;
 using testing::OutputOf;
@@ -28,13 +29,6 @@ using ::testing::Pointwise;
 using testing::Ramp;
 using testing::RunOutput;
 using testing::WeightFloats;
-
-// The error of importing `b`, which must fail.
-std::string ImportError(const OnnxBuilder& b) {
-  absl::StatusOr<OnnxModel> m = b.Import();
-  EXPECT_FALSE(m.ok());
-  return m.ok() ? "" : std::string(m.status().message());
-}
 
 std::vector<float> Map(const std::vector<float>& x, float (*f)(float)) {
   std::vector<float> y(x);
