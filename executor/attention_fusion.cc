@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "executor/attention_views.h"
+#include "executor/weight_values.h"
 #include "ops/op_template.h"
 
 namespace tunejit {
@@ -70,17 +71,12 @@ class ChainFinder {
 
   // Weight `t`'s single value, when every element of it is the same float32.
   std::optional<double> Scalar(int t) const {
-    const TensorDesc& d = g_.tensor(t);
-    if (d.kind != TensorKind::kWeight || d.dtype != DType::kF32) return std::nullopt;
-    absl::Span<const uint8_t> bytes = weights_.Get(t);
-    if (bytes.empty() || static_cast<int64_t>(bytes.size()) != d.Bytes()) return std::nullopt;
-    float first;
-    std::memcpy(&first, bytes.data(), sizeof(float));
-    for (size_t k = sizeof(float); k < bytes.size(); k += sizeof(float)) {
-      float v;
-      std::memcpy(&v, bytes.data() + k, sizeof(float));
-      if (v != first) return std::nullopt;
-    }
+    std::optional<float> first;
+    const bool uniform = EveryWeightValue(g_, weights_, t, [&first](float v) {
+      if (!first) first = v;
+      return v == *first;
+    });
+    if (!uniform) return std::nullopt;
     return first;
   }
 

@@ -14,6 +14,7 @@
 #include "common/status_macros.h"
 #include "executor/attention_fusion.h"
 #include "executor/memory_plan.h"
+#include "executor/weight_values.h"
 #include "graph/quantize.h"
 
 namespace tunejit {
@@ -808,18 +809,9 @@ class Lowerer {
   // Weight tensor `t` is float32 and every element is `value` (to 1e-6 relative); false when the
   // weights are not known.
   bool WeightIs(int t, double value) const {
-    if (weights_ == nullptr || g_.tensor(t).kind != TensorKind::kWeight ||
-        g_.tensor(t).dtype != DType::kF32) {
-      return false;
-    }
-    absl::Span<const uint8_t> bytes = weights_->Get(t);
-    if (bytes.empty() || static_cast<int64_t>(bytes.size()) != g_.tensor(t).Bytes()) return false;
-    for (size_t k = 0; k < bytes.size(); k += sizeof(float)) {
-      float v;
-      std::memcpy(&v, bytes.data() + k, sizeof(float));
-      if (!(std::abs(v - value) <= 1e-6 * std::abs(value))) return false;
-    }
-    return true;
+    return weights_ != nullptr && EveryWeightValue(g_, *weights_, t, [value](float v) {
+             return std::abs(v - value) <= 1e-6 * std::abs(value);
+           });
   }
 
   // The node reading activation `t` when it is its only reader, else -1.
