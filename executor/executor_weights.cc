@@ -115,8 +115,8 @@ absl::StatusOr<std::vector<std::vector<float>>> UploadMatmulWeights(Executor::St
   }
   absl::StatusOr<StagedCopier> staged = StagedCopier::Create(*state.device);
   if (!staged.ok()) {
-    state.stats.warnings.push_back(absl::StrCat("weights copied without page-locked staging (",
-                                                staged.status().message(), ")"));
+    state.Warn(absl::StrCat("weights copied without page-locked staging (",
+                            staged.status().message(), ")"));
   }
   double copy_seconds = 0;
   auto copy = [&](int t, size_t offset, absl::Span<const uint8_t> bytes) {
