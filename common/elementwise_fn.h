@@ -15,7 +15,7 @@ namespace tunejit {
 constexpr std::string_view UnaryFnName(UnaryFn fn) {
   constexpr std::string_view kNames[] = {"sigmoid",      "tanh",       "erf",  "gelu",
                                          "hard_sigmoid", "hard_swish", "silu", "sqrt",
-                                         "exp",          "reciprocal", "neg"};
+                                         "exp",          "reciprocal", "neg",  "replace_nan"};
   return kNames[static_cast<int>(fn)];
 }
 // "add", "sub", ...

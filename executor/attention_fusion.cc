@@ -40,9 +40,10 @@ class ChainFinder {
     }
     AttentionChain c;
     c.nodes.push_back(i);
-    const int pv = Inner(softmax.output);
+    const int probabilities = SkipNanGuard(softmax.output, c);
+    const int pv = Inner(probabilities);
     if (pv < 0 || g_.nodes()[pv].op != OpKind::kMatMul ||
-        g_.nodes()[pv].inputs[0] != softmax.output) {
+        g_.nodes()[pv].inputs[0] != probabilities) {
       return std::nullopt;
     }
     c.nodes.push_back(pv);
@@ -68,6 +69,20 @@ class ChainFinder {
 
   // The producer of `t` when `t` is an inner tensor of the chain (read once, not an output).
   int InnerProducer(int t) const { return Inner(t) >= 0 ? producer_[t] : -1; }
+
+  // The softmax output `t`, or past replace_nan(t, 0) when that alone reads it: a row masked
+  // everywhere is NaN there and 0 after the guard, as the fused kernel gives it.
+  int SkipNanGuard(int t, AttentionChain& c) const {
+    const int n = Inner(t);
+    if (n < 0) return t;
+    const Node& guard = g_.nodes()[n];
+    if (guard.op != OpKind::kUnary || guard.attrs.unary != UnaryFn::kReplaceNan ||
+        guard.attrs.alpha != 0.0f) {
+      return t;
+    }
+    c.nodes.push_back(n);
+    return guard.output;
+  }
 
   // Weight `t`'s single value, when every element of it is the same float32.
   std::optional<double> Scalar(int t) const {
@@ -114,8 +129,27 @@ class ChainFinder {
     return t;
   }
 
+  // Whether weight `t`, read as [batches, rows, cols], repeats its first row within each batch
+  // (a padding mask expanded over the query rows, as transformers builds it).
+  bool RowsRepeat(int t, int64_t rows, int64_t cols) const {
+    std::vector<float> v;
+    if (!EveryWeightValue(g_, weights_, t, [&v](float x) {
+          v.push_back(x);
+          return true;
+        })) {
+      return false;
+    }
+    for (size_t b = 0; b < v.size(); b += rows * cols) {
+      for (int64_t r = 1; r < rows; ++r) {
+        if (std::memcmp(&v[b], &v[b + r * cols], cols * sizeof(float)) != 0) return false;
+      }
+    }
+    return true;
+  }
+
   // The mask operand of add node `n` whose other operand is `scores`-shaped: its tensor and
-  // batch stride, else nullopt (a broadcast other than over heads and query rows).
+  // batch stride, else nullopt (a broadcast other than over heads and query rows, or a mask
+  // whose query rows differ).
   std::optional<int> MaskOperand(int n, int* scores_in, int64_t* batch_stride) const {
     const Node& add = g_.nodes()[n];
     const bool binary_add = add.op == OpKind::kBinary && add.attrs.binary == BinaryFn::kAdd;
@@ -128,13 +162,15 @@ class ChainFinder {
       if (shape.size() > out.size()) continue;
       shape.insert(shape.begin(), out.size() - shape.size(), 1);
       const int rank = static_cast<int>(out.size());
-      bool broadcast = shape[rank - 1] == out[rank - 1];
-      for (int d = 1; d < rank - 1; ++d) broadcast = broadcast && shape[d] == 1;
+      const int64_t rows = shape[rank - 2], cols = out[rank - 1];
+      bool broadcast = shape[rank - 1] == cols;
+      for (int d = 1; d < rank - 2; ++d) broadcast = broadcast && shape[d] == 1;
+      broadcast = broadcast && (rows == 1 || (rows == out[rank - 2] && RowsRepeat(m, rows, cols)));
       // [B*H, S, S] scores of rank 3 have no batch of their own: one mask row for all only.
       const bool per_batch = rank == 4 && shape[0] == out[0] && out[0] > 1;
       if (!broadcast || (shape[0] != 1 && !per_batch)) continue;
       *scores_in = s;
-      *batch_stride = per_batch ? out[rank - 1] : 0;
+      *batch_stride = per_batch ? rows * cols : 0;
       return m;
     }
     return std::nullopt;

@@ -3,12 +3,14 @@
 // (ops/attention.h, attention_mma.cuda), as torchvision's ViT and Hugging Face's BERT export
 // them:
 //   MatMul(Q [* c], Transpose(K, swap last two) [* c]) [* or / c] [+ mask] -> Softmax(last axis)
-//   -> MatMul(., V)
+//   [-> replace_nan(., 0)] -> MatMul(., V)
 // with Q, K, V of shape [B, H, S, D] (or [B*H, S, D]), scalar weights c folded into the softmax
 // scale (torchvision scales Q and K^T by sqrt of it each, BERT divides the scores by sqrt(D)),
-// and an optional additive mask [B or 1, 1, 1, S_kv] added to the scaled scores. Each tensor
-// inside the chain must be read by the next node alone and not be a graph output; the scale's
-// constants must be known (the weights), the head dim one the template takes (64 or 128).
+// and an optional additive mask [B or 1, 1, 1, S_kv] added to the scaled scores (or a weight
+// [B or 1, 1, S_q, S_kv] whose query rows repeat). The NaN guard torch.onnx exports after a
+// boolean mask's softmax is what the kernel does anyway (a row masked everywhere gives 0). Each
+// tensor inside the chain must be read by the next node alone and not be a graph output; the
+// scale's constants must be known (the weights), the head dim one the template takes (64 or 128).
 // A transpose of the attention's output that keeps D last (ViT's [B, H, S, D] -> [S, B, H, D],
 // BERT's -> [B, S, H, D]), after any reshapes that keep the shape, joins the chain too: the step
 // writes its output through strides. So do
@@ -40,7 +42,8 @@ struct AttentionChain {
   // from before the graph's transpose to K^T).
   AttentionOperand q, k, v;
   int mask = -1;           // the mask's graph tensor, or -1
-  int64_t mask_batch = 0;  // the mask's batch stride: S_kv, or 0 when one row serves all
+  int64_t mask_batch = 0;  // the mask's batch stride (S_kv, or S_q * S_kv where each query row
+                           // repeats the first), or 0 when one row serves all
   double scale = 1.0;      // multiplies Q . K before the mask is added
   AttentionParams params;  // the fp16 problem (mask kF32: the step reads it as float32)
   // The graph tensor the step writes: the P V matmul's output, or the transpose's after it

@@ -60,7 +60,8 @@ struct TensorDesc {
 //   clip        x f32 (attrs.clip_min <= attrs.clip_max)           -> like x
 // The general tensor ops (float32; the ONNX importer's, for models beyond plain CNNs). Axes are
 // non-negative here (importers normalize ONNX's negative ones):
-//   unary       x (attrs.unary; hard_sigmoid reads attrs.alpha, attrs.beta) -> like x
+//   unary       x (attrs.unary; hard_sigmoid reads attrs.alpha, attrs.beta, replace_nan
+//               attrs.alpha) -> like x
 //   binary      a, b with numpy broadcasting (attrs.binary); either may be a weight
 //                                                                  -> the broadcast shape
 //   concat      x0, x1, ... equal but for attrs.axis; any may be a weight -> joined on the axis

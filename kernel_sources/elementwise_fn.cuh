@@ -3,7 +3,8 @@
 // (common/elementwise_fn.h, which adds their names) and the kernels (tensor_ops.cu, which take
 // them as int template arguments). Plain C++, no CUDA.
 //   gelu = x * (1 + erf(x / sqrt 2)) / 2 (exact, not the tanh form); hard_sigmoid = clamp(alpha *
-//   x + beta, 0, 1); hard_swish = x * clamp(x / 6 + 1 / 2, 0, 1); silu = x * sigmoid(x).
+//   x + beta, 0, 1); hard_swish = x * clamp(x / 6 + 1 / 2, 0, 1); silu = x * sigmoid(x);
+//   replace_nan = alpha where x is NaN, else x (the guard torch.onnx exports after a softmax).
 #ifndef TUNEJIT_KERNEL_SOURCES_ELEMENTWISE_FN_CUH_
 #define TUNEJIT_KERNEL_SOURCES_ELEMENTWISE_FN_CUH_
 
@@ -20,7 +21,8 @@ enum class UnaryFn {
   kSqrt,
   kExp,
   kReciprocal,
-  kNeg
+  kNeg,
+  kReplaceNan
 };
 enum class BinaryFn { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
 

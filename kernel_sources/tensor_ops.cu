@@ -51,6 +51,7 @@ __device__ __forceinline__ float UnaryValue(float x, float alpha, float beta) {
   if constexpr (kFn == Fn(UnaryFn::kExp)) return expf(x);
   if constexpr (kFn == Fn(UnaryFn::kReciprocal)) return 1.0f / x;
   if constexpr (kFn == Fn(UnaryFn::kNeg)) return -x;
+  if constexpr (kFn == Fn(UnaryFn::kReplaceNan)) return isnan(x) ? alpha : x;
   return x;
 }
 

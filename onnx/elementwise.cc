@@ -123,6 +123,40 @@ absl::Status MapUnaryFunction(Importer& im, const NodeProto& n) {
   return im.AddOutputNode(n, OpKind::kUnary, {x}, attrs);
 }
 
+// IsNaN of an activation is a boolean tunejit has no tensors for: the value remembers its operand
+// for the Where that reads it (MapWhere).
+absl::Status MapIsNaN(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(int x, im.FloatInput(n, 0));
+  Value v = Value::Tensor(x);
+  v.nan_test = true;
+  return im.BindOutput(n, 0, std::move(v));
+}
+
+// Where on activations: only Where(IsNaN(x), c, x) with a single value c, which torch.onnx puts
+// after the softmax of scaled_dot_product_attention with a boolean mask (a row masked everywhere
+// is NaN; the guard makes it c). It becomes replace_nan(x, c). A constant condition has folded.
+absl::Status MapWhere(Importer& im, const NodeProto& n) {
+  if (n.input_size() != 3)
+    return im.Error(n, absl::StrCat("expects 3 inputs, got ", n.input_size()));
+  constexpr absl::string_view kSupported =
+      "only Where(IsNaN(x), c, x) with a single value c is supported on activations (a constant "
+      "condition folds)";
+  TUNEJIT_ASSIGN_OR_RETURN(const Value* cond, im.Input(n, 0));
+  TUNEJIT_ASSIGN_OR_RETURN(const Value* y, im.Input(n, 2));
+  if (!cond->nan_test || y->is_constant() || y->qdq_scale > 0 || y->nan_test ||
+      y->tensor != cond->tensor) {
+    return im.Unsupported(n, kSupported);
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(std::shared_ptr<const ConstTensor> c, im.ConstInput(n, 1, "value"));
+  if (c->NumElements() != 1 || c->dims.size() > im.graph().tensor(y->tensor).shape.size()) {
+    return im.Unsupported(n, kSupported);
+  }
+  NodeAttrs attrs;
+  attrs.unary = UnaryFn::kReplaceNan;
+  attrs.alpha = c->Floats()[0];
+  return im.AddOutputNode(n, OpKind::kUnary, {y->tensor}, attrs);
+}
+
 // Max and Min take one or more inputs (a chain of binary nodes); the others exactly two.
 absl::Status MapBinaryFunction(Importer& im, const NodeProto& n) {
   BinaryFn fn = BinaryFn::kAdd;

@@ -202,6 +202,8 @@ constexpr UnaryRule kUnaryRules[] = {
     {"Erf", [](double x) { return std::erf(x); }, nullptr},
     {"Not", [](double x) { return (x == 0 ? 1.0 : 0.0); },
      [](int64_t x, int64_t* o) { return IKeep(x == 0, o); }, true},
+    {"IsNaN", [](double x) { return (std::isnan(x) ? 1.0 : 0.0); },
+     [](int64_t, int64_t* o) { return IKeep(0, o); }, true},
 };
 
 Folded FoldUnaryOp(const FoldArgs& a) {

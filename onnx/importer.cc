@@ -201,6 +201,10 @@ absl::Status Importer::MarkOutputs() {
       return absl::UnimplementedError(
           absl::StrCat(where, " is a QuantizeLinear output (int8): tunejit outputs float32"));
     }
+    if (it->second.nan_test) {
+      return absl::UnimplementedError(
+          absl::StrCat(where, " is an IsNaN output (boolean): tunejit outputs float32"));
+    }
     TensorDesc& t = graph_.mutable_tensor(id);
     if (t.kind != TensorKind::kActivation) {
       return absl::UnimplementedError(absl::StrCat(
@@ -281,6 +285,11 @@ absl::StatusOr<int> Importer::FloatInput(const NodeProto& n, int i) {
     return Unsupported(n, absl::StrCat("input ", i, " ('", n.input(i),
                                        "') is a QuantizeLinear output: only DequantizeLinear "
                                        "may read it"));
+  }
+  if (v->nan_test) {
+    return Unsupported(n, absl::StrCat("input ", i, " ('", n.input(i),
+                                       "') is an IsNaN output: only Where(IsNaN(x), c, x) may "
+                                       "read it"));
   }
   if (const DType d = graph_.tensor(v->tensor).dtype; d == DType::kI64) {
     return Unsupported(n, absl::StrCat("input '", n.input(i),

@@ -39,10 +39,13 @@ struct Value {
   // > 0: a QuantizeLinear output of the float activation `tensor`: the ONNX value is the int8
   // round(x / qdq_scale). Only DequantizeLinear reads it (onnx/qdq.cc).
   float qdq_scale = 0;
+  // An IsNaN output of the float activation `tensor` (a boolean the graph has no type for): only
+  // Where(IsNaN(x), c, x) reads it (onnx/elementwise.cc).
+  bool nan_test = false;
 
-  static Value Tensor(int id) { return Value{id, nullptr, 0}; }
+  static Value Tensor(int id) { return Value{id, nullptr, 0, false}; }
   static Value Constant(ConstTensor t) {
-    return Value{-1, std::make_shared<const ConstTensor>(std::move(t)), 0};
+    return Value{-1, std::make_shared<const ConstTensor>(std::move(t)), 0, false};
   }
   bool is_constant() const { return constant != nullptr; }
 };
@@ -221,6 +224,8 @@ absl::Status MapMatMul(Importer& im, const onnx::NodeProto& n);
 absl::Status MapUnaryFunction(Importer& im, const onnx::NodeProto& n);
 // Sub, Mul, Div, Pow, Max, Min (by op type).
 absl::Status MapBinaryFunction(Importer& im, const onnx::NodeProto& n);
+absl::Status MapIsNaN(Importer& im, const onnx::NodeProto& n);
+absl::Status MapWhere(Importer& im, const onnx::NodeProto& n);
 absl::Status MapAdd(Importer& im, const onnx::NodeProto& n);
 absl::Status MapCast(Importer& im, const onnx::NodeProto& n);
 

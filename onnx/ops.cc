@@ -117,6 +117,7 @@ constexpr Entry kMappers[] = {
     {"HardSigmoid", MapUnaryFunction},
     {"HardSwish", MapUnaryFunction},
     {"Identity", MapIdentity},
+    {"IsNaN", MapIsNaN},
     {"LayerNormalization", MapLayerNormalization},
     {"MatMul", MapMatMul},
     {"Max", MapBinaryFunction},
@@ -142,6 +143,7 @@ constexpr Entry kMappers[] = {
     {"Tanh", MapUnaryFunction},
     {"Transpose", MapTranspose},
     {"Unsqueeze", MapUnsqueeze},
+    {"Where", MapWhere},
 };
 
 }  // namespace

@@ -62,6 +62,8 @@ float UnaryValue(UnaryFn fn, float x, float alpha, float beta) {
       return 1.0f / x;
     case UnaryFn::kNeg:
       return -x;
+    case UnaryFn::kReplaceNan:
+      return std::isnan(x) ? alpha : x;
   }
   return x;
 }

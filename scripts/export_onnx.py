@@ -7,7 +7,7 @@ weights=None with a fixed torch.manual_seed). Per model, in --out:
                       with --dynamic-batch: then pass `tunejit run --batch N`)
   <model>-input.bin   the input, N(0, 1) from --seed, raw little-endian float32 [N, 3, 224, 224]
   <model>-torch.bin   PyTorch's float32 output on it, raw float32 [N, 1000] (TF32 off)
-BERT (--models bert_base, or bert_tiny: 2 layers of 64): transformers.BertModel(BertConfig(...))
+BERT (--models bert_base, or bert_tiny: 2 layers of 128, heads of 64): transformers.BertModel(BertConfig(...))
 without its pooler, random weights (seed), every constant parameter (zero biases, LayerNorm's ones)
 given N(value, 0.02) values so that each one is checked; exported with input_ids only, int64
 [N, 128] (the attention mask all ones: tunejit takes one input), output last_hidden_state
@@ -63,8 +63,9 @@ import torchvision
 # name -> BertConfig arguments beyond the defaults (BERT-base: 12 layers of 768, 12 heads).
 TEXT_MODELS = {
     "bert_base": {},
-    "bert_tiny": dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=2,
-                      intermediate_size=256, vocab_size=1000, max_position_embeddings=128),
+    # Heads of 64, as BERT-base's: the fused attention takes head dims 64 and 128.
+    "bert_tiny": dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=2,
+                      intermediate_size=512, vocab_size=1000, max_position_embeddings=128),
 }
 SEQUENCE = 128  # tokens per sequence of the exported BERT models (static)
 

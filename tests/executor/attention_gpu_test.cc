@@ -87,5 +87,14 @@ TEST(AttentionExecutorGpu, BertChainWithMaskFusedMatchesFp32) {
                          {{"input", testing::NormalFloats(batch * seq * 128, 10)}, {"mask", mask}});
 }
 
+// A boolean mask's -inf keys, every key of batch 2 masked: the unfused fp32 softmax gives NaN
+// there and the guard 0, as the fused kernel does.
+TEST(AttentionExecutorGpu, BoolMaskChainWithGuardFusedMatchesFp32) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::AttentionNet(AttentionStyle::kBertBoolMask, 3, 128, 2, 64);
+  const WeightSet w = testing::AttentionNetWeights(g, 13);
+  ExpectFusedMatchesFp32(g, w, {{"input", testing::NormalFloats(3 * 128 * 128, 14)}});
+}
+
 }  // namespace
 }  // namespace tunejit

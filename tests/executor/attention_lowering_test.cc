@@ -145,6 +145,39 @@ TEST(AttentionLowering, BertSdpaChainReadsKThroughTheMergedTranspose) {
   EXPECT_NEAR(s.attention_layout.scale, 0.125, 1e-7);
 }
 
+// A boolean padding mask as torch.onnx exports it: a weight [B, 1, S, S] whose query rows repeat,
+// read with a batch stride of S * S, and the NaN guard after the softmax inside the step.
+TEST(AttentionLowering, BoolMaskChainTakesTheRepeatedMaskAndTheGuard) {
+  const Graph g = testing::AttentionNet(AttentionStyle::kBertBoolMask, 3, 128, 2, 64);
+  const WeightSet w = testing::AttentionNetWeights(g, 2);
+  const StepProgram p = Lower(g, NumericMode::kFp16TensorCores, &w);
+  ASSERT_EQ(CountKind(p, StepKind::kAttention), 1);
+  EXPECT_EQ(CountKind(p, StepKind::kSoftmax), 0);
+  EXPECT_EQ(CountKind(p, StepKind::kUnary), 0);
+  const Step& s = *FindStep(p, "attend");
+  ASSERT_EQ(s.operands.size(), 4u);
+  EXPECT_EQ(s.operands[3].weight, *g.FindTensor("mask"));
+  EXPECT_EQ(s.attention_layout.mask_batch, 128 * 128);
+}
+
+// A mask weight whose query rows differ is not one row per batch: the chain stays unfused.
+TEST(AttentionLowering, MaskWithDifferentRowsIsNotFused) {
+  const Graph g = testing::AttentionNet(AttentionStyle::kBertBoolMask, 2, 64, 2, 64);
+  WeightSet w = testing::AttentionNetWeights(g, 2);
+  const int mask = *g.FindTensor("mask");
+  std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
+  for (int id : g.TensorsOfKind(TensorKind::kWeight)) {
+    const absl::Span<const uint8_t> b = w.Get(id);
+    bytes[id].assign(b.begin(), b.end());
+  }
+  const float causal = -INFINITY;
+  std::memcpy(bytes[mask].data() + 5 * sizeof(float), &causal, sizeof(float));  // row 0 only
+  absl::StatusOr<WeightSet> changed = WeightsFromImport(g, std::move(bytes), "attention net");
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(FindAttentionChains(g, &*changed).empty());
+  EXPECT_EQ(CountKind(Lower(g, NumericMode::kFp16TensorCores, &*changed), StepKind::kSoftmax), 1);
+}
+
 TEST(AttentionLowering, Fp32AndMissingWeightsKeepTheUnfusedSteps) {
   const Graph g = testing::AttentionNet(AttentionStyle::kBert);
   const WeightSet w = testing::AttentionNetWeights(g, 3);

@@ -33,10 +33,12 @@
 #ifndef TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 #define TUNEJIT_TESTS_GRAPH_EXECUTOR_TEST_UTIL_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -531,9 +533,11 @@ inline WeightSet GeluNetWeights(const Graph& g, uint64_t seed, float half = 0.5f
 // attention), scores Q K^T; kBert: (Q K^T) / sqrt(D) + the graph input "mask" [B, 1, 1, S];
 // kBertSdpa: as kVit, but K^T one transpose (0, 2, 3, 1) of K's [B, S, H, D] and a reshape to
 // the same shape after P V (Hugging Face BERT's export through scaled_dot_product_attention);
+// kBertBoolMask: as kBert with a weight "mask" [B, 1, S, S] whose query rows repeat (a boolean
+// padding mask as torch.onnx folds it: 0 or -inf) and replace_nan(., 0) after the softmax;
 // softmax over the keys, P V, transpose to [B, S, H, D], reshape to rows, the output dense +
 // bias_add -> "logits" [B * S, E]. AttentionNetWeights sets its constants.
-enum class AttentionStyle { kVit, kBert, kBertSdpa };
+enum class AttentionStyle { kVit, kBert, kBertSdpa, kBertBoolMask };
 inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq = 37,
                           int64_t heads = 2, int64_t d = 64) {
   Graph g;
@@ -573,7 +577,8 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
   }
   const int v = heads_of("v");
   int s = 0;
-  if (style != AttentionStyle::kBert) {
+  const bool bert = style == AttentionStyle::kBert || style == AttentionStyle::kBertBoolMask;
+  if (!bert) {
     q = TensorOp(&g, "q.scale", OpKind::kBinary, {q, weight("q.c", {1})}, Attrs(BinaryFn::kMul));
     kt = TensorOp(&g, "k.scale", OpKind::kBinary, {kt, weight("k.c", {1})}, Attrs(BinaryFn::kMul));
     s = TensorOp(&g, "scores", OpKind::kMatMul, {q, kt});
@@ -581,12 +586,20 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
     s = TensorOp(&g, "scores", OpKind::kMatMul, {q, kt});
     s = TensorOp(&g, "scores.div", OpKind::kBinary, {s, weight("sqrt_d", {1})},
                  Attrs(BinaryFn::kDiv));
-    const int mask = g.AddTensor({"mask", {batch, 1, 1, seq}, DType::kF32, TensorKind::kInput});
+    const int mask =
+        style == AttentionStyle::kBert
+            ? g.AddTensor({"mask", {batch, 1, 1, seq}, DType::kF32, TensorKind::kInput})
+            : weight("mask", {batch, 1, seq, seq});
     s = TensorOp(&g, "scores.mask", OpKind::kBinary, {s, mask}, Attrs(BinaryFn::kAdd));
   }
   NodeAttrs last;
   last.axis = -1;
-  const int p = TensorOp(&g, "probs", OpKind::kSoftmax, {s}, last);
+  int p = TensorOp(&g, "probs", OpKind::kSoftmax, {s}, last);
+  if (style == AttentionStyle::kBertBoolMask) {
+    NodeAttrs guard = Attrs(UnaryFn::kReplaceNan);
+    guard.alpha = 0.0f;
+    p = TensorOp(&g, "probs.guard", OpKind::kUnary, {p}, guard);
+  }
   int o = TensorOp(&g, "attend", OpKind::kMatMul, {p, v});
   if (style == AttentionStyle::kBertSdpa) o = reshape("attend.same", o, {batch, heads, seq, d});
   o = transpose("attend.bshd", o, {0, 2, 1, 3});
@@ -599,10 +612,26 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
   return g;
 }
 
+// A weight "mask" [B, 1, S, S] of AttentionNet's kBertBoolMask: batch b masks (-inf) its last
+// 17 b keys, every key from batch 2 on (rows that are NaN after the softmax, 0 after the guard).
+inline std::vector<uint8_t> PaddingMaskBytes(const std::vector<int64_t>& shape) {
+  const int64_t batch = shape[0], seq = shape[3];
+  std::vector<float> v(batch * seq * seq, 0.0f);
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t kept = b >= 2 ? 0 : std::max<int64_t>(seq - 17 * b, 0);
+    for (int64_t i = 0; i < seq; ++i) {
+      for (int64_t j = kept; j < seq; ++j) v[(b * seq + i) * seq + j] = -INFINITY;
+    }
+  }
+  std::vector<uint8_t> bytes(v.size() * sizeof(float));
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return bytes;
+}
+
 // Random weights for AttentionNet, its scale constants set: D^-1/4 (q.c, k.c) and sqrt(D)
-// (sqrt_d).
+// (sqrt_d), and kBertBoolMask's mask (PaddingMaskBytes).
 inline WeightSet AttentionNetWeights(const Graph& g, uint64_t seed, int64_t d = 64) {
-  return RandomWeightsWithConstants(
+  WeightSet w = RandomWeightsWithConstants(
       g, seed,
       [d](const std::string& name) {
         return name == "q.c" || name == "k.c"
@@ -611,6 +640,17 @@ inline WeightSet AttentionNetWeights(const Graph& g, uint64_t seed, int64_t d = 
                                   : 0.0f;
       },
       "attention net");
+  const std::optional<int> mask = g.FindTensor("mask");
+  if (!mask || g.tensor(*mask).kind != TensorKind::kWeight) return w;
+  std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
+  for (int id : g.TensorsOfKind(TensorKind::kWeight)) {
+    const absl::Span<const uint8_t> b = w.Get(id);
+    bytes[id] = id == *mask ? PaddingMaskBytes(g.tensor(id).shape)
+                            : std::vector<uint8_t>(b.begin(), b.end());
+  }
+  absl::StatusOr<WeightSet> masked = WeightsFromImport(g, std::move(bytes), "attention net");
+  EXPECT_TRUE(masked.ok()) << masked.status();
+  return *std::move(masked);
 }
 
 }  // namespace tunejit::testing

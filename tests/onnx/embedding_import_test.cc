@@ -184,13 +184,13 @@ TEST(OnnxEmbeddingTest, BertLayerImportsAndRuns) {
   std::string ops;
   for (OpKind op : OpsOf(m->graph)) ops += std::string(OpKindName(op)) + " ";
   EXPECT_EQ(ops,
-            "gather binary binary layer_norm "                                     // embeddings
-            "reshape dense bias_add reshape reshape "                              // q
-            "reshape dense bias_add reshape reshape "                              // k
-            "reshape dense bias_add reshape reshape "                              // v
-            "transpose transpose transpose binary binary matmul softmax matmul "   // attention
-            "transpose reshape reshape dense bias_add reshape add layer_norm "     // output
-            "reshape dense bias_add reshape binary unary bias_add binary binary "  // MLP, GELU
+            "gather binary binary layer_norm "         // embeddings
+            "reshape dense bias_add reshape reshape "  // q
+            "reshape dense bias_add reshape reshape "  // k
+            "reshape dense bias_add reshape reshape "  // v
+            "transpose transpose transpose binary binary matmul softmax unary matmul "  // attention
+            "transpose reshape reshape dense bias_add reshape add layer_norm "          // output
+            "reshape dense bias_add reshape binary unary bias_add binary binary "       // MLP, GELU
             "reshape dense bias_add reshape add layer_norm ");
   EXPECT_THAT(OutputOf(*m).shape, ElementsAre(2, 4, 8));
   const std::vector<float> y = RunOutput(*m, {{"input_ids", {3, 1, 4, 1, 3, 1, 4, 1}}});

@@ -188,7 +188,8 @@ inline std::vector<float> Around(size_t n, float first, float step) {
 // the ids) + token type embeddings of zeros (Expand, GatherElements, Gather: all folded) +
 // position embeddings (a Gather of constant ids: folded) -> LayerNorm (epsilon 1e-12) ->
 // attention with 2 heads of 4 (q and k^T each scaled by 4^-1/4, as PyTorch exports SDPA; Reshape
-// with 0 for the batch) -> output dense (bias first in its Add) + residual -> LayerNorm -> MLP of
+// with 0 for the batch; the softmax's NaN guard Where(IsNaN(p), 0, p), as torch.onnx writes it
+// after a boolean mask) -> output dense (bias first in its Add) + residual -> LayerNorm -> MLP of
 // 16 with the erf GELU -> + residual -> LayerNorm: "last_hidden_state" [N, 4, 8].
 inline OnnxBuilder BertLayerModel() {
   OnnxBuilder b(17);
@@ -205,6 +206,7 @@ inline OnnxBuilder BertLayerModel() {
   b.Init("w1", {8, 16}, Ramp(128, 0.05f)).Init("b1", {16}, Around(16, 0.1f, -0.05f));
   b.Init("w2", {16, 8}, Ramp(128, 0.03f)).Init("b2", {8}, Around(8, 0.f, 0.01f));
   b.Init("scale", {}, {0.70710677f}).Init("one", {}, {1.f}).Init("half", {}, {0.5f});
+  b.Init("zero", {}, {0.f});
   b.Init("sqrt2", {}, {1.4142135f}).InitI64("heads_shape", {4}, {0, 4, 2, 4});
   b.InitI64("hidden_shape", {3}, {0, 4, 8});
   // Embeddings.
@@ -236,7 +238,9 @@ inline OnnxBuilder BertLayerModel() {
   b.Node("Mul", {"qh", "scale"}, {"qs"});
   b.Node("Mul", {"kt", "scale"}, {"ks"});
   b.Node("MatMul", {"qs", "ks"}, {"scores"});
-  OnnxBuilder::Int(b.Node("Softmax", {"scores"}, {"attn"}), "axis", -1);
+  OnnxBuilder::Int(b.Node("Softmax", {"scores"}, {"probs"}), "axis", -1);
+  b.Node("IsNaN", {"probs"}, {"probs_nan"});
+  b.Node("Where", {"probs_nan", "zero", "probs"}, {"attn"});
   b.Node("MatMul", {"attn", "vh"}, {"ctx"});
   OnnxBuilder::Ints(b.Node("Transpose", {"ctx"}, {"ctx_t"}), "perm", {0, 2, 1, 3});
   b.Node("Reshape", {"ctx_t", "hidden_shape"}, {"ctx_flat"});

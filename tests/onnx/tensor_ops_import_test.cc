@@ -593,6 +593,54 @@ TEST(OnnxTensorOpsTest, AttentionMatMulsAndSoftmax) {
   EXPECT_THAT(RunOutput(*m, {{"q", q}, {"k", k}, {"v", v}}), Pointwise(FloatNear(1e-5), want));
 }
 
+// torch.onnx's guard after the softmax of attention with a boolean mask: Where(IsNaN(p), c, p)
+// is replace_nan(p, c). Row 1 is masked everywhere (-inf): NaN after the softmax, c after the
+// guard. An IsNaN of a constant folds.
+TEST(OnnxTensorOpsTest, WhereIsNaNGuardIsReplaceNan) {
+  const float inf = INFINITY, nan = NAN;
+  OnnxBuilder b;
+  b.Input("x", {2, 3}).Init("mask", {2, 3}, {0, 0, -inf, -inf, -inf, -inf});
+  b.Init("c", {}, {0.25f}).Init("folded", {3}, {nan, 1, 2});
+  b.Node("Add", {"x", "mask"}, {"s"});
+  OnnxBuilder::Int(b.Node("Softmax", {"s"}, {"p"}), "axis", -1);
+  b.Node("IsNaN", {"p"}, {"bad"});
+  b.Node("Where", {"bad", "c", "p"}, {"g"});
+  b.Node("IsNaN", {"folded"}, {"fbad"});
+  b.Node("Where", {"fbad", "c", "folded"}, {"f"});  // {0.25, 1, 2}
+  b.Node("Add", {"g", "f"}, {"y"});
+  b.Output("y");
+  absl::StatusOr<OnnxModel> m = b.Import();
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(OpsOf(m->graph)[2], OpKind::kUnary);
+  EXPECT_EQ(m->graph.nodes()[2].attrs.unary, UnaryFn::kReplaceNan);
+  EXPECT_EQ(m->graph.nodes()[2].attrs.alpha, 0.25f);
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  const float e = 1 / (1 + std::exp(-1.0f));  // softmax of {1, 2}: {1 - e, e}
+  EXPECT_THAT(
+      RunOutput(*m, {{"x", x}}),
+      Pointwise(FloatNear(1e-6), std::vector<float>{1 - e + 0.25f, e + 1, 2, 0.5f, 1.25f, 2.25f}));
+}
+
+TEST(OnnxTensorOpsTest, WhereAndIsNaNOtherwiseAreUnsupported) {
+  auto error = [](const std::string& cond_op, const std::vector<std::string>& where_in,
+                  const std::string& out) {
+    OnnxBuilder b;
+    b.Input("x", {2, 3}).Input("z", {2, 3}).Init("c", {}, {0}).Init("two", {2}, {0, 1});
+    b.Node(cond_op, {"x"}, {"cond"}, "isnan");
+    if (!where_in.empty()) b.Node("Where", where_in, {"y"}, "where");
+    b.Output(out);
+    return ImportError(b);
+  };
+  constexpr char kOnly[] = "only Where(IsNaN(x), c, x) with a single value c";
+  EXPECT_THAT(error("IsNaN", {"x", "c", "x"}, "y"), HasSubstr(kOnly));       // not IsNaN
+  EXPECT_THAT(error("IsNaN", {"cond", "c", "z"}, "y"), HasSubstr(kOnly));    // another tensor
+  EXPECT_THAT(error("IsNaN", {"cond", "two", "x"}, "y"), HasSubstr(kOnly));  // two values
+  EXPECT_THAT(error("IsNaN", {"cond", "x", "x"}, "y"), HasSubstr("must be a constant"));
+  EXPECT_THAT(error("IsNaN", {"cond", "c"}, "y"), HasSubstr("expects 3 inputs, got 2"));
+  EXPECT_THAT(error("IsNaN", {}, "cond"), HasSubstr("is an IsNaN output (boolean)"));
+  EXPECT_THAT(error("IsNaN", {"x", "cond", "x"}, "y"), HasSubstr(kOnly));
+}
+
 // A Linear layer on [N, T, K] (ViT, ConvNeXt): reshape, dense, the bias Add taken in as the
 // dense's bias_add, reshape back.
 TEST(OnnxTensorOpsTest, LinearOnRank3IsDenseWithItsBias) {

@@ -2,6 +2,7 @@
 // reference (ops/tensor_ops_reference.h), every output element, on shapes of the zoo's models
 // (SE gates, ViT heads, ConvNeXt's channels-last layer norm) and odd ones. Skipped without a GPU.
 #include <climits>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -61,11 +62,14 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, 
 
 TEST_F(TensorOpsGpu, UnaryFunctions) {
   const std::vector<float> x = testing::RandomFloats(1000, 1);
-  for (int fn = 0; fn <= static_cast<int>(UnaryFn::kNeg); ++fn) {
+  for (int fn = 0; fn <= static_cast<int>(UnaryFn::kReplaceNan); ++fn) {
     const UnaryFn f = static_cast<UnaryFn>(fn);
     std::vector<float> in = x;
     if (f == UnaryFn::kSqrt) {
       for (float& v : in) v = std::abs(v);
+    }
+    if (f == UnaryFn::kReplaceNan) {
+      for (size_t i = 0; i < in.size(); i += 7) in[i] = std::nanf("");
     }
     ExpectClose(Run(UnaryKernel(f, in.size(), 0.25f, 0.4f), {in}, in.size()),
                 cpuref::Unary(f, in, 0.25f, 0.4f), 1e-6, std::string(UnaryFnName(f)));

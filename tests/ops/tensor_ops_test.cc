@@ -40,6 +40,8 @@ TEST(TensorOpsReference, UnaryFunctions) {
   EXPECT_NEAR(cpuref::UnaryValue(UnaryFn::kGelu, 1), 0.8413447f, 1e-6);
   EXPECT_NEAR(cpuref::UnaryValue(UnaryFn::kSilu, 1), 0.7310586f, 1e-6);
   EXPECT_FLOAT_EQ(cpuref::UnaryValue(UnaryFn::kReciprocal, 4), 0.25f);
+  EXPECT_FLOAT_EQ(cpuref::UnaryValue(UnaryFn::kReplaceNan, std::nanf(""), 0.5f), 0.5f);
+  EXPECT_FLOAT_EQ(cpuref::UnaryValue(UnaryFn::kReplaceNan, -3, 0.5f), -3.0f);
   EXPECT_FLOAT_EQ(cpuref::BinaryValue(BinaryFn::kPow, 3, 2), 9.0f);
   EXPECT_FLOAT_EQ(cpuref::BinaryValue(BinaryFn::kDiv, 3, 2), 1.5f);
 }
@@ -178,7 +180,7 @@ TEST(TensorOpsPlan, GatherTakesTheTableAndTheIds) {
 
 TEST(TensorOpsPlan, EveryKernelBuildsWithNvrtc) {
   std::vector<PlannedKernel> kernels;
-  for (int fn = 0; fn <= static_cast<int>(UnaryFn::kNeg); ++fn) {
+  for (int fn = 0; fn <= static_cast<int>(UnaryFn::kReplaceNan); ++fn) {
     kernels.push_back(*UnaryKernel(static_cast<UnaryFn>(fn), 10));
   }
   for (int fn = 0; fn <= static_cast<int>(BinaryFn::kMin); ++fn) {
