@@ -516,9 +516,11 @@ class Lowerer {
     return v >= 0 && p_.tensors[v].dtype == DType::kF16 ? FormOf(p_.tensors[v]) : otherwise;
   }
 
-  // The residual add, with a following relu fused when it is the add's only consumer. Both
-  // operands float32 NCHW, or both float16 in one layout when the tensor-core convs wrote them so
-  // (no convert around the add); in the int8 modes, int8 (LowerInt8Add).
+  // The residual add, with a following relu fused when it is the add's only consumer. Float16 in
+  // the layout of its first float16 operand when either is (the tensor-core path's activations:
+  // a float32 operand, such as a transformer's residual stream before its first block, is
+  // converted once, and the stream stays float16 from there); float32 NCHW otherwise; in the int8
+  // modes, int8 (LowerInt8Add).
   absl::Status LowerAdd(int i) {
     const Node& node = g_.nodes()[i];
     TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, node.inputs[0]));
@@ -536,9 +538,7 @@ class Lowerer {
       end = g_.nodes()[r].output;
     }
     if (std::optional<Form> int8 = Int8AddForm(i)) return LowerInt8Add(std::move(s), end, *int8);
-    const Form a = Fp16FormOr(node.inputs[0], kFloatNchw);
-    const Form form =
-        a.dtype == DType::kF16 && a == Fp16FormOr(node.inputs[1], kFloatNchw) ? a : kFloatNchw;
+    const Form form = Fp16FormOr(node.inputs[0], Fp16FormOr(node.inputs[1], kFloatNchw));
     TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(node.inputs[0], form, i));
     TUNEJIT_ASSIGN_OR_RETURN(s.residual, InputValue(node.inputs[1], form, i));
     s.output = AddOutput(end, form.dtype, -1);
