@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "executor/executor_internal.h"
+#include "executor/row_transposes.h"
 #include "graph/quantize.h"
 
 namespace tunejit {
@@ -48,9 +49,11 @@ absl::StatusOr<std::unique_ptr<Executor::State>> NewState(const Device& device, 
     // A default-constructed Target matches no record: query as plain "cuda" (keys cuda, gpu).
     TUNEJIT_ASSIGN_OR_RETURN(s->options.target, autotvm::ParseTarget("cuda"));
   }
-  s->graph = graph;
+  // At fp16 the graph with its row transposes moved to where attention steps read through them.
+  s->graph =
+      options.mode == NumericMode::kFp16TensorCores ? SinkRowTransposes(graph, weights) : graph;
   s->limits = DeviceLimits::FromProperties(device.properties());
-  TUNEJIT_ASSIGN_OR_RETURN(s->program, LowerToSteps(graph, options.mode, &weights));
+  TUNEJIT_ASSIGN_OR_RETURN(s->program, LowerToSteps(s->graph, options.mode, &weights));
   TUNEJIT_ASSIGN_OR_RETURN(Stream stream, Stream::Create(device));
   s->stream.emplace(std::move(stream));
   return s;
@@ -117,7 +120,7 @@ absl::StatusOr<std::unique_ptr<Executor::State>> BuildFromPlan(
   s->scales = plan.activation_scales;
   s->stats.scales_given = static_cast<int>(s->scales.size());
   for (size_t j = 0; j < s->scales.size(); ++j) {
-    s->stats.activation_scales[graph.tensor(s->program.scale_sources[j]).name] = s->scales[j];
+    s->stats.activation_scales[s->graph.tensor(s->program.scale_sources[j]).name] = s->scales[j];
   }
   const auto lower_start = Clock::now();
   TUNEJIT_RETURN_IF_ERROR(PlanSteps(*s, &plan));

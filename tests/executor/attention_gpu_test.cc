@@ -87,6 +87,15 @@ TEST(AttentionExecutorGpu, BertChainWithMaskFusedMatchesFp32) {
                          {{"input", testing::NormalFloats(batch * seq * 128, 10)}, {"mask", mask}});
 }
 
+// torchvision's nn.MultiheadAttention export: the fp16 build moves its [B, S] <-> [S, B]
+// transposes across the projections (executor/row_transposes.h), the fp32 build keeps them.
+TEST(AttentionExecutorGpu, MultiheadAttentionWithMovedTransposesMatchesFp32) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::MhaNet(4, 197, 2, 64);
+  const WeightSet w = testing::AttentionNetWeights(g, 15);
+  ExpectFusedMatchesFp32(g, w, {{"input", testing::NormalFloats(4 * 197 * 128, 16)}});
+}
+
 // A boolean mask's -inf keys, every key of batch 2 masked: the unfused fp32 softmax gives NaN
 // there and the guard 0, as the fused kernel does.
 TEST(AttentionExecutorGpu, BoolMaskChainWithGuardFusedMatchesFp32) {

@@ -612,6 +612,72 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
   return g;
 }
 
+// MhaNet: nn.MultiheadAttention(batch_first=True) on tokens "input" [B, S, E] as torchvision's
+// ViT exports it: transpose to [S, B, E], rows, the packed q/k/v dense + bias_add (3E), back to
+// [S, B, 3E], [S, B, 3, E] -> transpose to [3, S, B, E] -> a slice each, [S, B*H, D] ->
+// transpose to [B*H, S, D] -> [B, H, S, D]; Q * c and K^T * c (c = D^-1/4: the weights "q.c",
+// "k.c" of AttentionNetWeights), softmax, P V, transpose to [S, B, H, D], rows, the output dense +
+// bias_add, back to [S, B, E], transpose to "logits" [B, S, E].
+inline Graph MhaNet(int64_t batch = 2, int64_t seq = 37, int64_t heads = 2, int64_t d = 64) {
+  Graph g;
+  const int64_t e = heads * d;
+  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
+    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
+  };
+  auto reshape = [&](const std::string& name, int x, std::vector<int64_t> shape) {
+    NodeAttrs a;
+    a.shape = std::move(shape);
+    return TensorOp(&g, name, OpKind::kReshape, {x}, a);
+  };
+  auto transpose = [&](const std::string& name, int x, std::vector<int64_t> perm) {
+    NodeAttrs a;
+    a.perm = std::move(perm);
+    return TensorOp(&g, name, OpKind::kTranspose, {x}, a);
+  };
+  auto linear = [&](const std::string& name, int rows, int64_t out) {
+    int y = *g.AddNode(name, OpKind::kDense, {rows, weight(name + ".weight", {out, e})}, {},
+                       name + ".out");
+    return *g.AddNode(name + ".bias_add", OpKind::kBiasAdd, {y, weight(name + ".bias", {out})}, {},
+                      name + ".bias_out");
+  };
+  const int x = g.AddTensor({"input", {batch, seq, e}, DType::kF32, TensorKind::kInput});
+  const int sbe = transpose("in.t", x, {1, 0, 2});
+  const int qkv =
+      reshape("qkv.back", linear("qkv", reshape("in.rows", sbe, {seq * batch, e}), 3 * e),
+              {seq, batch, 3 * e});
+  const int packed =
+      transpose("qkv.t", reshape("qkv.split", qkv, {seq, batch, 3, e}), {2, 0, 1, 3});
+  auto heads_of = [&](const std::string& name, int64_t index) {
+    NodeAttrs a;
+    a.axis = 0;
+    a.start = index;
+    a.end = index + 1;
+    const int one = TensorOp(&g, name + ".slice", OpKind::kSlice, {packed}, a);
+    const int bhsd =
+        transpose(name + ".t", reshape(name + ".heads", one, {seq, batch * heads, d}), {1, 0, 2});
+    return reshape(name + ".bhsd", bhsd, {batch, heads, seq, d});
+  };
+  int q = heads_of("q", 0);
+  int kt = transpose("k.kt", heads_of("k", 1), {0, 1, 3, 2});
+  const int v = heads_of("v", 2);
+  q = TensorOp(&g, "q.scale", OpKind::kBinary, {q, weight("q.c", {1})}, Attrs(BinaryFn::kMul));
+  kt = TensorOp(&g, "k.scale", OpKind::kBinary, {kt, weight("k.c", {1})}, Attrs(BinaryFn::kMul));
+  NodeAttrs last;
+  last.axis = -1;
+  const int p = TensorOp(&g, "probs", OpKind::kSoftmax,
+                         {TensorOp(&g, "scores", OpKind::kMatMul, {q, kt})}, last);
+  const int o =
+      transpose("attend.sbhd", TensorOp(&g, "attend", OpKind::kMatMul, {p, v}), {2, 0, 1, 3});
+  const int out = reshape("out.back", linear("out", reshape("attend.rows", o, {seq * batch, e}), e),
+                          {seq, batch, e});
+  NodeAttrs to_bse;
+  to_bse.perm = {1, 0, 2};
+  EXPECT_TRUE(
+      g.AddNode("out.t", OpKind::kTranspose, {out}, to_bse, "logits", TensorKind::kOutput).ok());
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
 // A weight "mask" [B, 1, S, S] of AttentionNet's kBertBoolMask: batch b masks (-inf) its last
 // 17 b keys, every key from batch 2 on (rows that are NaN after the softmax, 0 after the guard).
 inline std::vector<uint8_t> PaddingMaskBytes(const std::vector<int64_t>& shape) {
