@@ -468,8 +468,33 @@ __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 
   static_assert(BN % (32 * kGroups) == 0, "whole blocks of 4 spans");
   static_assert(!Activation::kActive || Span::kElementBytes == 2, "an activation into float16");
   const int j = threadIdx.x % 4;
+  constexpr int kStep = 4 * kGroups;
+  // The residual's spans of a block of columns, loaded a block ahead of their stores: out and
+  // residual may alias as far as the compiler knows, so a load after a store waits for it, and
+  // one load in flight at a time made the residual epilogue latency-bound (3-4x the time of the
+  // plain one).
+  [[maybe_unused]] uint4 skip[2][kSubtiles][2];
+  [[maybe_unused]] auto load_skips = [&](int q0, uint4(&s)[kSubtiles][2]) {
+    const int c = col0 + 8 * (q0 + kGroups * j);
 #pragma unroll
-  for (int q0 = 0; q0 < BN / 8; q0 += 4 * kGroups) {  // spans q0 + kGroups k, k = 0..3
+    for (int sub = 0; sub < kSubtiles; ++sub) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        s[sub][half] =
+            base[sub][half] >= 0 && c < n
+                ? *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(residual) +
+                                                  (base[sub][half] + c) * Span::kElementBytes)
+                : make_uint4(0, 0, 0, 0);
+      }
+    }
+  };
+  if constexpr (kResidual != 0) load_skips(0, skip[0]);
+#pragma unroll
+  for (int q0 = 0; q0 < BN / 8; q0 += kStep) {  // spans q0 + kGroups k, k = 0..3
+    const int block = q0 / kStep;
+    if constexpr (kResidual != 0) {
+      if (q0 + kStep < BN / 8) load_skips(q0 + kStep, skip[(block + 1) % 2]);
+    }
     typename Span::Columns p[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k)
@@ -488,9 +513,7 @@ __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 
           const s64 at = (base[sub][half] + c) * Span::kElementBytes;
           uint4 bytes = Span::Bytes(w);
           if constexpr (kResidual != 0) {
-            bytes = AddResidualF16x8<kResidual == 2>(
-                bytes,
-                *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(residual) + at));
+            bytes = AddResidualF16x8<kResidual == 2>(bytes, skip[block % 2][sub][half]);
           }
           bytes = Activation::ApplyF16x8(bytes);
           *reinterpret_cast<uint4*>(static_cast<unsigned char*>(out) + at) = bytes;
@@ -792,48 +815,71 @@ __device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2]
   const bool wide = (static_cast<s64>(n) * Out::kBytes) % 16 == 0 &&
                     reinterpret_cast<unsigned long long>(out) % 16 == 0 &&
                     reinterpret_cast<unsigned long long>(residual) % 16 == 0;
-#pragma unroll 4
-  for (int k = t; k < kOutRows * kPieces; k += 128) {
-    const int r = k / kPieces, c = k % kPieces * kPieceElems;
-    const int row = kPoolW == 0 ? r : r / (kPoolW / 2) * 2 * kPoolW + r % (kPoolW / 2) * 2;
-    const s64 base = row_index(row0 + row);
-    if (base < 0 || c >= cols) continue;
-    const unsigned char* src = stage + r * kRowBytes + c * Out::kBytes;
-    unsigned char* dst = static_cast<unsigned char*>(out) + (base + col0 + c) * Out::kBytes;
-    const s64 at = (base + col0 + c) * Out::kBytes;
-    if (wide && c + kPieceElems <= cols) {
-      uint4 bytes = *reinterpret_cast<const uint4*>(src);
-      if constexpr (Op::kResidual) {
-        bytes = AddResidualF16x8<Op::kRelu>(
-            bytes,
-            *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(residual) + at));
+  constexpr int kTotal = kOutRows * kPieces;
+  // Piece k's staged row, its first column and its output row's offset (-1: none).
+  auto piece = [&](int k, int* r, int* c) {
+    *r = k / kPieces;
+    *c = k % kPieces * kPieceElems;
+    const int row = kPoolW == 0 ? *r : *r / (kPoolW / 2) * 2 * kPoolW + *r % (kPoolW / 2) * 2;
+    return row_index(row0 + row);
+  };
+  // The residual's pieces of a batch are loaded before its first store (as in WgmmaStoreWide:
+  // one load in flight at a time, each behind a store, made the epilogue latency-bound).
+  constexpr int kBatch = 4;
+  for (int k0 = t; k0 < kTotal; k0 += kBatch * 128) {
+    [[maybe_unused]] uint4 skip[kBatch];
+    if constexpr (Op::kResidual) {
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        int r = 0, c = 0;
+        const s64 base = k0 + i * 128 < kTotal ? piece(k0 + i * 128, &r, &c) : -1;
+        skip[i] =
+            wide && base >= 0 && c + kPieceElems <= cols
+                ? *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(residual) +
+                                                  (base + col0 + c) * Out::kBytes)
+                : make_uint4(0, 0, 0, 0);
       }
-      *reinterpret_cast<uint4*>(dst) = WgmmaActivatePiece<Activation, Out::kBytes>(bytes);
-    } else if constexpr (Op::kResidual) {  // the channel tail, or unaligned rows: value by value
-      const unsigned short* skip =
-          reinterpret_cast<const unsigned short*>(static_cast<const unsigned char*>(residual) + at);
-      const int values = cols - c < kPieceElems ? cols - c : kPieceElems;
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int k = k0 + i * 128;
+      if (k >= kTotal) break;
+      int r = 0, c = 0;
+      const s64 base = piece(k, &r, &c);
+      if (base < 0 || c >= cols) continue;
+      const unsigned char* src = stage + r * kRowBytes + c * Out::kBytes;
+      unsigned char* dst = static_cast<unsigned char*>(out) + (base + col0 + c) * Out::kBytes;
+      const s64 at = (base + col0 + c) * Out::kBytes;
+      if (wide && c + kPieceElems <= cols) {
+        uint4 bytes = *reinterpret_cast<const uint4*>(src);
+        if constexpr (Op::kResidual) bytes = AddResidualF16x8<Op::kRelu>(bytes, skip[i]);
+        *reinterpret_cast<uint4*>(dst) = WgmmaActivatePiece<Activation, Out::kBytes>(bytes);
+      } else if constexpr (Op::kResidual) {  // the channel tail, or unaligned rows: value by value
+        const unsigned short* tail = reinterpret_cast<const unsigned short*>(
+            static_cast<const unsigned char*>(residual) + at);
+        const int values = cols - c < kPieceElems ? cols - c : kPieceElems;
 #pragma unroll 1
-      for (int e = 0; e < values; ++e) {
-        reinterpret_cast<unsigned short*>(dst)[e] = Activation::ApplyF16(
-            AddResidualF16<Op::kRelu>(reinterpret_cast<const unsigned short*>(src)[e], skip[e]));
-      }
-    } else if constexpr (Activation::kActive) {  // the tail, or unaligned rows: value by value
-      const int values = cols - c < kPieceElems ? cols - c : kPieceElems;
-#pragma unroll 1
-      for (int e = 0; e < values; ++e) {
-        if constexpr (Out::kBytes == 2) {
-          reinterpret_cast<unsigned short*>(dst)[e] =
-              Activation::ApplyF16(reinterpret_cast<const unsigned short*>(src)[e]);
-        } else {
-          reinterpret_cast<float*>(dst)[e] =
-              Activation::Apply(reinterpret_cast<const float*>(src)[e]);
+        for (int e = 0; e < values; ++e) {
+          reinterpret_cast<unsigned short*>(dst)[e] = Activation::ApplyF16(
+              AddResidualF16<Op::kRelu>(reinterpret_cast<const unsigned short*>(src)[e], tail[e]));
         }
-      }
-    } else {  // the channel tail, or rows not 16-byte aligned: byte by byte (rare, kept small)
-      const int bytes = (cols - c < kPieceElems ? cols - c : kPieceElems) * Out::kBytes;
+      } else if constexpr (Activation::kActive) {  // the tail, or unaligned rows: value by value
+        const int values = cols - c < kPieceElems ? cols - c : kPieceElems;
 #pragma unroll 1
-      for (int e = 0; e < bytes; ++e) dst[e] = src[e];
+        for (int e = 0; e < values; ++e) {
+          if constexpr (Out::kBytes == 2) {
+            reinterpret_cast<unsigned short*>(dst)[e] =
+                Activation::ApplyF16(reinterpret_cast<const unsigned short*>(src)[e]);
+          } else {
+            reinterpret_cast<float*>(dst)[e] =
+                Activation::Apply(reinterpret_cast<const float*>(src)[e]);
+          }
+        }
+      } else {  // the channel tail, or rows not 16-byte aligned: byte by byte (rare, kept small)
+        const int bytes = (cols - c < kPieceElems ? cols - c : kPieceElems) * Out::kBytes;
+#pragma unroll 1
+        for (int e = 0; e < bytes; ++e) dst[e] = src[e];
+      }
     }
   }
 }

@@ -30,39 +30,52 @@ std::string Nvdisasm() {
   return std::system("command -v nvdisasm > /dev/null 2>&1") == 0 ? "nvdisasm" : "";
 }
 
-// Opcode (without its operands) -> count, e.g. "HGMMA.64x128x16.F32" -> 4.
-std::map<std::string, int> SassOpcodes(const std::string& cubin, const std::string& tool) {
+// The opcodes nvdisasm prints for `cubin`, in order, e.g. "HGMMA.64x128x16.F32", "STG.E.128".
+std::vector<std::string> SassSequence(const std::string& cubin, const std::string& tool) {
   const std::filesystem::path file =
       std::filesystem::path(::testing::TempDir()) / "tunejit_wgmma_sass.cubin";
   std::ofstream(file, std::ios::binary) << cubin;
   const std::string command = tool + " -c " + file.string() + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  std::map<std::string, int> counts;
-  if (!pipe) return counts;
+  std::vector<std::string> sequence;
+  if (!pipe) return sequence;
   const std::regex opcode(
       R"(\b(HGMMA|IGMMA|UTMALDG|USETMAXREG|STG|STS|LDS|BAR|SHFL|STL|LDL|LDG|MUFU)[.A-Z0-9x]*)");
   char line[4096];
   while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
     std::string text(line);
     for (std::sregex_iterator it(text.begin(), text.end(), opcode), end; it != end; ++it) {
-      ++counts[it->str()];
+      sequence.push_back(it->str());
     }
   }
+  return sequence;
+}
+
+// Opcode (without its operands) -> count, e.g. "HGMMA.64x128x16.F32" -> 4.
+std::map<std::string, int> SassOpcodes(const std::string& cubin, const std::string& tool) {
+  std::map<std::string, int> counts;
+  for (const std::string& op : SassSequence(cubin, tool)) ++counts[op];
   return counts;
+}
+
+// The sm_90a cubin of `op`'s first kernel at `config`, "" when it does not compile.
+std::string ConfigCubin(const OpTemplate& op, const autotvm::Workload& w,
+                        const autotvm::ConfigEntity& config, const Epilogue& epilogue) {
+  absl::StatusOr<OpPlan> plan =
+      op.Specialize(w, config, DeviceLimits::ForArch({9, 0, false}), epilogue);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok()) return "";
+  KernelCompiler compiler(nullptr);
+  absl::StatusOr<CompiledKernel> kernel = compiler.Compile(plan->kernels[0].spec, {9, 0, false});
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  return kernel.ok() ? kernel->program.cubin : "";
 }
 
 std::map<std::string, int> ConfigSass(const OpTemplate& op, const autotvm::Workload& w,
                                       const autotvm::ConfigEntity& config, const std::string& tool,
                                       const Epilogue& epilogue) {
-  absl::StatusOr<OpPlan> plan =
-      op.Specialize(w, config, DeviceLimits::ForArch({9, 0, false}), epilogue);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  if (!plan.ok()) return {};
-  KernelCompiler compiler(nullptr);
-  absl::StatusOr<CompiledKernel> kernel = compiler.Compile(plan->kernels[0].spec, {9, 0, false});
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  if (!kernel.ok()) return {};
-  return SassOpcodes(kernel->program.cubin, tool);
+  const std::string cubin = ConfigCubin(op, w, config, epilogue);
+  return cubin.empty() ? std::map<std::string, int>{} : SassOpcodes(cubin, tool);
 }
 
 // The SASS of a VGG conv with its network's epilogue (bias, ReLU; int8 requantized), printed.
@@ -322,6 +335,45 @@ TEST(WgmmaSass, ActivationEpiloguesDoNotSpill) {
     EXPECT_EQ(CountPrefix(sass, "STL"), 0) << name;
     EXPECT_EQ(CountPrefix(sass, "LDL"), 0) << name;
     EXPECT_EQ(CountPrefix(sass, "MUFU.EX2") > 0, e.activation == Act::kSilu) << name;
+  }
+}
+
+// ResNet-50's layer1 conv3 (1x1, 64 -> 256 channels on 56 x 56, batch 128) with the residual
+// epilogue, at its tuned config and with swapped operands (the staged epilogue): the residual's
+// 16-byte loads go out several at a time, not each behind the store before it (one in flight
+// made the epilogue latency-bound), and nothing spills.
+TEST(WgmmaSass, ResidualEpilogueLoadsRunAhead) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
+                            autotvm::Json::array({testing::Tensor({128, 56, 56, 64}, "float16"),
+                                                  testing::Tensor({256, 1, 1, 64}, "float16"),
+                                                  {1, 1},
+                                                  {0, 0, 0, 0},
+                                                  {1, 1},
+                                                  "float16"})};
+  for (const int swap : {0, 1}) {
+    const autotvm::ConfigEntity config = testing::Config(
+        {OtherKnob("tile_h", 1), OtherKnob("tile_w", 64), OtherKnob("tile_n", swap ? 64 : 128),
+         OtherKnob("stages", 5), OtherKnob("consumer_wg", 1), OtherKnob("pingpong", 0),
+         OtherKnob("im2col", 1), OtherKnob("cluster", swap ? 1 : 2), OtherKnob("halo", 0),
+         OtherKnob("swap_ab", swap), OtherKnob("tile_b", 1)});
+    const std::string cubin = ConfigCubin(*FindOpTemplate(w.task_name), w, config,
+                                          {.bias = true, .relu = true, .residual = true});
+    ASSERT_FALSE(cubin.empty()) << swap;
+    int run = 0, longest = 0, loads = 0;
+    for (const std::string& op : SassSequence(cubin, tool)) {
+      if (op.rfind("LDG.E.128", 0) == 0) {
+        longest = std::max(longest, ++run);
+        ++loads;
+      } else if (op.rfind("STG", 0) == 0) {
+        run = 0;
+      }
+      EXPECT_NE(op.rfind("STL", 0), 0u) << swap;
+      EXPECT_NE(op.rfind("LDL", 0), 0u) << swap;
+    }
+    std::printf("swap_ab %d: %d residual loads, at most %d between stores\n", swap, loads, longest);
+    EXPECT_GE(longest, 4) << swap;
   }
 }
 
