@@ -527,6 +527,28 @@ inline WeightSet GeluNetWeights(const Graph& g, uint64_t seed, float half = 0.5f
       "gelu net");
 }
 
+// Pieces of the transformer test graphs: a float32 weight, a reshape, a transpose, and a Linear
+// on rows [R, in] (dense by "name.weight" [out, in], bias_add of "name.bias") -> "name.bias_out".
+inline int AddWeight(Graph* g, const std::string& name, std::vector<int64_t> shape) {
+  return g->AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
+}
+inline int AddReshape(Graph* g, const std::string& name, int x, std::vector<int64_t> shape) {
+  NodeAttrs a;
+  a.shape = std::move(shape);
+  return TensorOp(g, name, OpKind::kReshape, {x}, a);
+}
+inline int AddTranspose(Graph* g, const std::string& name, int x, std::vector<int64_t> perm) {
+  NodeAttrs a;
+  a.perm = std::move(perm);
+  return TensorOp(g, name, OpKind::kTranspose, {x}, a);
+}
+inline int AddLinear(Graph* g, const std::string& name, int rows, int64_t in, int64_t out) {
+  const int y = *g->AddNode(name, OpKind::kDense, {rows, AddWeight(g, name + ".weight", {out, in})},
+                            {}, name + ".out");
+  return *g->AddNode(name + ".bias_add", OpKind::kBiasAdd, {y, AddWeight(g, name + ".bias", {out})},
+                     {}, name + ".bias_out");
+}
+
 // AttentionNet: one self-attention block on tokens [B, S, E] (E = H * D) as PyTorch exports it:
 // q, k and v projections (reshape to rows, dense + bias_add, reshape to [B, S, H, D], transpose
 // to [B, H, S, D]); kVit: Q * c and K^T * c with c = D^-1/4 (torchvision's scaled dot product
@@ -542,54 +564,40 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
                           int64_t heads = 2, int64_t d = 64) {
   Graph g;
   const int64_t e = heads * d;
-  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
-    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
-  };
-  auto reshape = [&](const std::string& name, int x, std::vector<int64_t> shape) {
-    NodeAttrs a;
-    a.shape = std::move(shape);
-    return TensorOp(&g, name, OpKind::kReshape, {x}, a);
-  };
-  auto transpose = [&](const std::string& name, int x, std::vector<int64_t> perm) {
-    NodeAttrs a;
-    a.perm = std::move(perm);
-    return TensorOp(&g, name, OpKind::kTranspose, {x}, a);
-  };
-  auto linear = [&](const std::string& name, int rows) {
-    int y = *g.AddNode(name, OpKind::kDense, {rows, weight(name + ".weight", {e, e})}, {},
-                       name + ".out");
-    return *g.AddNode(name + ".bias_add", OpKind::kBiasAdd, {y, weight(name + ".bias", {e})}, {},
-                      name + ".bias_out");
-  };
   const int x = g.AddTensor({"input", {batch, seq, e}, DType::kF32, TensorKind::kInput});
-  const int rows = reshape("rows", x, {batch * seq, e});
+  const int rows = AddReshape(&g, "rows", x, {batch * seq, e});
   auto heads_of = [&](const std::string& name) {
-    const int y = reshape(name + ".heads", linear(name, rows), {batch, seq, heads, d});
-    return transpose(name + ".bhsd", y, {0, 2, 1, 3});
+    const int y =
+        AddReshape(&g, name + ".heads", AddLinear(&g, name, rows, e, e), {batch, seq, heads, d});
+    return AddTranspose(&g, name + ".bhsd", y, {0, 2, 1, 3});
   };
   int q = heads_of("q");
   int kt = 0;
   if (style == AttentionStyle::kBertSdpa) {
-    kt = transpose("k.t", reshape("k.heads", linear("k", rows), {batch, seq, heads, d}),
-                   {0, 2, 3, 1});
+    kt = AddTranspose(
+        &g, "k.t",
+        AddReshape(&g, "k.heads", AddLinear(&g, "k", rows, e, e), {batch, seq, heads, d}),
+        {0, 2, 3, 1});
   } else {
-    kt = transpose("k.t", heads_of("k"), {0, 1, 3, 2});
+    kt = AddTranspose(&g, "k.t", heads_of("k"), {0, 1, 3, 2});
   }
   const int v = heads_of("v");
   int s = 0;
   const bool bert = style == AttentionStyle::kBert || style == AttentionStyle::kBertBoolMask;
   if (!bert) {
-    q = TensorOp(&g, "q.scale", OpKind::kBinary, {q, weight("q.c", {1})}, Attrs(BinaryFn::kMul));
-    kt = TensorOp(&g, "k.scale", OpKind::kBinary, {kt, weight("k.c", {1})}, Attrs(BinaryFn::kMul));
+    q = TensorOp(&g, "q.scale", OpKind::kBinary, {q, AddWeight(&g, "q.c", {1})},
+                 Attrs(BinaryFn::kMul));
+    kt = TensorOp(&g, "k.scale", OpKind::kBinary, {kt, AddWeight(&g, "k.c", {1})},
+                  Attrs(BinaryFn::kMul));
     s = TensorOp(&g, "scores", OpKind::kMatMul, {q, kt});
   } else {
     s = TensorOp(&g, "scores", OpKind::kMatMul, {q, kt});
-    s = TensorOp(&g, "scores.div", OpKind::kBinary, {s, weight("sqrt_d", {1})},
+    s = TensorOp(&g, "scores.div", OpKind::kBinary, {s, AddWeight(&g, "sqrt_d", {1})},
                  Attrs(BinaryFn::kDiv));
     const int mask =
         style == AttentionStyle::kBert
             ? g.AddTensor({"mask", {batch, 1, 1, seq}, DType::kF32, TensorKind::kInput})
-            : weight("mask", {batch, 1, seq, seq});
+            : AddWeight(&g, "mask", {batch, 1, seq, seq});
     s = TensorOp(&g, "scores.mask", OpKind::kBinary, {s, mask}, Attrs(BinaryFn::kAdd));
   }
   NodeAttrs last;
@@ -601,11 +609,14 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
     p = TensorOp(&g, "probs.guard", OpKind::kUnary, {p}, guard);
   }
   int o = TensorOp(&g, "attend", OpKind::kMatMul, {p, v});
-  if (style == AttentionStyle::kBertSdpa) o = reshape("attend.same", o, {batch, heads, seq, d});
-  o = transpose("attend.bshd", o, {0, 2, 1, 3});
-  o = reshape("attend.rows", o, {batch * seq, e});
-  const int y = *g.AddNode("out", OpKind::kDense, {o, weight("out.weight", {e, e})}, {}, "out.out");
-  EXPECT_TRUE(g.AddNode("out.bias_add", OpKind::kBiasAdd, {y, weight("out.bias", {e})}, {},
+  if (style == AttentionStyle::kBertSdpa) {
+    o = AddReshape(&g, "attend.same", o, {batch, heads, seq, d});
+  }
+  o = AddTranspose(&g, "attend.bshd", o, {0, 2, 1, 3});
+  o = AddReshape(&g, "attend.rows", o, {batch * seq, e});
+  const int y =
+      *g.AddNode("out", OpKind::kDense, {o, AddWeight(&g, "out.weight", {e, e})}, {}, "out.out");
+  EXPECT_TRUE(g.AddNode("out.bias_add", OpKind::kBiasAdd, {y, AddWeight(&g, "out.bias", {e})}, {},
                         "logits", TensorKind::kOutput)
                   .ok());
   EXPECT_TRUE(g.Validate().ok()) << g.Validate();
@@ -621,55 +632,41 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
 inline Graph MhaNet(int64_t batch = 2, int64_t seq = 37, int64_t heads = 2, int64_t d = 64) {
   Graph g;
   const int64_t e = heads * d;
-  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
-    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
-  };
-  auto reshape = [&](const std::string& name, int x, std::vector<int64_t> shape) {
-    NodeAttrs a;
-    a.shape = std::move(shape);
-    return TensorOp(&g, name, OpKind::kReshape, {x}, a);
-  };
-  auto transpose = [&](const std::string& name, int x, std::vector<int64_t> perm) {
-    NodeAttrs a;
-    a.perm = std::move(perm);
-    return TensorOp(&g, name, OpKind::kTranspose, {x}, a);
-  };
-  auto linear = [&](const std::string& name, int rows, int64_t out) {
-    int y = *g.AddNode(name, OpKind::kDense, {rows, weight(name + ".weight", {out, e})}, {},
-                       name + ".out");
-    return *g.AddNode(name + ".bias_add", OpKind::kBiasAdd, {y, weight(name + ".bias", {out})}, {},
-                      name + ".bias_out");
-  };
   const int x = g.AddTensor({"input", {batch, seq, e}, DType::kF32, TensorKind::kInput});
-  const int sbe = transpose("in.t", x, {1, 0, 2});
+  const int sbe = AddTranspose(&g, "in.t", x, {1, 0, 2});
   const int qkv =
-      reshape("qkv.back", linear("qkv", reshape("in.rows", sbe, {seq * batch, e}), 3 * e),
-              {seq, batch, 3 * e});
+      AddReshape(&g, "qkv.back",
+                 AddLinear(&g, "qkv", AddReshape(&g, "in.rows", sbe, {seq * batch, e}), e, 3 * e),
+                 {seq, batch, 3 * e});
   const int packed =
-      transpose("qkv.t", reshape("qkv.split", qkv, {seq, batch, 3, e}), {2, 0, 1, 3});
+      AddTranspose(&g, "qkv.t", AddReshape(&g, "qkv.split", qkv, {seq, batch, 3, e}), {2, 0, 1, 3});
   auto heads_of = [&](const std::string& name, int64_t index) {
     NodeAttrs a;
     a.axis = 0;
     a.start = index;
     a.end = index + 1;
     const int one = TensorOp(&g, name + ".slice", OpKind::kSlice, {packed}, a);
-    const int bhsd =
-        transpose(name + ".t", reshape(name + ".heads", one, {seq, batch * heads, d}), {1, 0, 2});
-    return reshape(name + ".bhsd", bhsd, {batch, heads, seq, d});
+    const int bhsd = AddTranspose(
+        &g, name + ".t", AddReshape(&g, name + ".heads", one, {seq, batch * heads, d}), {1, 0, 2});
+    return AddReshape(&g, name + ".bhsd", bhsd, {batch, heads, seq, d});
   };
   int q = heads_of("q", 0);
-  int kt = transpose("k.kt", heads_of("k", 1), {0, 1, 3, 2});
+  int kt = AddTranspose(&g, "k.kt", heads_of("k", 1), {0, 1, 3, 2});
   const int v = heads_of("v", 2);
-  q = TensorOp(&g, "q.scale", OpKind::kBinary, {q, weight("q.c", {1})}, Attrs(BinaryFn::kMul));
-  kt = TensorOp(&g, "k.scale", OpKind::kBinary, {kt, weight("k.c", {1})}, Attrs(BinaryFn::kMul));
+  q = TensorOp(&g, "q.scale", OpKind::kBinary, {q, AddWeight(&g, "q.c", {1})},
+               Attrs(BinaryFn::kMul));
+  kt = TensorOp(&g, "k.scale", OpKind::kBinary, {kt, AddWeight(&g, "k.c", {1})},
+                Attrs(BinaryFn::kMul));
   NodeAttrs last;
   last.axis = -1;
   const int p = TensorOp(&g, "probs", OpKind::kSoftmax,
                          {TensorOp(&g, "scores", OpKind::kMatMul, {q, kt})}, last);
-  const int o =
-      transpose("attend.sbhd", TensorOp(&g, "attend", OpKind::kMatMul, {p, v}), {2, 0, 1, 3});
-  const int out = reshape("out.back", linear("out", reshape("attend.rows", o, {seq * batch, e}), e),
-                          {seq, batch, e});
+  const int o = AddTranspose(&g, "attend.sbhd", TensorOp(&g, "attend", OpKind::kMatMul, {p, v}),
+                             {2, 0, 1, 3});
+  const int out =
+      AddReshape(&g, "out.back",
+                 AddLinear(&g, "out", AddReshape(&g, "attend.rows", o, {seq * batch, e}), e, e),
+                 {seq, batch, e});
   NodeAttrs to_bse;
   to_bse.perm = {1, 0, 2};
   EXPECT_TRUE(
