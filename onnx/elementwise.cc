@@ -200,13 +200,14 @@ absl::Status MapAdd(Importer& im, const NodeProto& n) {
 
 // Cast of an activation: only to FLOAT (a no-op; activations are float32). Constants fold.
 absl::Status MapCast(Importer& im, const NodeProto& n) {
+  // The input first: a Cast of an int64 input (an attention mask to BOOL) is about that input.
+  TUNEJIT_ASSIGN_OR_RETURN(int x, im.FloatInput(n, 0));
   TUNEJIT_ASSIGN_OR_RETURN(int64_t to, im.AttrInt(n, "to", 0));
   if (to != onnx::TensorProto::FLOAT) {
     return im.Unsupported(n, absl::StrCat("attribute 'to' = ", OnnxTypeName(static_cast<int>(to)),
                                           ": an activation can only be cast to FLOAT (it is "
                                           "float32 already)"));
   }
-  TUNEJIT_ASSIGN_OR_RETURN(int x, im.FloatInput(n, 0));
   return im.BindOutput(n, 0, Value::Tensor(x));
 }
 

@@ -293,8 +293,11 @@ absl::StatusOr<int> Importer::FloatInput(const NodeProto& n, int i) {
   }
   if (const DType d = graph_.tensor(v->tensor).dtype; d == DType::kI64) {
     return Unsupported(n, absl::StrCat("input '", n.input(i),
-                                       "' is INT64 (token ids): only a Gather of a constant "
-                                       "table (an embedding lookup) reads int64 values"));
+                                       "' is INT64: only a Gather of a constant table (an "
+                                       "embedding lookup of token ids) reads int64 values; an "
+                                       "attention mask as a graph input is not supported (export "
+                                       "with input_ids only, the mask all ones, as "
+                                       "scripts/export_onnx.py does)"));
   } else if (d != DType::kF32) {
     return Error(n, absl::StrCat("input '", n.input(i), "' is not float32"));
   }

@@ -61,8 +61,22 @@ TEST(OnnxEmbeddingTest, Int64InputReadByAnotherOpIsUnsupported) {
   b.Output("y");
   const std::string e = ImportError(b);
   EXPECT_THAT(e, HasSubstr("Relu node 'relu'"));
-  EXPECT_THAT(e, HasSubstr("'ids' is INT64 (token ids)"));
+  EXPECT_THAT(e, HasSubstr("'ids' is INT64"));
   EXPECT_THAT(e, HasSubstr("only a Gather of a constant table"));
+}
+
+// transformers' export with an attention mask input: its Cast to BOOL is refused for the int64
+// input it reads, with what to do instead.
+TEST(OnnxEmbeddingTest, AttentionMaskInputIsUnsupportedWithTheWayOut) {
+  OnnxBuilder b;
+  b.InputI64("attention_mask", {2, 3});
+  OnnxBuilder::Int(b.Node("Cast", {"attention_mask"}, {"y"}, "cast"), "to",
+                   onnx::TensorProto::BOOL);
+  b.Output("y");
+  const std::string e = ImportError(b);
+  EXPECT_THAT(e, HasSubstr("Cast node 'cast'"));
+  EXPECT_THAT(e, HasSubstr("'attention_mask' is INT64"));
+  EXPECT_THAT(e, HasSubstr("export with input_ids only"));
 }
 
 TEST(OnnxEmbeddingTest, OtherInputTypesAreUnsupported) {
