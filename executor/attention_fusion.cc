@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "executor/attention_views.h"
+#include "executor/graph_readers.h"
 #include "executor/weight_values.h"
 #include "ops/op_template.h"
 
@@ -17,18 +18,11 @@ namespace {
 // The graph, its readers per tensor and its producer per tensor.
 class ChainFinder {
  public:
-  ChainFinder(const Graph& g, const WeightSet& weights) : g_(g), weights_(weights) {
-    readers_.assign(g.tensors().size(), {});
-    producer_.assign(g.tensors().size(), -1);
-    for (int i = 0; i < static_cast<int>(g.nodes().size()); ++i) {
-      for (int in : g.nodes()[i].inputs) readers_[in].push_back(i);
-      producer_[g.nodes()[i].output] = i;
-    }
-  }
+  ChainFinder(const Graph& g, const WeightSet& weights) : g_(g), links_(g), weights_(weights) {}
 
   const Graph& graph() const { return g_; }
-  const std::vector<int>& producer() const { return producer_; }
-  const std::vector<int>& readers(int t) const { return readers_[t]; }
+  const std::vector<int>& producer() const { return links_.producers(); }
+  const std::vector<int>& readers(int t) const { return links_.readers(t); }
 
   // The chain whose softmax is node `i`, or nullopt.
   std::optional<AttentionChain> FromSoftmax(int i) const {
@@ -62,13 +56,10 @@ class ChainFinder {
 
  private:
   // The node reading activation `t` alone, when `t` is not a graph output; -1 otherwise.
-  int Inner(int t) const {
-    if (g_.tensor(t).kind != TensorKind::kActivation || readers_[t].size() != 1) return -1;
-    return readers_[t][0];
-  }
+  int Inner(int t) const { return links_.OnlyReader(t); }
 
   // The producer of `t` when `t` is an inner tensor of the chain (read once, not an output).
-  int InnerProducer(int t) const { return Inner(t) >= 0 ? producer_[t] : -1; }
+  int InnerProducer(int t) const { return Inner(t) >= 0 ? links_.producer(t) : -1; }
 
   // The softmax output `t`, or past replace_nan(t, 0) when that alone reads it: a row masked
   // everywhere is NaN there and 0 after the guard, as the fused kernel gives it.
@@ -257,9 +248,8 @@ class ChainFinder {
   }
 
   const Graph& g_;
+  const GraphReaders links_;
   const WeightSet& weights_;
-  std::vector<std::vector<int>> readers_;
-  std::vector<int> producer_;
 };
 
 // One operand's walk back (attention_views.h) and how deep the step reads: path[0..depth]'s

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "executor/attention_fusion.h"
+#include "executor/graph_readers.h"
 
 namespace tunejit {
 namespace {
@@ -33,14 +34,7 @@ bool PermutesLeadingOnly(const std::vector<int64_t>& perm, int leading) {
 
 class RowDenseFinder {
  public:
-  explicit RowDenseFinder(const Graph& g) : g_(g) {
-    readers_.assign(g.tensors().size(), {});
-    producer_.assign(g.tensors().size(), -1);
-    for (int i = 0; i < static_cast<int>(g.nodes().size()); ++i) {
-      for (int in : g.nodes()[i].inputs) readers_[in].push_back(i);
-      producer_[g.nodes()[i].output] = i;
-    }
-  }
+  explicit RowDenseFinder(const Graph& g) : g_(g), links_(g) {}
 
   std::optional<RowDense> At(int d) const {
     const Node& dense = g_.nodes()[d];
@@ -55,18 +49,18 @@ class RowDenseFinder {
     m.leading = LeadingAxes(g_.tensor(x).shape, g_.tensor(dense.inputs[0]).shape);
     if (m.leading == 0) return std::nullopt;
     int t = dense.output;
-    if (const int b = Sole(t);
+    if (const int b = links_.OnlyReader(t);
         b >= 0 && g_.nodes()[b].op == OpKind::kBiasAdd && g_.nodes()[b].inputs[0] == t) {
       m.bias = b;
       t = g_.nodes()[b].output;
     }
-    m.back = Sole(t);
+    m.back = links_.OnlyReader(t);
     if (m.back < 0 || g_.nodes()[m.back].op != OpKind::kReshape) return std::nullopt;
     std::vector<int64_t> back_shape(g_.tensor(x).shape.begin(),
                                     g_.tensor(x).shape.begin() + m.leading);
     back_shape.push_back(g_.tensor(t).shape[1]);
     if (g_.tensor(g_.nodes()[m.back].output).shape != back_shape) return std::nullopt;
-    const int after = Sole(g_.nodes()[m.back].output);
+    const int after = links_.OnlyReader(g_.nodes()[m.back].output);
     if (after >= 0 && g_.nodes()[after].op == OpKind::kTranspose &&
         PermutesLeadingOnly(g_.nodes()[after].attrs.perm, m.leading)) {
       m.after = after;
@@ -77,16 +71,10 @@ class RowDenseFinder {
   }
 
  private:
-  // The node reading activation `t` alone (not a graph output), or -1.
-  int Sole(int t) const {
-    if (g_.tensor(t).kind != TensorKind::kActivation || readers_[t].size() != 1) return -1;
-    return readers_[t][0];
-  }
-
   // The producer of `t`, of kind `op`, when `reader` alone reads `t`; else -1.
   int Producer(int t, OpKind op, int reader) const {
-    const int p = producer_[t];
-    return p >= 0 && g_.nodes()[p].op == op && Sole(t) == reader ? p : -1;
+    const int p = links_.producer(t);
+    return p >= 0 && g_.nodes()[p].op == op && links_.OnlyReader(t) == reader ? p : -1;
   }
 
   // How many leading dims of `x` make the rows of `rows` [R, F] (the rest its columns); 0 when
@@ -102,8 +90,7 @@ class RowDenseFinder {
   }
 
   const Graph& g_;
-  std::vector<std::vector<int>> readers_;
-  std::vector<int> producer_;
+  const GraphReaders links_;
 };
 
 // `g` with `moves` applied (in-side moves only where `in_side_kept`); per in-side move, the
@@ -206,7 +193,6 @@ Graph SinkRowTransposes(const Graph& graph, const WeightSet& weights) {
     if (new_transpose[i] >= 0 && !read_through[new_transpose[i]]) kept[i] = false, dropped = true;
   }
   if (!dropped) return moved;
-  if (std::none_of(kept.begin(), kept.end(), [](bool k) { return k; })) return graph;
   moved = Apply(graph, moves, kept, &new_transpose);
   return moved.Validate().ok() ? moved : graph;
 }

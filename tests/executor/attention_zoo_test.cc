@@ -1,8 +1,8 @@
 // Real transformer exports lowered at fp16 as the executor does (after SinkRowTransposes): every
 // softmax of torchvision's vit_b_16 (or another exported transformer) is one fused attention step,
-// with no head transposes, scales, softmax or matmul steps left of its chains; the step counts by kind are printed. CPU only; skipped unless
-// TUNEJIT_ONNX_ZOO names the export directory (tests/onnx/zoo_import_test.cc); TUNEJIT_DUMP_STEPS
-// lists every step:
+// with no head transposes, scales, softmax or matmul steps left of its chains; the step counts by
+// kind are printed. CPU only; skipped unless TUNEJIT_ONNX_ZOO names the export directory
+// (tests/onnx/zoo_import_test.cc); TUNEJIT_DUMP_STEPS lists every step:
 //   TUNEJIT_ONNX_ZOO=/tmp/z32 TUNEJIT_ONNX_ZOO_MODELS=vit_b_16 executor_attention_zoo_test
 #include <cstdio>
 #include <cstdlib>
