@@ -125,6 +125,14 @@ WeightSet RandomWeights(const Graph& graph, uint64_t seed) {
 absl::StatusOr<WeightSet> WeightsFromImport(const Graph& graph,
                                             std::vector<std::vector<uint8_t>> bytes,
                                             std::string label) {
+  std::vector<SharedBytes> shared;
+  shared.reserve(bytes.size());
+  for (std::vector<uint8_t>& b : bytes) shared.emplace_back(std::move(b));
+  return WeightsFromImport(graph, std::move(shared), std::move(label));
+}
+
+absl::StatusOr<WeightSet> WeightsFromImport(const Graph& graph, std::vector<SharedBytes> bytes,
+                                            std::string label) {
   bytes.resize(graph.tensors().size());
   std::vector<std::string> wrong;
   for (int id : graph.TensorsOfKind(TensorKind::kWeight)) {
@@ -139,9 +147,9 @@ absl::StatusOr<WeightSet> WeightsFromImport(const Graph& graph,
         absl::StrCat(label, ": weight tensors of the wrong size: ", absl::StrJoin(wrong, "; ")));
   }
   WeightSet set;
-  set.owned_ = std::move(bytes);
-  set.data_.resize(set.owned_.size());
-  for (int id : graph.TensorsOfKind(TensorKind::kWeight)) set.data_[id] = set.owned_[id];
+  set.shared_ = std::move(bytes);
+  set.data_.resize(set.shared_.size());
+  for (int id : graph.TensorsOfKind(TensorKind::kWeight)) set.data_[id] = set.shared_[id].span();
   set.label_ = std::move(label);
   return set;
 }

@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/shared_bytes.h"
 #include "graph/graph.h"
 #include "graph/safetensors.h"
 
@@ -44,14 +45,14 @@ class WeightSet {
  private:
   friend absl::StatusOr<WeightSet> LoadWeights(const Graph&, const std::string&);
   friend WeightSet RandomWeights(const Graph&, uint64_t);
-  friend absl::StatusOr<WeightSet> WeightsFromImport(const Graph&,
-                                                     std::vector<std::vector<uint8_t>>,
+  friend absl::StatusOr<WeightSet> WeightsFromImport(const Graph&, std::vector<SharedBytes>,
                                                      std::string);
   WeightSet() = default;
 
   std::vector<absl::Span<const uint8_t>> data_;  // per graph tensor id
   std::optional<SafetensorsFile> file_;          // owns the mapping the spans point into
-  std::vector<std::vector<uint8_t>> owned_;      // random or imported weights' storage
+  std::vector<std::vector<uint8_t>> owned_;      // random weights' storage
+  std::vector<SharedBytes> shared_;              // imported weights' (a model file's mapping)
   bool random_ = false;
   std::string label_;
   std::vector<std::string> warnings_;
@@ -69,10 +70,14 @@ absl::StatusOr<WeightSet> LoadWeights(const Graph& graph, const std::string& pat
 // 1000].
 WeightSet RandomWeights(const Graph& graph, uint64_t seed);
 
-// Weights an importer decoded (onnx/import.h), taken over without a copy: `bytes` is indexed
-// by graph tensor id and must hold exactly TensorDesc::Bytes() for every kWeight tensor (empty
-// for the others). `label` is what Label() reports, e.g. "weights from resnet50.onnx".
-// InvalidArgument listing every weight tensor whose size is wrong or missing.
+// Weights an importer decoded (onnx/import.h), taken over without a copy (views into a model
+// file stay views): `bytes` is indexed by graph tensor id and must hold exactly
+// TensorDesc::Bytes() for every kWeight tensor (empty for the others). `label` is what Label()
+// reports, e.g. "weights from resnet50.onnx". InvalidArgument listing every weight tensor whose
+// size is wrong or missing.
+absl::StatusOr<WeightSet> WeightsFromImport(const Graph& graph, std::vector<SharedBytes> bytes,
+                                            std::string label);
+// The same for bytes held in vectors (tests, generated weights).
 absl::StatusOr<WeightSet> WeightsFromImport(const Graph& graph,
                                             std::vector<std::vector<uint8_t>> bytes,
                                             std::string label);

@@ -25,15 +25,15 @@ Dims Strides(const Dims& dims) {
 ConstTensor Remap(const ConstTensor& in, const Dims& out_dims, const std::vector<Dims>& tables) {
   const size_t es = static_cast<size_t>(DTypeSize(in.dtype));
   const int64_t count = DimsProduct(out_dims);
-  ConstTensor out{"", in.dtype, out_dims, std::vector<uint8_t>(static_cast<size_t>(count) * es)};
-  if (count == 0) return out;
+  std::vector<uint8_t> bytes(static_cast<size_t>(count) * es);
+  if (count == 0) return ConstTensor{"", in.dtype, out_dims, std::move(bytes)};
   const size_t rank = out_dims.size();
   if (rank == 0) {
-    std::memcpy(out.bytes.data(), in.bytes.data(), es);
-    return out;
+    std::memcpy(bytes.data(), in.bytes.data(), es);
+    return ConstTensor{"", in.dtype, out_dims, std::move(bytes)};
   }
   Dims idx(rank, 0);
-  uint8_t* dst = out.bytes.data();
+  uint8_t* dst = bytes.data();
   const Dims& inner = tables.back();
   while (true) {
     int64_t base = 0;
@@ -48,7 +48,7 @@ ConstTensor Remap(const ConstTensor& in, const Dims& out_dims, const std::vector
     }
     if (k < 0) break;
   }
-  return out;
+  return ConstTensor{"", in.dtype, out_dims, std::move(bytes)};
 }
 
 // The identity table of an axis of `dim` elements with element stride `stride`.
@@ -59,8 +59,8 @@ Dims Steps(int64_t dim, int64_t stride, int64_t first = 0, int64_t step = 1) {
 }
 
 template <typename T>
-void Store(ConstTensor& t, size_t i, T v) {
-  std::memcpy(t.bytes.data() + i * sizeof(T), &v, sizeof(T));
+void Store(std::vector<uint8_t>& bytes, size_t i, T v) {
+  std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
 }
 
 // A double as integer type T: truncated toward zero, NaN 0, saturated at T's range.
@@ -79,7 +79,7 @@ T SaturateCast(double v) {
 bool IsFloatType(DType t) { return t == DType::kF32 || t == DType::kF64; }
 
 ConstTensor FromDoubles(DType dtype, Dims dims, const std::vector<double>& values) {
-  ConstTensor t{"", dtype, std::move(dims), std::vector<uint8_t>(values.size() * DTypeSize(dtype))};
+  std::vector<uint8_t> t(values.size() * DTypeSize(dtype));
   for (size_t i = 0; i < values.size(); ++i) {
     const double v = values[i];
     switch (dtype) {
@@ -106,14 +106,14 @@ ConstTensor FromDoubles(DType dtype, Dims dims, const std::vector<double>& value
         break;
     }
   }
-  return t;
+  return ConstTensor{"", dtype, std::move(dims), std::move(t)};
 }
 
 ConstTensor FromInts(DType dtype, Dims dims, const std::vector<int64_t>& values) {
   if (IsFloatType(dtype)) {
     return FromDoubles(dtype, std::move(dims), std::vector<double>(values.begin(), values.end()));
   }
-  ConstTensor t{"", dtype, std::move(dims), std::vector<uint8_t>(values.size() * DTypeSize(dtype))};
+  std::vector<uint8_t> t(values.size() * DTypeSize(dtype));
   for (size_t i = 0; i < values.size(); ++i) {
     const int64_t v = values[i];
     switch (dtype) {
@@ -134,7 +134,7 @@ ConstTensor FromInts(DType dtype, Dims dims, const std::vector<int64_t>& values)
         break;
     }
   }
-  return t;
+  return ConstTensor{"", dtype, std::move(dims), std::move(t)};
 }
 
 ConstTensor WithDims(const ConstTensor& in, Dims dims) {
@@ -213,21 +213,20 @@ ConstTensor GatherElementsConst(const ConstTensor& data, int64_t axis, const Dim
                                 const std::vector<int64_t>& indices) {
   const size_t es = static_cast<size_t>(DTypeSize(data.dtype));
   const Dims strides = Strides(data.dims);
-  ConstTensor out{"", data.dtype, index_dims, std::vector<uint8_t>(indices.size() * es)};
+  std::vector<uint8_t> bytes(indices.size() * es);
   Dims idx(index_dims.size(), 0);
   for (size_t i = 0; i < indices.size(); ++i) {
     int64_t offset = 0;
     for (size_t k = 0; k < idx.size(); ++k) {
       offset += (static_cast<int64_t>(k) == axis ? indices[i] : idx[k]) * strides[k];
     }
-    std::memcpy(out.bytes.data() + i * es, data.bytes.data() + static_cast<size_t>(offset) * es,
-                es);
+    std::memcpy(bytes.data() + i * es, data.bytes.data() + static_cast<size_t>(offset) * es, es);
     for (size_t k = idx.size(); k-- > 0;) {  // the next multi-index, row-major
       if (++idx[k] < index_dims[k]) break;
       idx[k] = 0;
     }
   }
-  return out;
+  return ConstTensor{"", data.dtype, index_dims, std::move(bytes)};
 }
 
 absl::StatusOr<ConstTensor> ConcatConst(const std::vector<const ConstTensor*>& in, int64_t axis) {
@@ -248,17 +247,17 @@ absl::StatusOr<ConstTensor> ConcatConst(const std::vector<const ConstTensor*>& i
   }
   const size_t es = static_cast<size_t>(DTypeSize(first.dtype));
   const int64_t outer = DimsProduct(Dims(first.dims.begin(), first.dims.begin() + axis));
-  ConstTensor out{"", first.dtype, out_dims, {}};
-  if (outer == 0) return out;
-  out.bytes.reserve(static_cast<size_t>(DimsProduct(out_dims)) * es);
+  std::vector<uint8_t> bytes;
+  if (outer == 0) return ConstTensor{"", first.dtype, out_dims, std::move(bytes)};
+  bytes.reserve(static_cast<size_t>(DimsProduct(out_dims)) * es);
   for (int64_t o = 0; o < outer; ++o) {
     for (const ConstTensor* t : in) {
       const size_t block = t->bytes.size() / static_cast<size_t>(outer);
       const uint8_t* src = t->bytes.data() + static_cast<size_t>(o) * block;
-      out.bytes.insert(out.bytes.end(), src, src + block);
+      bytes.insert(bytes.end(), src, src + block);
     }
   }
-  return out;
+  return ConstTensor{"", first.dtype, out_dims, std::move(bytes)};
 }
 
 }  // namespace tunejit::onnx_import

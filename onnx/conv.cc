@@ -206,9 +206,9 @@ absl::Status FoldIntoConv(Importer& im, const NodeProto& n, Importer::ConvRecord
     }
     b[k] = static_cast<float>(b[k] * p.k[k] + p.shift[k]);
   }
-  im.WeightBytes(rec.weight) = PackBytes(w);
+  im.SetWeightBytes(rec.weight, PackBytes(w));
   if (rec.bias >= 0) {
-    im.WeightBytes(rec.bias) = PackBytes(b);
+    im.SetWeightBytes(rec.bias, PackBytes(b));
   } else {
     rec.bias = im.AddWeight(absl::StrCat(n.output(0), ".bias"), DType::kF32, {c}, PackBytes(b));
     TUNEJIT_ASSIGN_OR_RETURN(

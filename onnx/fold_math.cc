@@ -245,9 +245,11 @@ Folded FoldWhere(const FoldArgs& a) {
   TUNEJIT_ASSIGN_OR_RETURN(ConstTensor yb, a.im.AtNode(a.n, BroadcastTo(*y, out)));
   const size_t es = static_cast<size_t>(DTypeSize(r.dtype));
   const std::vector<int64_t> cond = cb.Ints();
+  std::vector<uint8_t> bytes(r.bytes.begin(), r.bytes.end());
   for (size_t k = 0; k < cond.size(); ++k) {
-    if (cond[k] == 0) std::memcpy(r.bytes.data() + k * es, yb.bytes.data() + k * es, es);
+    if (cond[k] == 0) std::memcpy(bytes.data() + k * es, yb.bytes.data() + k * es, es);
   }
+  r.bytes = std::move(bytes);
   return Single(std::move(r));
 }
 

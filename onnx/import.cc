@@ -3,6 +3,8 @@
 #include <climits>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -13,6 +15,7 @@
 #include "google/protobuf/arena.h"
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
+#include "onnx/wire_split.h"
 
 namespace tunejit {
 namespace {
@@ -45,9 +48,13 @@ bool IsOnnxPath(absl::string_view model) {
   return absl::EndsWith(absl::AsciiStrToLower(model), ".onnx");
 }
 
-absl::StatusOr<OnnxModel> ImportOnnxFromBytes(absl::Span<const uint8_t> bytes,
-                                              const OnnxImportOptions& options,
-                                              absl::string_view source) {
+namespace {
+
+// `owner` keeps `bytes` alive for the weights, which then point into them; null: they copy.
+absl::StatusOr<OnnxModel> ImportOwnedBytes(absl::Span<const uint8_t> bytes,
+                                           const OnnxImportOptions& options,
+                                           absl::string_view source,
+                                           std::shared_ptr<const void> owner) {
   // Protobuf messages are limited to 2 GiB; bigger models keep their weights as external data.
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
     return absl::InvalidArgumentError(
@@ -58,7 +65,15 @@ absl::StatusOr<OnnxModel> ImportOnnxFromBytes(absl::Span<const uint8_t> bytes,
   // large blocks when the import is done, not string by string.
   google::protobuf::Arena arena;
   onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  // The weights are read where they lie: protobuf parses the rest.
+  std::optional<onnx_import::SplitModel> split = onnx_import::SplitInitializerData(bytes);
+  std::vector<onnx_import::ExternalRawData> raw_data;
+  if (split) {
+    for (absl::Span<const uint8_t> raw : split->raw_data) raw_data.push_back({raw, owner});
+  }
+  const bool parsed = split ? model.ParseFromString(split->skeleton)
+                            : model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  if (!parsed) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": not an ONNX model, or truncated (",
                                                    bytes.size(),
                                                    " bytes do not parse as an ONNX ModelProto)"));
@@ -69,21 +84,31 @@ absl::StatusOr<OnnxModel> ImportOnnxFromBytes(absl::Span<const uint8_t> bytes,
         source, ": not an ONNX model (no ", model.has_ir_version() ? "graph" : "ir_version", ")"));
   }
   TUNEJIT_ASSIGN_OR_RETURN(int64_t opset, DefaultOpset(model, source));
-  onnx_import::Importer importer(model, opset, options, std::string(source));
+  onnx_import::Importer importer(model, opset, options, std::string(source), std::move(raw_data));
   return importer.Run();
 }
 
+}  // namespace
+
+absl::StatusOr<OnnxModel> ImportOnnxFromBytes(absl::Span<const uint8_t> bytes,
+                                              const OnnxImportOptions& options,
+                                              absl::string_view source) {
+  return ImportOwnedBytes(bytes, options, source, nullptr);
+}
+
 absl::StatusOr<OnnxModel> ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
-  // Mapped, not read: the bytes come from the page cache without a copy into fresh pages.
+  // Mapped, not read: the bytes come from the page cache without a copy into fresh pages, and
+  // the weights stay views into the mapping, which they keep alive.
   absl::StatusOr<MappedFile> file = MappedFile::Open(path);
   if (!file.ok()) {
     return absl::Status(file.status().code(), absl::StrCat("ONNX model ", file.status().message()));
   }
+  auto mapped = std::make_shared<const MappedFile>(*std::move(file));
   OnnxImportOptions with_dir = options;
   if (with_dir.external_data_dir.empty()) {
     with_dir.external_data_dir = std::filesystem::absolute(path).parent_path().string();
   }
-  return ImportOnnxFromBytes(file->bytes(), with_dir, path);
+  return ImportOwnedBytes(mapped->bytes(), with_dir, path, mapped);
 }
 
 }  // namespace tunejit

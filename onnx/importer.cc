@@ -32,8 +32,12 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 }
 
 Importer::Importer(const onnx::ModelProto& model, int64_t opset, const OnnxImportOptions& options,
-                   std::string source)
-    : model_(model), opset_(opset), options_(options), source_(std::move(source)) {
+                   std::string source, std::vector<ExternalRawData> raw_data)
+    : model_(model),
+      opset_(opset),
+      options_(options),
+      source_(std::move(source)),
+      raw_data_(std::move(raw_data)) {
   for (const NodeProto& n : model_.graph().node()) {
     for (const std::string& in : n.input()) ++consumers_[in];
   }
@@ -52,7 +56,7 @@ absl::StatusOr<OnnxModel> Importer::Run() {
     return absl::InternalError(
         absl::StrCat(source_, ": imported graph is invalid: ", st.message()));
   }
-  std::vector<std::vector<uint8_t>> bytes(graph_.tensors().size());
+  std::vector<SharedBytes> bytes(graph_.tensors().size());
   for (auto& [id, b] : weights_) bytes[id] = std::move(b);
   TUNEJIT_ASSIGN_OR_RETURN(
       WeightSet weights,
@@ -80,9 +84,14 @@ int64_t Importer::InitializerBytes(const onnx::TensorProto& t) const {
 
 absl::Status Importer::BindInitializers() {
   int64_t initializer_bytes = 0;
-  for (const onnx::TensorProto& t : model_.graph().initializer()) {
-    initializers_[t.name()] = &t;
-    initializer_bytes += InitializerBytes(t);
+  for (int i = 0; i < model_.graph().initializer_size(); ++i) {
+    const onnx::TensorProto& t = model_.graph().initializer(i);
+    const ExternalRawData* raw = nullptr;
+    if (static_cast<size_t>(i) < raw_data_.size() && !raw_data_[i].bytes.empty()) {
+      raw = &raw_data_[i];
+    }
+    initializers_[t.name()] = {&t, raw};
+    initializer_bytes += InitializerBytes(t) + (raw ? static_cast<int64_t>(raw->bytes.size()) : 0);
     initializer_bytes = std::min(initializer_bytes, kMaxElements * 8);
   }
   fold_budget_ = kFoldBaseBytes + 2 * initializer_bytes;
@@ -247,7 +256,8 @@ absl::StatusOr<int> Importer::FirstNonConstantInput(const NodeProto& n) {
 absl::StatusOr<const Value*> Importer::Lookup(const std::string& name) {
   if (auto it = values_.find(name); it != values_.end()) return &it->second;
   if (auto it = initializers_.find(name); it != initializers_.end()) {
-    TUNEJIT_ASSIGN_OR_RETURN(ConstTensor t, DecodeTensor(*it->second, tensor_source()));
+    TUNEJIT_ASSIGN_OR_RETURN(ConstTensor t,
+                             DecodeTensor(*it->second.proto, tensor_source(), it->second.raw));
     return &(values_[name] = Value::Constant(std::move(t)));
   }
   return nullptr;
@@ -380,7 +390,7 @@ absl::StatusOr<int> Importer::ConstantWeight(const NodeProto& n, const ConstTens
 }
 
 int Importer::AddWeight(std::string name, DType dtype, std::vector<int64_t> shape,
-                        std::vector<uint8_t> bytes) {
+                        SharedBytes bytes) {
   const int id = graph_.AddTensor(
       {UniqueTensorName(std::move(name)), std::move(shape), dtype, TensorKind::kWeight});
   weights_[id] = std::move(bytes);

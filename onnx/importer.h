@@ -52,8 +52,10 @@ struct Value {
 
 class Importer {
  public:
+  // `raw_data`: by graph.initializer index, the raw_data SplitInitializerData removed from
+  // `model` (onnx/wire_split.h); empty when nothing was.
   Importer(const onnx::ModelProto& model, int64_t opset, const OnnxImportOptions& options,
-           std::string source);
+           std::string source, std::vector<ExternalRawData> raw_data = {});
   absl::StatusOr<OnnxModel> Run();
 
   int64_t opset() const { return opset_; }
@@ -88,8 +90,8 @@ class Importer {
   // AddNode named after the node's output 0, and bound to it.
   absl::Status AddOutputNode(const onnx::NodeProto& n, OpKind op, std::vector<int> inputs,
                              const NodeAttrs& attrs);
-  int AddWeight(std::string name, DType dtype, std::vector<int64_t> shape,
-                std::vector<uint8_t> bytes);
+  // `bytes` may be a constant's (a view into the model file): shared, not copied.
+  int AddWeight(std::string name, DType dtype, std::vector<int64_t> shape, SharedBytes bytes);
   // A float32 weight holding constant `c` (integer constants converted), for an operand of binary,
   // concat or matmul; named after the constant, else `fallback_name`. A scalar becomes [1] when
   // the activation it meets has rank `rank` >= 1 (it broadcasts the same). Empty constants are an
@@ -98,7 +100,10 @@ class Importer {
                                      const std::string& fallback_name, size_t rank);
   // Input `i` as a graph tensor id: the float activation, or ConstantWeight of the constant.
   absl::StatusOr<int> TensorOrWeight(const onnx::NodeProto& n, int i, size_t rank = 0);
-  std::vector<uint8_t>& WeightBytes(int tensor) { return weights_[tensor]; }
+  absl::Span<const uint8_t> WeightBytes(int tensor) const { return weights_.at(tensor).span(); }
+  void SetWeightBytes(int tensor, std::vector<uint8_t> bytes) {
+    weights_[tensor] = std::move(bytes);
+  }
 
   // Errors, prefixed "<source>: <Op> node '<name>' (inputs: a, b): ".
   absl::Status Error(const onnx::NodeProto& n, absl::string_view why) const;
@@ -181,11 +186,16 @@ class Importer {
   const std::string source_;
   Graph graph_;
   std::map<std::string, Value> values_;
-  std::map<std::string, const onnx::TensorProto*> initializers_;  // decoded on first use
+  struct Initializer {
+    const onnx::TensorProto* proto = nullptr;
+    const ExternalRawData* raw = nullptr;  // its raw_data when held outside `proto`
+  };
+  std::map<std::string, Initializer> initializers_;  // decoded on first use
+  const std::vector<ExternalRawData> raw_data_;
   std::map<std::string, int> consumers_;
   std::set<std::string> graph_outputs_;
   std::set<std::string> tensor_names_, node_names_;
-  std::map<int, std::vector<uint8_t>> weights_;  // by tensor id
+  std::map<int, SharedBytes> weights_;  // by tensor id
   std::map<int, ConvRecord> convs_;
   std::map<int, float> activation_scales_;  // by tensor id (names can change in MarkOutputs)
   std::map<const onnx::NodeProto*, Value> absorbed_;

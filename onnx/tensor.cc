@@ -241,7 +241,8 @@ std::vector<int64_t> ConstTensor::Ints() const {
   return out;
 }
 
-absl::StatusOr<ConstTensor> DecodeTensor(const Proto& t, const TensorSource& src) {
+absl::StatusOr<ConstTensor> DecodeTensor(const Proto& t, const TensorSource& src,
+                                         const ExternalRawData* raw) {
   std::optional<DType> dtype = DTypeFromOnnx(t.data_type());
   if (!dtype) return TensorError(src, t, "element type not supported");
   ConstTensor out{t.name(), *dtype, {t.dims().begin(), t.dims().end()}, {}};
@@ -255,16 +256,22 @@ absl::StatusOr<ConstTensor> DecodeTensor(const Proto& t, const TensorSource& src
     TUNEJIT_ASSIGN_OR_RETURN(out.bytes, ReadExternal(t, bytes, src));
     return out;
   }
-  if (t.has_raw_data()) {
-    if (static_cast<int64_t>(t.raw_data().size()) != bytes) {
+  if (raw != nullptr || t.has_raw_data()) {
+    const absl::Span<const uint8_t> data =
+        raw != nullptr
+            ? raw->bytes
+            : absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(t.raw_data().data()),
+                                        t.raw_data().size());
+    if (static_cast<int64_t>(data.size()) != bytes) {
       return TensorError(src, t,
-                         absl::StrCat("raw_data has ", t.raw_data().size(), " bytes, expected ",
-                                      bytes, " (truncated file?)"));
+                         absl::StrCat("raw_data has ", data.size(), " bytes, expected ", bytes,
+                                      " (truncated file?)"));
     }
-    // As uint8_t: assign() of the same element type is one memmove (no zero fill first, no
-    // per-char conversion).
-    const auto* raw = reinterpret_cast<const uint8_t*>(t.raw_data().data());
-    out.bytes.assign(raw, raw + t.raw_data().size());
+    if (raw != nullptr && raw->owner != nullptr) {
+      out.bytes = SharedBytes(data, raw->owner);
+    } else {
+      out.bytes = std::vector<uint8_t>(data.begin(), data.end());
+    }
     return out;
   }
   int values = 0;

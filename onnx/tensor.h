@@ -12,11 +12,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "common/shared_bytes.h"
 #include "graph/dtype.h"
 #include "onnx/onnx_pb.h"
 
@@ -26,12 +29,13 @@ namespace tunejit::onnx_import {
 // (no int64 overflow in shapes) far above any CNN layer.
 inline constexpr int64_t kMaxElements = int64_t{1} << 36;
 
-// A constant: packed bytes of `dtype`, row-major over `dims`.
+// A constant: packed bytes of `dtype`, row-major over `dims`; an initializer's bytes may be a
+// view into the model file (shared with the weights that use it as they are).
 struct ConstTensor {
   std::string name;
   DType dtype = DType::kF32;
   std::vector<int64_t> dims;
-  std::vector<uint8_t> bytes;
+  SharedBytes bytes;
 
   int64_t NumElements() const;
   // Values as float / double / int64, converted from any numeric dtype.
@@ -50,7 +54,7 @@ std::vector<uint8_t> PackBytes(const std::vector<T>& values) {
 }
 
 // `bytes` read back as floats (a trailing partial float is ignored).
-inline std::vector<float> UnpackFloats(const std::vector<uint8_t>& bytes) {
+inline std::vector<float> UnpackFloats(absl::Span<const uint8_t> bytes) {
   std::vector<float> f(bytes.size() / sizeof(float));
   if (!f.empty()) std::memcpy(f.data(), bytes.data(), f.size() * sizeof(float));
   return f;
@@ -59,6 +63,13 @@ inline std::vector<float> UnpackFloats(const std::vector<uint8_t>& bytes) {
 struct TensorSource {
   std::string dir;     // external-data directory; empty refuses external data
   std::string source;  // the model, for error messages
+};
+
+// raw_data held outside the TensorProto (onnx/wire_split.h): a view, and what keeps it alive
+// (null: the caller's bytes, which the tensor then copies).
+struct ExternalRawData {
+  absl::Span<const uint8_t> bytes;
+  std::shared_ptr<const void> owner;
 };
 
 // Our dtype for an ONNX TensorProto::DataType; nullopt for the ones we do not decode (float16,
@@ -72,7 +83,9 @@ std::optional<int64_t> CheckedElements(const std::vector<int64_t>& dims);
 
 // InvalidArgument naming the tensor for a size mismatch, an unsupported dtype or bad dims;
 // NotFound naming the file for missing external data.
-absl::StatusOr<ConstTensor> DecodeTensor(const onnx::TensorProto& proto, const TensorSource& src);
+// `raw`, when given, is the raw_data SplitInitializerData removed from `proto`.
+absl::StatusOr<ConstTensor> DecodeTensor(const onnx::TensorProto& proto, const TensorSource& src,
+                                         const ExternalRawData* raw = nullptr);
 
 }  // namespace tunejit::onnx_import
 

@@ -1,7 +1,7 @@
 # Shared by scripts/gpu_suite.sh and scripts/gpu_tune.sh (sourced): output folders, the
 # environment the binaries and tests need on the GPU machine, and `step`, which runs one command
 # with its output straight to a file (a crash must not lose it) and a line in summary.txt.
-out=/tmp/gpu-out; rm -rf "$out"; mkdir -p "$out"
+out=${GPU_WORK:-/tmp/gpu-out}; rm -rf "$out"; mkdir -p "$out"  # GPU_WORK: a script run by another
 final=${OUT:-gpu-out}; mkdir -p "$final"
 trap 'tar czf "$final/results.tgz" -C "$out" .' EXIT  # the device tool returns only a few files
 export TUNEJIT_SOURCE_DIR=$PWD TUNEJIT_CACHE_DIR=/tmp/tunejit-cache TUNEJIT_BINARY=$PWD/.gpu/bin/tunejit

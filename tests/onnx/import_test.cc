@@ -790,6 +790,13 @@ std::vector<std::pair<std::string, std::string>> CorpusModels() {
   out.emplace_back("squeeze_excite.onnx", testing::SqueezeExciteModel().Bytes());
   out.emplace_back("dense_concat_bn.onnx", testing::DenseConcatModel().Bytes());
   out.emplace_back("fold_arithmetic.onnx", testing::FoldArithmeticModel().Bytes());
+
+  // A weight of 4.5 KB: over kMinSplitRawData, so the import reads it outside protobuf.
+  OnnxBuilder big;
+  big.Input("x", {1, 16, 4, 4}).Init("w", {8, 16, 3, 3}, Ramp(8 * 16 * 9));
+  OnnxBuilder::Ints(big.Node("Conv", {"x", "w"}, {"y"}), "pads", {1, 1, 1, 1});
+  big.Output("y");
+  out.emplace_back("conv_split_weight.onnx", big.Bytes());
   return out;
 }
 
