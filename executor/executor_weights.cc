@@ -2,12 +2,14 @@
 // (executor/host_weights.h): float32 as given, (int8 steps) quantized per output channel, or (fp16
 // tensor-core steps) rounded to float16; tensor-core convs take theirs reordered OIHW -> OHWI,
 // dense layers after a flattened NHWC activation their columns CHW -> HWC. The prepared bytes are
-// copied to the device as they come (through page-locked staging buffers, jit/staged_copy.h),
-// while the rest is prepared; the epilogues' bias and scale
-// vectors (graph/quantize.h formulas) follow. Weights used as they are (bias_add biases, tensor
-// ops' operands, float32 weights in their given order) go from the weight file's bytes.
+// copied into one device allocation as they come (through page-locked staging buffers,
+// jit/staged_copy.h), while the rest is prepared; the epilogues' bias and scale vectors
+// (graph/quantize.h formulas) follow, all in one copy. Weights used as they are (bias_add biases,
+// tensor ops' operands, float32 weights in their given order) go from the weight file's bytes.
 #include <chrono>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -85,8 +87,14 @@ EpilogueScales MatmulEpilogue(const Executor::State& state, const WeightSet& wei
                     : EpilogueScales{{}, bias};
 }
 
-absl::StatusOr<DevicePtr> Upload(Executor::State& state, absl::Span<const uint8_t> bytes) {
-  if (bytes.empty()) return DevicePtr{0};
+// Device buffers are carved out of one allocation at this alignment (TMA and 16-byte vector
+// loads need 16; 256 keeps every tensor on its own cache-line group).
+constexpr size_t kArenaAlignment = 256;
+
+size_t AlignUp(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+// A weight used as it is, in a device buffer of its own (a large one: an embedding table).
+absl::StatusOr<DevicePtr> UploadAlone(Executor::State& state, absl::Span<const uint8_t> bytes) {
   TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(*state.device, bytes.size()));
   TUNEJIT_RETURN_IF_ERROR(b.CopyFromHost(bytes.data(), bytes.size()));
   state.stats.weight_bytes += static_cast<int64_t>(bytes.size());
@@ -95,23 +103,62 @@ absl::StatusOr<DevicePtr> Upload(Executor::State& state, absl::Span<const uint8_
   return ptr;
 }
 
-// Every conv / dense weight, prepared and copied into device buffers allocated up front (the
+// Small vectors (biases, epilogue scales, tensor ops' small operand weights) packed into one host
+// buffer and sent in one copy: a device allocation and a synchronous copy each cost tens of
+// microseconds, and ResNet-50 has over a hundred of them. Large ones go on their own.
+class VectorBatch {
+ public:
+  static constexpr size_t kMaxBatched = size_t{1} << 20;
+
+  // `bytes` will land at *target (0 when empty).
+  absl::Status Add(Executor::State& state, absl::Span<const uint8_t> bytes, DevicePtr* target) {
+    *target = 0;
+    if (bytes.empty()) return absl::OkStatus();
+    if (bytes.size() > kMaxBatched) {
+      TUNEJIT_ASSIGN_OR_RETURN(*target, UploadAlone(state, bytes));
+      return absl::OkStatus();
+    }
+    const size_t offset = AlignUp(host_.size());
+    host_.resize(offset + bytes.size());
+    std::memcpy(host_.data() + offset, bytes.data(), bytes.size());
+    pending_.push_back({offset, target});
+    return absl::OkStatus();
+  }
+  absl::Status Upload(Executor::State& state) {
+    if (host_.empty()) return absl::OkStatus();
+    TUNEJIT_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(*state.device, host_.size()));
+    TUNEJIT_RETURN_IF_ERROR(b.CopyFromHost(host_.data(), host_.size()));
+    for (const auto& [offset, target] : pending_) *target = b.ptr() + offset;
+    state.stats.weight_bytes += static_cast<int64_t>(host_.size());
+    state.weight_buffers.push_back(std::move(b));
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<uint8_t> host_;
+  std::vector<std::pair<size_t, DevicePtr*>> pending_;
+};
+
+// Every conv / dense weight, prepared and copied into one device allocation made up front (the
 // copies start while later rows are prepared); their pointers go to `state.steps`. Returns the
 // int8 weights' scales (for the epilogues), by step; the host buffers are freed.
 absl::StatusOr<std::vector<std::vector<float>>> UploadMatmulWeights(Executor::State& state,
                                                                     const WeightSet& weights) {
   std::vector<int> step_of;
   std::vector<WeightRows> rows;
-  std::vector<DeviceBuffer> buffers;
+  std::vector<size_t> offsets;
+  size_t total = 0;
   for (size_t i = 0; i < state.program.steps.size(); ++i) {
     const Step& step = state.program.steps[i];
     if (!IsMatmul(step)) continue;
     step_of.push_back(static_cast<int>(i));
     rows.push_back(MatmulRows(state, weights, step));
-    DeviceBuffer& b = buffers.emplace_back();
-    if (rows.back().Bytes() > 0) {
-      TUNEJIT_ASSIGN_OR_RETURN(b, DeviceBuffer::Allocate(*state.device, rows.back().Bytes()));
-    }
+    offsets.push_back(total);
+    total += AlignUp(rows.back().Bytes());
+  }
+  DeviceBuffer arena;
+  if (total > 0) {
+    TUNEJIT_ASSIGN_OR_RETURN(arena, DeviceBuffer::Allocate(*state.device, total));
   }
   absl::StatusOr<StagedCopier> staged = StagedCopier::Create(*state.device);
   if (!staged.ok()) {
@@ -121,8 +168,9 @@ absl::StatusOr<std::vector<std::vector<float>>> UploadMatmulWeights(Executor::St
   double copy_seconds = 0;
   auto copy = [&](int t, size_t offset, absl::Span<const uint8_t> bytes) {
     const auto start = std::chrono::steady_clock::now();
-    absl::Status copied = staged.ok() ? staged->Copy(bytes, buffers[t], offset)
-                                      : buffers[t].CopyFromHost(bytes.data(), bytes.size(), offset);
+    const size_t at = offsets[t] + offset;
+    absl::Status copied = staged.ok() ? staged->Copy(bytes, arena, at)
+                                      : arena.CopyFromHost(bytes.data(), bytes.size(), at);
     copy_seconds += SecondsSince(start);
     return copied;
   };
@@ -137,35 +185,34 @@ absl::StatusOr<std::vector<std::vector<float>>> UploadMatmulWeights(Executor::St
   state.stats.weight_copy_seconds += copy_seconds;
   std::vector<std::vector<float>> scales(state.program.steps.size());
   for (size_t t = 0; t < rows.size(); ++t) {
-    state.steps[step_of[t]].weight = buffers[t].ptr();
-    state.stats.weight_bytes += static_cast<int64_t>(buffers[t].size());
-    if (buffers[t].size() > 0) state.weight_buffers.push_back(std::move(buffers[t]));
+    state.steps[step_of[t]].weight = rows[t].Bytes() > 0 ? arena.ptr() + offsets[t] : 0;
+    state.stats.weight_bytes += static_cast<int64_t>(rows[t].Bytes());
     scales[step_of[t]] = std::move(set.tensors[t].scales);
   }
+  if (total > 0) state.weight_buffers.push_back(std::move(arena));
   return scales;
 }
 
-// A step's other device tensors: its epilogue's vectors, a bias_add's bias, its operands' weights.
-absl::Status UploadStepVectors(Executor::State& state, const WeightSet& weights, int i,
-                               absl::Span<const float> s_w) {
+// A step's other device tensors: its epilogue's vectors, a bias_add's bias, its operands' weights,
+// into `batch`.
+absl::Status AddStepVectors(Executor::State& state, const WeightSet& weights, int i,
+                            absl::Span<const float> s_w, VectorBatch& batch) {
   const Step& step = state.program.steps[i];
   StepRuntime& rt = state.steps[i];
   if (IsMatmul(step)) {
     const EpilogueScales e = MatmulEpilogue(state, weights, step, s_w);
-    if (step.epilogue.bias) {
-      TUNEJIT_ASSIGN_OR_RETURN(rt.bias, Upload(state, BytesOf(e.bias)));
-    }
+    if (step.epilogue.bias) TUNEJIT_RETURN_IF_ERROR(batch.Add(state, BytesOf(e.bias), &rt.bias));
     if (step.epilogue.output != Epilogue::Output::kAccumulator) {
-      TUNEJIT_ASSIGN_OR_RETURN(rt.scale, Upload(state, BytesOf(e.scale)));
+      TUNEJIT_RETURN_IF_ERROR(batch.Add(state, BytesOf(e.scale), &rt.scale));
     }
   } else if (step.kind == StepKind::kBiasAdd) {
-    TUNEJIT_ASSIGN_OR_RETURN(rt.bias, Upload(state, weights.Get(step.bias)));
+    TUNEJIT_RETURN_IF_ERROR(batch.Add(state, weights.Get(step.bias), &rt.bias));
   }
   rt.operand_weights.assign(step.operands.size(), 0);
   for (size_t k = 0; k < step.operands.size(); ++k) {
     if (step.operands[k].weight >= 0) {
-      TUNEJIT_ASSIGN_OR_RETURN(rt.operand_weights[k],
-                               Upload(state, weights.Get(step.operands[k].weight)));
+      TUNEJIT_RETURN_IF_ERROR(
+          batch.Add(state, weights.Get(step.operands[k].weight), &rt.operand_weights[k]));
     }
   }
   return absl::OkStatus();
@@ -177,9 +224,11 @@ absl::Status UploadWeights(Executor::State& state, const WeightSet& weights) {
   const auto start = std::chrono::steady_clock::now();
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<std::vector<float>> scales,
                            UploadMatmulWeights(state, weights));
+  VectorBatch batch;
   for (size_t i = 0; i < state.program.steps.size(); ++i) {
-    TUNEJIT_RETURN_IF_ERROR(UploadStepVectors(state, weights, static_cast<int>(i), scales[i]));
+    TUNEJIT_RETURN_IF_ERROR(AddStepVectors(state, weights, static_cast<int>(i), scales[i], batch));
   }
+  TUNEJIT_RETURN_IF_ERROR(batch.Upload(state));
   state.stats.upload_seconds += SecondsSince(start);
   return absl::OkStatus();
 }
