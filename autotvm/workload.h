@@ -73,6 +73,8 @@ struct BatchMatmulParams {
 
 inline constexpr char kBatchMatmul[] = "batch_matmul.cuda";
 
+// tunejit's Hopper tensor-core GEMM (ops/gemm_wgmma.cc).
+inline constexpr char kDenseWgmma[] = "dense_wgmma.cuda";
 // tunejit's Hopper tensor-core convolution: NHWC data, OHWI kernel (layout "NHWC" in the params).
 inline constexpr char kConv2dNhwcWgmma[] = "conv2d_nhwc_wgmma.cuda";
 // The same convolution followed by a 2x2 max pool of stride 2 (its epilogue's output pooled):

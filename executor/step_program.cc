@@ -331,26 +331,39 @@ class Lowerer {
   // becomes the conv's epilogue (conv2d_nhwc_wgmma.cuda reads the other operand in it) when that
   // operand is already a float16 NHWC value of the output's shape (an earlier step wrote it: the
   // block's downsample conv runs after its last conv, so there the downsample takes the add) and
-  // the conv writes float16. Moves `end` past what it fuses.
+  // the conv writes float16. A transformer's residual stream likewise after a dense layer
+  // (dense_wgmma.cuda), reached through the reshapes back from rows when the dense layer ran on
+  // the rows of a larger activation, the other operand float16 in row-major order. Moves `end`
+  // past what it fuses.
   void FuseResidualAdd(Step& s, int& end, std::vector<std::string>& fused) const {
     const NodeTask& task = p_.tasks[s.task];
-    const auto reads_residual = [](const autotvm::Implementation& impl) {
-      return impl.workload.task_name == autotvm::kConv2dNhwcWgmma;
+    const bool dense = s.kind == StepKind::kDense;
+    const auto reads_residual = [dense](const autotvm::Implementation& impl) {
+      return impl.workload.task_name == (dense ? autotvm::kDenseWgmma : autotvm::kConv2dNhwcWgmma);
     };
-    if (!task.half_output || !task.forms.nhwc || task.implementations.empty() ||
+    if (!task.half_output || (!dense && !task.forms.nhwc) || task.implementations.empty() ||
         !std::all_of(task.implementations.begin(), task.implementations.end(), reads_residual)) {
       return;
     }
-    // The add is the value's only reader, as either operand.
-    const int a = OnlyReader(g_, end);
+    // The add is the value's only reader, as either operand (for a dense layer, maybe after
+    // reshapes, which change no byte's place).
+    int value = end;
+    int a = OnlyReader(g_, value);
+    std::vector<int> reshapes;
+    while (dense && a >= 0 && g_.nodes()[a].op == OpKind::kReshape) {
+      reshapes.push_back(a);
+      value = g_.nodes()[a].output;
+      a = OnlyReader(g_, value);
+    }
     if (a < 0 || g_.nodes()[a].op != OpKind::kAdd) return;
     const Node& add = g_.nodes()[a];
-    const int other = add.inputs[0] == end ? add.inputs[1] : add.inputs[0];
-    const int v = other == end ? -1 : p_.value_of[other];
-    if (v < 0 || p_.tensors[v].dtype != DType::kF16 || !p_.tensors[v].nhwc ||
-        g_.tensor(other).shape != g_.tensor(end).shape) {
+    const int other = add.inputs[0] == value ? add.inputs[1] : add.inputs[0];
+    const int v = other == value ? -1 : p_.value_of[other];
+    if (v < 0 || p_.tensors[v].dtype != DType::kF16 || p_.tensors[v].nhwc != !dense ||
+        !p_.tensors[v].flattened_hwc.empty() || g_.tensor(other).shape != g_.tensor(value).shape) {
       return;
     }
+    s.fused_nodes.insert(s.fused_nodes.end(), reshapes.begin(), reshapes.end());
     s.residual = v;
     s.epilogue.residual = true;
     s.fused_nodes.push_back(a);

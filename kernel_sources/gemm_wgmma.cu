@@ -28,7 +28,9 @@
 // Kernel parameters: a_map, b_map are CUtensorMaps encoded on the host (cuTensorMapEncodeTiled:
 // fp16, 2-D {K, rows}, row stride K * 2 bytes (K % 8 == 0), box {64, BM} resp. {64, BN},
 // CU_TENSOR_MAP_SWIZZLE_128B, OOB fill zero), passed by value; bias/scale/out/m/n/k as the other
-// dense templates (ops/op_template.h conventions).
+// dense templates (ops/op_template.h conventions); residual: with kEpiResidual (common.cuh), a
+// float16 [M, N] tensor added to the float16 output in the epilogue (a transformer's residual
+// stream after its out-projection and second MLP layer), else null.
 //
 // Split-K (SPLIT > 1): tile t of split s = t / (M and N tiles) sums K tiles [s * kt, (s + 1) * kt)
 // (kt = ceil(ceil(K / BK) / SPLIT); TMA zero-fills past K) and stores its raw accumulators (kEpi 0,
@@ -93,7 +95,8 @@ template <int BM, int BN, int BK, int STAGES, int CONS_WG, int kInt8, int kEpi, 
 __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
     gemm_wgmma(const __grid_constant__ hopper::TmaDescriptor a_map,
                const __grid_constant__ hopper::TmaDescriptor b_map, const float* __restrict__ bias,
-               const float* __restrict__ scale, void* out, int m, int n, int k) {
+               const float* __restrict__ scale, void* out, int m, int n, int k,
+               const void* residual) {
   static_assert(BM <= 256, "a TMA box dimension is at most 256");
   static_assert(BK % WgmmaKind<kInt8>::kAtomElems == 0, "BK is whole 128-byte rows");
   static_assert(SPLIT == 1 || (kEpi == 0 && kOutF16 == 0 && !A::kActive),
@@ -104,7 +107,7 @@ __global__ void __launch_bounds__(128 * (1 + CONS_WG), 1)
   WgmmaBlock<BM, BN, kBkBytes, STAGES, CONS_WG, kInt8, kEpi, kOutF16, 0, kWgmmaAtomBytes, 1, 0, 0,
              0, A>(GemmTiles<BM, BN, BK, kInt8>{&a_map, &b_map, m, n, CeilDiv(m, BM),
                                                 CeilDiv(n, BN), k_tiles, SPLIT},
-                   &a_map, &b_map, out, bias, scale, n, k_tiles);
+                   &a_map, &b_map, out, bias, scale, n, k_tiles, residual);
 }
 
 // Split-K's second pass: C[i, j] = epilogue(sum over s of partial[s, i, j]) on channel j, the
@@ -151,11 +154,12 @@ __global__ void __launch_bounds__(256)
   tunejit::gemm_wgmma<BM, BN, BK, STAGES, CONS_WG, I8, EPI, F16, SPLIT, ##__VA_ARGS__>(          \
       const __grid_constant__ tunejit::hopper::TmaDescriptor,                                    \
       const __grid_constant__ tunejit::hopper::TmaDescriptor, const float*, const float*, void*, \
-      int, int, int)
+      int, int, int, const void*)
 TUNEJIT_GEMM_WGMMA(128, 128, 64, 4, 2, 0, 0, 0, 1);    // the fallback config, fp32 out
 TUNEJIT_GEMM_WGMMA(128, 256, 64, 3, 2, 0, 3, 1, 1);    // bias + relu, fp16 out
 TUNEJIT_GEMM_WGMMA(64, 192, 128, 2, 1, 0, 7, 0, 1);    // one consumer, scaled fp32 out
 TUNEJIT_GEMM_WGMMA(256, 64, 64, 4, 2, 0, 1, 1, 1);     // two m64 subtiles per consumer
+TUNEJIT_GEMM_WGMMA(128, 192, 64, 4, 2, 0, 17, 1, 1);   // bias + residual into fp16
 TUNEJIT_GEMM_WGMMA(128, 128, 128, 4, 2, 1, 0, 0, 1);   // int8, int32 out
 TUNEJIT_GEMM_WGMMA(128, 128, 256, 3, 2, 1, 11, 0, 1);  // int8, bias + relu + requantize to int8
 TUNEJIT_GEMM_WGMMA(128, 128, 128, 4, 1, 0, 0, 0, 4);   // split-K: 4 slices of fp32 partials

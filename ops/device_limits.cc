@@ -60,7 +60,8 @@ int EpilogueCode(const Epilogue& epilogue) {
       output = 2;
       break;
   }
-  return (epilogue.bias ? 1 : 0) | (epilogue.relu ? 2 : 0) | (output << 2);
+  return (epilogue.bias ? 1 : 0) | (epilogue.relu ? 2 : 0) | (output << 2) |
+         (epilogue.residual ? 16 : 0);
 }
 
 std::string EpilogueTypeName(const Epilogue& epilogue) {

@@ -4,8 +4,9 @@
 // Knobs (all `ot`, DenseWgmmaSpace below): tile_m, tile_n, tile_k, stages, consumer_wg, split_k
 // (records without it are split_k 1: one kernel; above 1 the GEMM writes split_k slices of
 // partial sums to a workspace and a second kernel adds them and applies the epilogue, and the
-// activation, which fp16 GEMMs take into float16 or float32 outputs). Every rule
-// below is checked before compiling and rejects with its reason (AutoTVM's "invalid").
+// activation, which fp16 GEMMs take into float16 or float32 outputs). A float16 residual
+// (Epilogue::residual, input 4) is added in the epilogue of single-kernel configs only. Every
+// rule below is checked before compiling and rejects with its reason (AutoTVM's "invalid").
 //
 // Launch: the kernel's first two parameters are TMA descriptors of inputs 0 and 1 (OpPlan::
 // tensor_maps, encoded when tensors are bound: fp16, {K, rows}, box {64, tile}, 128-byte swizzle);
@@ -89,7 +90,7 @@ absl::Status CheckEpilogue(const Epilogue& epilogue, const WgmmaDense& d) {
     return absl::InvalidArgumentError(absl::StrCat(
         kTask, ": the workload has a bias tensor; apply it through the epilogue (bias = true)"));
   }
-  return CheckWgmmaEpilogue(kTask, epilogue, d.int8, d.p.out_dtype);
+  return CheckWgmmaEpilogue(kTask, epilogue, d.int8, d.p.out_dtype, /*reads_residual=*/true);
 }
 
 // T: a TMA box dimension is at most 256 elements (the A box is {64, tile_m}, B's {64, tile_n}).
@@ -145,6 +146,7 @@ PlannedKernel GemmKernel(const DenseTile& tile, const WgmmaDense& d, const Epilo
   kernel.args.push_back(Int32Arg(p.m));
   kernel.args.push_back(Int32Arg(p.n));
   kernel.args.push_back(Int32Arg(p.k));
+  kernel.args.push_back(epilogue.residual && !split ? InputArg(4) : Int64Arg(0));
   return kernel;
 }
 
@@ -211,6 +213,9 @@ class DenseWgmma final : public OpTemplate {
     t.element_bytes = d.element_bytes();
     TUNEJIT_RETURN_IF_ERROR(CheckTile(t, limits));
     TUNEJIT_RETURN_IF_ERROR(CheckSplitK(tile.split_k, t, p));
+    if (epilogue.residual && tile.split_k > 1) {
+      return InvalidConfig(kTask, "split-K adds no residual (its sum kernel reads none)");
+    }
     LaunchShape shape;
     TUNEJIT_ASSIGN_OR_RETURN(
         shape.grid[0],

@@ -111,8 +111,10 @@ struct Epilogue {
   bool relu = false;
   enum class Output { kAccumulator, kFloat32, kInt8Requantize } output = Output::kAccumulator;
   // Op input 4, a float16 tensor shaped like the output, added before the ReLU: ResNet's skip
-  // connection read in the conv's epilogue. Only conv2d_nhwc_wgmma.cuda takes it (float16
-  // output, no pool after it); the executor fuses an add into no other template.
+  // connection read in the conv's epilogue, or a transformer's residual stream in a dense
+  // layer's. Only conv2d_nhwc_wgmma.cuda (float16 output, no pool after it) and
+  // dense_wgmma.cuda (float16 output, no split-K) take it; the executor fuses an add into no
+  // other template.
   bool residual = false;
   // The activation after everything above (kernel_sources/common.cuh Act):
   //   kClip       min(max(x, clip_lo), clip_hi), NaN passing through (ReLU6 is [0, 6]);
@@ -129,7 +131,8 @@ struct Epilogue {
 std::string_view ActivationName(Epilogue::Activation activation);
 
 // The int template argument kernels take for an epilogue (kernel_sources/common.cuh): bit 0 bias,
-// bit 1 relu, bits 2-3 the output kind (0 accumulator, 1 float32, 2 int8 requantize).
+// bit 1 relu, bits 2-3 the output kind (0 accumulator, 1 float32, 2 int8 requantize), bit 4 the
+// residual (kEpiResidual).
 int EpilogueCode(const Epilogue& epilogue);
 // The same epilogue by name, as the templates that take it as a type read it (common.cuh Epi):
 // "tunejit::Epi<true, true, tunejit::EpiOut::kInt8>", with a residual

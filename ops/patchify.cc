@@ -134,6 +134,9 @@ class Conv2dNchwPatchifyWgmma final : public OpTemplate {
                                     const autotvm::ConfigEntity& config, const DeviceLimits& limits,
                                     const Epilogue& epilogue) const override {
     TUNEJIT_ASSIGN_OR_RETURN(PatchifyGemm s, ParseWithGemm(workload));
+    if (epilogue.residual) {
+      return absl::UnimplementedError(absl::StrCat(kTask, ": takes no residual in its epilogue"));
+    }
     absl::StatusOr<OpPlan> gemm =
         DenseWgmmaTemplate()->Specialize(s.gemm, config, limits, epilogue);
     if (!gemm.ok()) return AsOurs(gemm.status());

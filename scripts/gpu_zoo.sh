@@ -11,6 +11,7 @@
 #                     table); BERT's output (hidden states) is compared without top-1
 #   BATCH=32          static batch of the exported files (of the names without @B)
 #   REPEATS=N         timed runs of each `tunejit run` (default 20)
+#   PRECISIONS="fp32 fp16"  the runs of each model (default both)
 #   PARTS="export run peers table"  what to do (default all). The files stay in /tmp/zoo, which a
 #                     warm machine keeps between calls: torch.compile's max-autotune takes minutes
 #                     per model, so e.g. PARTS="export run table" in one call, PARTS="peers table"
@@ -30,6 +31,7 @@ models=${MODELS:-resnet18,resnet50,mobilenet_v2,mobilenet_v3_large,efficientnet_
 batch=${BATCH:-32}
 repeats=${REPEATS:-20}
 parts=${PARTS:-export run peers table}
+precisions=${PRECISIONS:-fp32 fp16}
 compile_timeout=${COMPILE_TIMEOUT:-300}
 run_limit=${RUN_LIMIT:-300}
 log=${LOG:-data/seed-vgg16-v100.log}
@@ -70,8 +72,8 @@ for m in ${models//,/ }; do
     step "export-$m" 300 python3 scripts/zoo.py export --out "$work" --models "$m" --batch "$batch"
   fi
   if [[ $parts == *run* ]]; then
-    run_model "$m" fp32 1e-4
-    run_model "$m" fp16 1e-2
+    [[ $precisions == *fp32* ]] && run_model "$m" fp32 1e-4
+    [[ $precisions == *fp16* ]] && run_model "$m" fp16 1e-2
   fi
   keep "$m"
 done

@@ -2,7 +2,8 @@
 // (tests/executor/executor_test_util.h) in ViT's form (197 tokens, 2 heads of 64), BERT's (128
 // tokens with a padding mask) and BERT's SDPA export's built at fp16, where the chain is one
 // attention step on attention_mma.cuda, against the same network at fp32 (the unfused tensor-op
-// path, itself checked against the CPU reference forward): within 1e-2 relative L2.
+// path, itself checked against the CPU reference forward): within 1e-2 relative L2. Likewise the
+// residual stream's add fused into a dense layer (ResidualStreamNet).
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -94,6 +95,40 @@ TEST(AttentionExecutorGpu, MultiheadAttentionWithMovedTransposesMatchesFp32) {
   const Graph g = testing::MhaNet(4, 197, 2, 64);
   const WeightSet w = testing::AttentionNetWeights(g, 15);
   ExpectFusedMatchesFp32(g, w, {{"input", testing::NormalFloats(4 * 197 * 128, 16)}});
+}
+
+// The residual stream's add in the second dense layer's epilogue (dense_wgmma.cuda reading the
+// float16 stream in place), then a layer norm, against fp32.
+TEST(AttentionExecutorGpu, ResidualStreamAddInTheDenseMatchesFp32) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::ResidualStreamNet(4, 197, 256);
+  const WeightSet w = RandomWeights(g, 17);
+  const Inputs inputs = {{"input", testing::NormalFloats(4 * 197 * 256, 18)}};
+  bool fused = false;
+  const std::vector<float> fp32 = tunejit::Run(g, w, NumericMode::kFp32, inputs, &fused);
+  Gpu& gpu = SharedGpu("tunejit_attention_gpu_cache");
+  ExecutorOptions options;
+  options.mode = NumericMode::kFp16TensorCores;
+  absl::StatusOr<Executor> ex = Executor::Build(*gpu.device, *gpu.compiler, g, w, options);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  ASSERT_TRUE(ex->SetInput("input", inputs.at("input")).ok());
+  ASSERT_TRUE(ex->Run().ok());
+  bool residual_in_dense = false;
+  for (const LayerInfo& layer : ex->layers()) {
+    EXPECT_NE(layer.op, "add") << layer.name;
+    residual_in_dense =
+        residual_in_dense ||
+        (layer.op == "dense" && layer.fused.find("residual_add") != std::string::npos);
+  }
+  EXPECT_TRUE(residual_in_dense);
+  absl::StatusOr<std::vector<float>> fp16 = ex->Output("logits");
+  ASSERT_TRUE(fp16.ok()) << fp16.status();
+  absl::StatusOr<std::vector<std::vector<float>>> ref = ReferenceForward(g, w, inputs);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  EXPECT_LT(cpuref::RelativeError(fp32, (*ref)[*g.FindTensor("logits")]), 1e-4);
+  const double err = cpuref::RelativeError(*fp16, fp32);
+  std::printf("residual stream fp16 vs fp32: relative L2 %.3g\n", err);
+  EXPECT_LT(err, 1e-2);
 }
 
 // A boolean mask's -inf keys, every key of batch 2 masked: the unfused fp32 softmax gives NaN

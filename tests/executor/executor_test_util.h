@@ -549,6 +549,36 @@ inline int AddLinear(Graph* g, const std::string& name, int rows, int64_t in, in
                      {}, name + ".bias_out");
 }
 
+// ResidualStreamNet: a transformer's residual stream on tokens "input" [B, S, E]: h = Linear "a"
+// on its rows, back to [B, S, E] ("a.back.out"); h + Linear "b" of h's rows (back to [B, S, E])
+// -> "sum"; a layer norm of it over E; Linear "c" on its rows -> "logits" [B * S, E].
+inline Graph ResidualStreamNet(int64_t batch = 2, int64_t seq = 37, int64_t e = 128) {
+  Graph g;
+  const int x = g.AddTensor({"input", {batch, seq, e}, DType::kF32, TensorKind::kInput});
+  const int h = AddReshape(&g, "a.back",
+                           AddLinear(&g, "a", AddReshape(&g, "a.rows", x, {batch * seq, e}), e, e),
+                           {batch, seq, e});
+  const int b = AddReshape(&g, "b.back",
+                           AddLinear(&g, "b", AddReshape(&g, "b.rows", h, {batch * seq, e}), e, e),
+                           {batch, seq, e});
+  const int sum = *g.AddNode("add", OpKind::kAdd, {h, b}, {}, "sum");
+  NodeAttrs ln;
+  ln.axis = 2;
+  ln.epsilon = 1e-5f;
+  const int normed = *g.AddNode(
+      "ln", OpKind::kLayerNorm,
+      {sum, AddWeight(&g, "ln.scale", {e}), AddWeight(&g, "ln.bias", {e})}, ln, "ln.out");
+  const int c = *g.AddNode(
+      "c", OpKind::kDense,
+      {AddReshape(&g, "c.rows", normed, {batch * seq, e}), AddWeight(&g, "c.weight", {e, e})}, {},
+      "c.out");
+  EXPECT_TRUE(g.AddNode("c.bias_add", OpKind::kBiasAdd, {c, AddWeight(&g, "c.bias", {e})}, {},
+                        "logits", TensorKind::kOutput)
+                  .ok());
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
 // AttentionNet: one self-attention block on tokens [B, S, E] (E = H * D) as PyTorch exports it:
 // q, k and v projections (reshape to rows, dense + bias_add, reshape to [B, S, H, D], transpose
 // to [B, H, S, D]); kVit: Q * c and K^T * c with c = D^-1/4 (torchvision's scaled dot product

@@ -195,6 +195,32 @@ TEST(ResidualNetTest, Fp16LoweringFusesTheSkipAddIntoTheLaterConv) {
   ExpectNoLiveOverlap(*p, *m);
 }
 
+// A transformer's residual stream: the add after a dense layer on rows (through the reshape
+// back) is that dense step's epilogue; the add's float16 operand is read in place.
+TEST(ResidualNetTest, Fp16LoweringFusesTheStreamAddIntoTheDense) {
+  const Graph g = testing::ResidualStreamNet();
+  absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kFp16TensorCores);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const Step& b = StepNamed(*p, "b");
+  EXPECT_EQ(b.kind, StepKind::kDense);
+  EXPECT_EQ(b.fused, "bias+residual_add");
+  EXPECT_TRUE(b.epilogue.residual);
+  EXPECT_FALSE(b.epilogue.relu);
+  EXPECT_EQ(b.residual, ValueOf(g, *p, "a.back.out"));
+  EXPECT_EQ(p->tensors[b.residual].dtype, DType::kF16);
+  EXPECT_FALSE(p->tensors[b.residual].nhwc);
+  EXPECT_EQ(b.output, ValueOf(g, *p, "sum"));
+  EXPECT_EQ(p->tensors[b.output].dtype, DType::kF16);
+  for (const Step& s : p->steps) EXPECT_NE(s.kind, StepKind::kAdd) << s.name;
+  absl::StatusOr<StepMemory> m = PlanStepMemory(*p);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExpectNoLiveOverlap(*p, *m);
+  // The fp32 lowering keeps the add a step of its own.
+  absl::StatusOr<StepProgram> f = LowerToSteps(g, NumericMode::kFp32);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_FALSE(StepNamed(*f, "b").epilogue.residual);
+}
+
 // The int8 residual add (AddInt8Kernel) reads the int8 outputs of the convs feeding it: those
 // convs requantize, and no dequantize or quantize step surrounds the add. (This test asserted the
 // old lowering before: float adds between int8 convs, a quantize step after b1's add.)

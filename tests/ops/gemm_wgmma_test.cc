@@ -72,13 +72,15 @@ TEST(DenseWgmma, GoodConfigSpecializes) {
   EXPECT_EQ(k.shape.block[0], 384u);
   EXPECT_EQ(k.shape.shared_bytes, 3u * (128 + 256) * 64 * 2 + 4 * 16 + 1024);
   EXPECT_TRUE(k.spec.arch_specific);  // built for sm_90a
-  ASSERT_EQ(k.args.size(), 8u);       // a_map, b_map, bias, scale, out, m, n, k
+  ASSERT_EQ(k.args.size(), 9u);       // a_map, b_map, bias, scale, out, m, n, k, residual
   EXPECT_EQ(k.args[0].kind, KernelArg::Kind::kTensorMap);
   EXPECT_EQ(k.args[0].index_or_int, 0);
   EXPECT_EQ(k.args[1].kind, KernelArg::Kind::kTensorMap);
   EXPECT_EQ(k.args[1].index_or_int, 1);
   EXPECT_EQ(k.args[2].kind, KernelArg::Kind::kInput);  // bias
   EXPECT_EQ(k.args[5].index_or_int, 1000);
+  EXPECT_EQ(k.args[8].kind, KernelArg::Kind::kInt64);  // no residual: null
+  EXPECT_EQ(k.args[8].index_or_int, 0);
   // The TMA maps: K-major fp16 operands, boxes of 64 K by the tile's rows, 128-byte swizzle.
   ASSERT_EQ(plan->tensor_maps.size(), 2u);
   EXPECT_EQ(plan->tensor_maps[0].tensor.kind, KernelArg::Kind::kInput);
@@ -274,6 +276,32 @@ TEST(DenseWgmma, WorkloadAndEpilogueRules) {
   EXPECT_TRUE(SpecializeStatus(good, kHopper, WgmmaWorkload(256, 256, 256),
                                Epilogue{.output = Epilogue::Output::kFloat32})
                   .ok());
+}
+
+// A float16 residual (a transformer's residual stream) in the epilogue: input 4, kEpi's residual
+// bit; not into float32 or int8 outputs, not through split-K's sum kernel.
+TEST(DenseWgmma, ResidualEpilogueReadsInput4) {
+  const autotvm::Workload w = WgmmaWorkload(6304, 768, 3072, "float16");
+  const Epilogue residual{.bias = true, .residual = true};
+  absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(128, 192, 64, 4, 2), kHopper, residual);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlannedKernel& k = plan->kernels[0];
+  EXPECT_EQ(k.spec.name_expression, "tunejit::gemm_wgmma<128, 192, 64, 4, 2, 0, 17, 1, 1>");
+  ASSERT_EQ(k.args.size(), 9u);
+  EXPECT_EQ(k.args[8].kind, KernelArg::Kind::kInput);
+  EXPECT_EQ(k.args[8].index_or_int, 4);
+  EXPECT_THAT(std::string(SpecializeStatus(Tile(128, 192, 64, 4, 2), kHopper,
+                                           WgmmaWorkload(6304, 768, 3072), residual)
+                              .message()),
+              HasSubstr("float16 outputs only"));
+  EXPECT_THAT(
+      std::string(SpecializeStatus(Tile(128, 128, 64, 4, 1, 2), kHopper, w, residual).message()),
+      HasSubstr("split-K adds no residual"));
+  // Compiles for sm_90a (NVRTC, no GPU).
+  KernelCompiler compiler(nullptr);
+  absl::StatusOr<CompiledKernel> kernel = compiler.Compile(k.spec, GpuArch{9, 0, false});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_FALSE(kernel->program.cubin.empty());
 }
 
 absl::StatusOr<autotvm::ConfigSpace> Space() {
