@@ -7,6 +7,7 @@
 //   SharedBytes owned(std::vector<uint8_t>{1, 2, 3});
 //   SharedBytes view(file->bytes().subspan(off, n), file);  // keeps `file` (a shared_ptr) alive
 //   absl::Span<const uint8_t> s = view.span();
+//   SharedBytes rows = view.Slice(0, 64);                   // shares the owner
 #ifndef TUNEJIT_COMMON_SHARED_BYTES_H_
 #define TUNEJIT_COMMON_SHARED_BYTES_H_
 
@@ -36,6 +37,10 @@ class SharedBytes {
   bool empty() const { return view_.empty(); }
   const uint8_t* begin() const { return view_.data(); }
   const uint8_t* end() const { return view_.data() + view_.size(); }
+  // Bytes [offset, offset + size) (clamped to these), sharing their owner: no copy.
+  SharedBytes Slice(size_t offset, size_t size) const {
+    return SharedBytes(view_.subspan(offset, size), owner_);
+  }
 
  private:
   explicit SharedBytes(std::shared_ptr<const std::vector<uint8_t>> v)

@@ -241,12 +241,66 @@ absl::Status StandaloneBatchNorm(Importer& im, const NodeProto& n) {
   return im.AddOutputNode(n, OpKind::kBiasAdd, {y, shift}, {});
 }
 
+// A grouped convolution (1 < group < input channels: ResNeXt, RegNet) as the convolutions of its
+// groups on slices of the input channels, each with its bias, joined by a concat: every group is
+// an ordinary convolution, and no kernel template implements groups between one and depthwise.
+// Group g's weight is rows [g CO / G, (g + 1) CO / G) of the file's, shared, not copied.
+absl::Status MapGroupedConv(Importer& im, const NodeProto& n, const ConstTensor& w, NodeAttrs attrs,
+                            int x) {
+  const int64_t groups = attrs.groups;
+  const int64_t ci = im.graph().tensor(x).shape[1], co = w.dims[0];
+  if (ci % groups != 0 || co % groups != 0 || w.dims[1] != ci / groups) {
+    return im.Error(n, absl::StrCat("group ", groups, " needs input channels (", ci,
+                                    ") and output channels (", co,
+                                    ") divisible by it and a weight [CO, CI / group, KH, KW]; the "
+                                    "weight is ",
+                                    ShapeText(w.dims)));
+  }
+  std::vector<float> bias;
+  if (im.HasInput(n, 2)) {
+    TUNEJIT_ASSIGN_OR_RETURN(bias, ChannelParam(im, n, 2, "bias", co));
+  }
+  const int64_t cig = ci / groups, cog = co / groups;
+  const size_t group_bytes = static_cast<size_t>(cog * cig * w.dims[2] * w.dims[3]) * sizeof(float);
+  const std::string weight_name = w.name.empty() ? n.input(1) : w.name;
+  attrs.groups = 1;
+  std::vector<int> outputs;
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::string tag = absl::StrCat(".group", g);
+    NodeAttrs slice;
+    slice.axis = 1;
+    slice.start = g * cig;
+    slice.end = (g + 1) * cig;
+    TUNEJIT_ASSIGN_OR_RETURN(
+        int in, im.AddNode(n, OpKind::kSlice, {x}, slice, im.OutName(n, tag + ".in"), tag + ".in"));
+    const int weight =
+        im.AddWeight(weight_name + tag, DType::kF32, {cog, cig, w.dims[2], w.dims[3]},
+                     w.bytes.Slice(static_cast<size_t>(g) * group_bytes, group_bytes));
+    TUNEJIT_ASSIGN_OR_RETURN(int y, im.AddNode(n, OpKind::kConv2d, {in, weight}, attrs,
+                                               im.OutName(n, tag + ".conv"), tag));
+    if (!bias.empty()) {
+      const int b = im.AddWeight(
+          n.input(2) + tag, DType::kF32, {cog},
+          PackBytes(std::vector<float>(bias.begin() + g * cog, bias.begin() + (g + 1) * cog)));
+      TUNEJIT_ASSIGN_OR_RETURN(
+          y, im.AddNode(n, OpKind::kBiasAdd, {y, b}, {}, im.OutName(n, tag), tag + ".bias_add"));
+    }
+    outputs.push_back(y);
+  }
+  NodeAttrs concat;
+  concat.axis = 1;
+  return im.AddOutputNode(n, OpKind::kConcat, outputs, concat);
+}
+
 }  // namespace
 
 absl::Status MapConv(Importer& im, const NodeProto& n) {
   TUNEJIT_ASSIGN_OR_RETURN(std::shared_ptr<const ConstTensor> w, ConvWeight(im, n));
   TUNEJIT_ASSIGN_OR_RETURN(NodeAttrs attrs, ConvAttrs(im, n, *w));
   TUNEJIT_ASSIGN_OR_RETURN(int x, im.FloatInput(n, 0));
+  if (attrs.groups > 1 && attrs.groups < im.graph().tensor(x).shape[1]) {
+    return MapGroupedConv(im, n, *w, attrs, x);
+  }
   const int weight =
       im.AddWeight(w->name.empty() ? n.input(1) : w->name, DType::kF32, w->dims, w->bytes);
   int bias = -1;

@@ -10,7 +10,9 @@
 //
 // Operators and how they map (graph/graph.h ops):
 //   Conv                 conv2d (+ bias_add when B is given); any stride, padding (incl. auto_pad),
-//                        dilation and group (depthwise too); the weight must be an initializer
+//                        dilation and group (depthwise too; 1 < group < C, ResNeXt's and RegNet's,
+//                        as one conv per group on a channel slice, then a concat); the weight
+//                        must be an initializer
 //   BatchNormalization   folded into the preceding Conv's weight and bias when that conv's output
 //                        feeds only it; elsewhere (DenseNet) binary mul by [C, 1, ...] + bias_add
 //   Relu, Clip           relu; clip (Clip(0, inf) is relu); min/max must be constants

@@ -14,6 +14,7 @@
 #include "executor/reference_forward.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "onnx/tensor.h"
 #include "tests/onnx/onnx_test_util.h"
 #include "tests/onnx/tensor_corpus.h"
 
@@ -83,6 +84,61 @@ TEST(OnnxImportTest, DepthwiseConvWithoutBiasAndSameUpper) {
   EXPECT_EQ(a.pad_top, 1);
   EXPECT_EQ(a.pad_bottom, 1);
   EXPECT_THAT(Out(*m).shape, ElementsAre(1, 8, 4, 4));
+}
+
+// 1 < group < C (ResNeXt, RegNet): one conv per group on its channel slice, each with its bias,
+// joined by a concat; the same values as the grouped conv.
+TEST(OnnxImportTest, GroupedConvIsOneConvPerGroup) {
+  OnnxBuilder b;
+  b.Input("x", {2, 4, 5, 5}).Init("w", {6, 2, 3, 3}, Ramp(108)).Init("b", {6}, Ramp(6, 0.5f));
+  onnx::NodeProto& conv = b.Node("Conv", {"x", "w", "b"}, {"y"});
+  OnnxBuilder::Int(conv, "group", 2);
+  OnnxBuilder::Ints(conv, "pads", {1, 1, 1, 1});
+  b.Output("y");
+  absl::StatusOr<OnnxModel> m = b.Import();
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_THAT(Ops(m->graph),
+              ElementsAre(OpKind::kSlice, OpKind::kConv2d, OpKind::kBiasAdd, OpKind::kSlice,
+                          OpKind::kConv2d, OpKind::kBiasAdd, OpKind::kConcat));
+  EXPECT_EQ(m->graph.nodes()[3].attrs.start, 2);
+  EXPECT_EQ(m->graph.nodes()[3].attrs.end, 4);
+  EXPECT_EQ(m->graph.nodes()[4].attrs.groups, 1);
+  const std::vector<float> w = Ramp(108);
+  EXPECT_EQ(WeightFloats(*m, "w.group1"), std::vector<float>(w.begin() + 54, w.end()));
+  EXPECT_THAT(Out(*m).shape, ElementsAre(2, 6, 5, 5));
+
+  // The grouped conv itself, on the CPU reference.
+  Graph g;
+  const int x = g.AddTensor({"x", {2, 4, 5, 5}, DType::kF32, TensorKind::kInput});
+  const int wt = g.AddTensor({"w", {6, 2, 3, 3}, DType::kF32, TensorKind::kWeight});
+  const int bt = g.AddTensor({"b", {6}, DType::kF32, TensorKind::kWeight});
+  NodeAttrs a;
+  a.groups = 2;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  const int c = *g.AddNode("conv", OpKind::kConv2d, {x, wt}, a, "c");
+  ASSERT_TRUE(g.AddNode("bias", OpKind::kBiasAdd, {c, bt}, {}, "y", TensorKind::kOutput).ok());
+  std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
+  bytes[wt] = onnx_import::PackBytes(w);
+  bytes[bt] = onnx_import::PackBytes(Ramp(6, 0.5f));
+  absl::StatusOr<WeightSet> gw = WeightsFromImport(g, std::move(bytes), "grouped");
+  ASSERT_TRUE(gw.ok()) << gw.status();
+  const std::vector<float> input = Ramp(200, 0.03f);
+  absl::StatusOr<std::vector<std::vector<float>>> want = ReferenceForward(g, *gw, {{"x", input}});
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<std::vector<std::vector<float>>> got =
+      ReferenceForward(m->graph, m->weights, {{"x", input}});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT((*got)[*m->graph.FindTensor(Out(*m).name)],
+              Pointwise(FloatNear(1e-6), (*want)[*g.FindTensor("y")]));
+}
+
+// A group that does not divide the output channels is an error naming both.
+TEST(OnnxImportTest, GroupedConvWithIndivisibleChannelsIsRefused) {
+  OnnxBuilder b;
+  b.Input("x", {1, 4, 5, 5}).Init("w", {5, 2, 3, 3}, Ramp(90));
+  OnnxBuilder::Int(b.Node("Conv", {"x", "w"}, {"y"}), "group", 2);
+  b.Output("y");
+  EXPECT_THAT(testing::ImportError(b), HasSubstr("output channels (5) divisible by it"));
 }
 
 // Conv (no bias) + BatchNormalization: the weight and a new bias carry the BN.
@@ -797,6 +853,14 @@ std::vector<std::pair<std::string, std::string>> CorpusModels() {
   OnnxBuilder::Ints(big.Node("Conv", {"x", "w"}, {"y"}), "pads", {1, 1, 1, 1});
   big.Output("y");
   out.emplace_back("conv_split_weight.onnx", big.Bytes());
+
+  OnnxBuilder grouped;
+  grouped.Input("x", {1, 4, 4, 4}).Init("w", {6, 2, 3, 3}, Ramp(108)).Init("b", {6}, Ramp(6));
+  onnx::NodeProto& gc = grouped.Node("Conv", {"x", "w", "b"}, {"y"});
+  OnnxBuilder::Int(gc, "group", 2);
+  OnnxBuilder::Ints(gc, "pads", {1, 1, 1, 1});
+  grouped.Output("y");
+  out.emplace_back("grouped_conv.onnx", grouped.Bytes());
   return out;
 }
 
