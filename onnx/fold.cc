@@ -1,6 +1,7 @@
 // The folder's dispatch and its data-movement evaluators (onnx/fold.h).
 #include "onnx/fold.h"
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -119,6 +120,56 @@ Folded FoldGatherElements(const FoldArgs& a) {
   return One(GatherElementsConst(*x, axis, idx->dims, indices));
 }
 
+// ScatterND without a reduction: Swin's shifted-window attention mask, a zeros image whose
+// regions are numbered through the indices of slices, all constants. Later indices win, as in
+// ONNX's reference (which leaves duplicates undefined).
+Folded FoldScatterND(const FoldArgs& a) {
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* x, a.Arg(0));
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* idx, a.Arg(1));
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* updates, a.Arg(2));
+  TUNEJIT_ASSIGN_OR_RETURN(std::string reduction, a.im.AttrString(a.n, "reduction", "none"));
+  if (reduction != "none") {
+    return a.im.Unsupported(a.n, absl::StrCat("reduction '", reduction, "' (only 'none')"));
+  }
+  const int64_t rank = static_cast<int64_t>(x->dims.size());
+  const int64_t k = idx->dims.empty() ? 0 : idx->dims.back();
+  if (IsFloatType(idx->dtype) || k < 1 || k > rank) {
+    return a.im.Error(a.n, absl::StrCat("indices ", std::string(DTypeName(idx->dtype)), " ",
+                                        ShapeText(idx->dims), " for data ", ShapeText(x->dims),
+                                        ": expected integers whose last dim is 1..", rank));
+  }
+  Dims want(idx->dims.begin(), idx->dims.end() - 1);
+  want.insert(want.end(), x->dims.begin() + k, x->dims.end());
+  if (updates->dims != want || updates->dtype != x->dtype) {
+    return a.im.Error(a.n, absl::StrCat("updates ", std::string(DTypeName(updates->dtype)), " ",
+                                        ShapeText(updates->dims), ": expected ",
+                                        std::string(DTypeName(x->dtype)), " ", ShapeText(want)));
+  }
+  TUNEJIT_RETURN_IF_ERROR(a.Charge(x->dims, x->dtype));
+  const size_t es = static_cast<size_t>(DTypeSize(x->dtype));
+  const int64_t block = DimsProduct(Dims(x->dims.begin() + k, x->dims.end()));
+  const std::vector<int64_t> indices = idx->Ints();
+  std::vector<uint8_t> bytes(x->bytes.begin(), x->bytes.end());
+  for (size_t i = 0; i + k <= indices.size(); i += k) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t dim = x->dims[j];
+      int64_t v = indices[i + j];
+      if (v < 0) v += dim;
+      if (v < 0 || v >= dim) {
+        return a.im.Error(a.n, absl::StrCat("index ", indices[i + j], " is out of range for axis ",
+                                            j, " of ", ShapeText(x->dims)));
+      }
+      offset = offset * dim + v;
+    }
+    if (block == 0) continue;
+    std::memcpy(bytes.data() + static_cast<size_t>(offset * block) * es,
+                updates->bytes.data() + (i / k) * static_cast<size_t>(block) * es,
+                static_cast<size_t>(block) * es);
+  }
+  return One(ConstTensor{"", x->dtype, x->dims, std::move(bytes)});
+}
+
 Folded FoldSlice(const FoldArgs& a) {
   TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* x, a.Arg(0));
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<AxisSlice> slices, SliceRanges(a.im, a.n, x->dims));
@@ -188,9 +239,10 @@ constexpr Entry kFolders[] = {
     {"Concat", FoldConcat},       {"ConstantOfShape", FoldConstantOfShape},
     {"Expand", FoldExpand},       {"Flatten", FoldFlatten},
     {"Gather", FoldGather},       {"GatherElements", FoldGatherElements},
-    {"Reshape", FoldReshape},     {"Slice", FoldSlice},
-    {"Split", FoldSplit},         {"Squeeze", FoldSqueeze},
-    {"Transpose", FoldTranspose}, {"Unsqueeze", FoldUnsqueeze},
+    {"Reshape", FoldReshape},     {"ScatterND", FoldScatterND},
+    {"Slice", FoldSlice},         {"Split", FoldSplit},
+    {"Squeeze", FoldSqueeze},     {"Transpose", FoldTranspose},
+    {"Unsqueeze", FoldUnsqueeze},
 };
 
 Folder FindFolder(absl::string_view op_type) {

@@ -331,14 +331,88 @@ Folded FoldRange(const FoldArgs& a) {
   return Single(FromInts(dtype, {n}, v));
 }
 
+// Clip of a float constant (Swin V2's logit scale, clamped before its exp): bounds are optional
+// one-element inputs; NaN passes through.
+Folded FoldClip(const FoldArgs& a) {
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* x, a.Arg(0));
+  if (!IsFloatType(x->dtype)) {
+    return a.im.Unsupported(
+        a.n, absl::StrCat("a constant of ", std::string(DTypeName(x->dtype)), ": folds floats"));
+  }
+  double bound[2] = {-std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::infinity()};
+  for (int i = 1; i <= 2; ++i) {
+    if (!a.Has(i)) continue;
+    TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* b, a.Arg(i));
+    if (b->NumElements() != 1) {
+      return a.im.Error(a.n, absl::StrCat(i == 1 ? "min" : "max", " must hold one value, got ",
+                                          ShapeText(b->dims)));
+    }
+    bound[i - 1] = b->Doubles()[0];
+  }
+  std::vector<double> v = x->Doubles();
+  for (double& e : v) {
+    if (e < bound[0]) e = bound[0];
+    if (e > bound[1]) e = bound[1];
+  }
+  return Single(FromDoubles(x->dtype, x->dims, v));
+}
+
+// MatMul of two float constants (Swin V2's continuous position bias MLP on its constant table of
+// relative coordinates): numpy's matmul of operands of rank >= 2, batch dims broadcast, summed
+// in double, in the operands' type.
+Folded FoldMatMul(const FoldArgs& a) {
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* x, a.Arg(0));
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* y, a.Arg(1));
+  const size_t rx = x->dims.size(), ry = y->dims.size();
+  if (!IsFloatType(x->dtype) || x->dtype != y->dtype || rx < 2 || ry < 2 ||
+      x->dims[rx - 1] != y->dims[ry - 2]) {
+    return a.im.Unsupported(
+        a.n, absl::StrCat(
+                 "constant operands ", std::string(DTypeName(x->dtype)), " ", ShapeText(x->dims),
+                 " and ", std::string(DTypeName(y->dtype)), " ", ShapeText(y->dims),
+                 ": folds float operands of one type, rank >= 2, [..., M, K] x [..., K, N]"));
+  }
+  const int64_t m = x->dims[rx - 2], k = x->dims[rx - 1], n = y->dims[ry - 1];
+  TUNEJIT_ASSIGN_OR_RETURN(
+      Dims batch, a.im.AtNode(a.n, BroadcastShape(Dims(x->dims.begin(), x->dims.end() - 2),
+                                                  Dims(y->dims.begin(), y->dims.end() - 2))));
+  auto with = [&batch](int64_t r, int64_t c) {
+    Dims d = batch;
+    d.push_back(r);
+    d.push_back(c);
+    return d;
+  };
+  TUNEJIT_RETURN_IF_ERROR(a.Charge(with(m, k), x->dtype));
+  TUNEJIT_RETURN_IF_ERROR(a.Charge(with(k, n), x->dtype));
+  TUNEJIT_RETURN_IF_ERROR(a.Charge(with(m, n), x->dtype));
+  TUNEJIT_ASSIGN_OR_RETURN(ConstTensor xb, a.im.AtNode(a.n, BroadcastTo(*x, with(m, k))));
+  TUNEJIT_ASSIGN_OR_RETURN(ConstTensor yb, a.im.AtNode(a.n, BroadcastTo(*y, with(k, n))));
+  const std::vector<double> xv = xb.Doubles(), yv = yb.Doubles();
+  const int64_t batches = DimsProduct(batch);
+  std::vector<double> r(static_cast<size_t>(batches * m * n), 0.0);
+  for (int64_t b = 0; b < batches; ++b) {
+    const double* xs = xv.data() + b * m * k;
+    const double* ys = yv.data() + b * k * n;
+    double* rs = r.data() + b * m * n;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t p = 0; p < k; ++p) {
+        const double v = xs[i * k + p];
+        for (int64_t j = 0; j < n; ++j) rs[i * n + j] += v * ys[p * n + j];
+      }
+    }
+  }
+  return Single(FromDoubles(x->dtype, with(m, n), r));
+}
+
 struct Entry {
   absl::string_view op_type;
   Folder fold;
 };
 
 constexpr Entry kSpecial[] = {
-    {"Cast", FoldCast},   {"CastLike", FoldCastLike}, {"Mod", FoldMod},
-    {"Range", FoldRange}, {"Where", FoldWhere},
+    {"Cast", FoldCast}, {"CastLike", FoldCastLike}, {"Clip", FoldClip},   {"MatMul", FoldMatMul},
+    {"Mod", FoldMod},   {"Range", FoldRange},       {"Where", FoldWhere},
 };
 
 }  // namespace

@@ -35,6 +35,10 @@
 //   Sqrt, Exp, Neg,      approximate = "none"
 //   Reciprocal, HardSigmoid, HardSwish, Gelu
 //   Concat               concat on any axis, activations and constants (as weights) mixed
+//   Pad                  constant mode, pads >= 0: a concat of the fill value before and after
+//                        each padded axis (no padding: nothing); other modes are refused
+//   Expand               of an activation: a binary add of zeros shaped like the broadcast dims
+//   ReduceL2             sqrt(count * reduce_mean(x * x)) (Swin V2's cosine attention)
 //   Transpose            transpose (perm; default reversed); the identity permutation is dropped
 //   Reshape, Flatten,    flatten when the result is [N, prod(rest)] of a rank > 2 input (Flatten
 //   Squeeze, Unsqueeze   axis 1 too), else reshape (0 / -1 / allowzero rules; axes as attributes
@@ -66,7 +70,8 @@
 // A node whose inputs are all constants is evaluated at import (onnx/fold.h) and its outputs bound
 // as constants named after their ONNX values, so the shape arithmetic of a dynamic-batch export
 // folds away: Shape, Size, Gather, GatherElements, Unsqueeze, Squeeze, Concat, Reshape, Flatten,
-// Expand, Transpose, Slice, Split, ConstantOfShape, Range, Cast, CastLike, Where, the arithmetic
+// Expand, Transpose, Slice, Split, ConstantOfShape, Range, Cast, CastLike, Where, ScatterND,
+// MatMul, Clip, the arithmetic
 // (Add, Sub, Mul, Div, Mod, Pow, Min, Max, Neg, Abs, Sign, Sqrt, Reciprocal, Exp, Log, Floor, Ceil,
 // Round, Sigmoid, Tanh, Erf, Relu), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual)
 // and logic (Not, And, Or, Xor). Ops of that list with no mapping above (Equal, Where, Range, ...)

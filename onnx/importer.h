@@ -247,12 +247,15 @@ absl::Status MapSqueeze(Importer& im, const onnx::NodeProto& n);
 absl::Status MapUnsqueeze(Importer& im, const onnx::NodeProto& n);
 absl::Status MapTranspose(Importer& im, const onnx::NodeProto& n);
 absl::Status MapConcat(Importer& im, const onnx::NodeProto& n);
+absl::Status MapPad(Importer& im, const onnx::NodeProto& n);
+absl::Status MapExpand(Importer& im, const onnx::NodeProto& n);
 
 absl::Status MapSlice(Importer& im, const onnx::NodeProto& n);
 absl::Status MapSplit(Importer& im, const onnx::NodeProto& n);
 absl::Status MapGather(Importer& im, const onnx::NodeProto& n);
 
 absl::Status MapReduceMean(Importer& im, const onnx::NodeProto& n);
+absl::Status MapReduceL2(Importer& im, const onnx::NodeProto& n);
 absl::Status MapLayerNormalization(Importer& im, const onnx::NodeProto& n);
 absl::Status MapSoftmax(Importer& im, const onnx::NodeProto& n);
 

@@ -1,6 +1,8 @@
-// ReduceMean, LayerNormalization and Softmax on activations: the normalizations of transformers
-// and ConvNeXt, each over explicit (normalized) axes.
+// ReduceMean, ReduceL2, LayerNormalization and Softmax on activations: the normalizations of
+// transformers and ConvNeXt, each over explicit (normalized) axes.
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -38,25 +40,66 @@ absl::StatusOr<int> NormParam(Importer& im, const NodeProto& n, int i, const cha
 
 }  // namespace
 
-// ReduceMean: axes as the attribute before opset 18, input 1 from 18; no axes means all of them,
-// or nothing with noop_with_empty_axes.
-absl::Status MapReduceMean(Importer& im, const NodeProto& n) {
-  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+namespace {
+
+// A reduction's attributes (axes as the attribute before opset 18, input 1 from 18; keepdims):
+// no axes means all of them, or nothing with noop_with_empty_axes (*noop).
+absl::StatusOr<NodeAttrs> ReduceAttrs(Importer& im, const NodeProto& n, const Dims& x, bool* noop) {
   TUNEJIT_ASSIGN_OR_RETURN(std::optional<Dims> axes, im.AxesOperand(n, 1, 18));
   TUNEJIT_ASSIGN_OR_RETURN(int64_t keepdims, im.AttrInt(n, "keepdims", 1));
-  TUNEJIT_ASSIGN_OR_RETURN(int64_t noop, im.AttrInt(n, "noop_with_empty_axes", 0));
-  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t noop_with_empty_axes, im.AttrInt(n, "noop_with_empty_axes", 0));
   NodeAttrs attrs;
   attrs.keepdims = keepdims != 0;
+  *noop = false;
   if (!axes || axes->empty()) {
-    if (noop != 0) return im.BindOutput(n, 0, Value::Tensor(in));
+    if (noop_with_empty_axes != 0) {
+      *noop = true;
+      return attrs;
+    }
     for (size_t d = 0; d < x.size(); ++d) attrs.axes.push_back(static_cast<int64_t>(d));
   } else {
     TUNEJIT_ASSIGN_OR_RETURN(attrs.axes,
                              im.AtNode(n, NormalizeAxes(*axes, static_cast<int64_t>(x.size()))));
   }
-  if (attrs.axes.empty()) return im.Unsupported(n, "a mean over no axes of a scalar");
+  if (attrs.axes.empty()) return im.Unsupported(n, "a reduction over no axes of a scalar");
+  return attrs;
+}
+
+}  // namespace
+
+// ReduceMean (ReduceAttrs).
+absl::Status MapReduceMean(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  bool noop = false;
+  TUNEJIT_ASSIGN_OR_RETURN(NodeAttrs attrs, ReduceAttrs(im, n, x, &noop));
+  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+  if (noop) return im.BindOutput(n, 0, Value::Tensor(in));
   return im.AddOutputNode(n, OpKind::kReduceMean, {in}, attrs);
+}
+
+// ReduceL2 (Swin V2's cosine attention normalizes q and k by it) as the ops it is made of:
+// sqrt(count * mean(x * x)) over the axes' `count` elements.
+absl::Status MapReduceL2(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  bool noop = false;
+  TUNEJIT_ASSIGN_OR_RETURN(NodeAttrs attrs, ReduceAttrs(im, n, x, &noop));
+  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+  if (noop) return im.BindOutput(n, 0, Value::Tensor(in));
+  int64_t count = 1;
+  for (int64_t axis : attrs.axes) count *= x[axis];
+  NodeAttrs mul;
+  mul.binary = BinaryFn::kMul;
+  TUNEJIT_ASSIGN_OR_RETURN(int squares, im.AddNode(n, OpKind::kBinary, {in, in}, mul,
+                                                   im.OutName(n, ".squares"), ".squares"));
+  TUNEJIT_ASSIGN_OR_RETURN(int mean, im.AddNode(n, OpKind::kReduceMean, {squares}, attrs,
+                                                im.OutName(n, ".mean"), ".mean"));
+  const int count_weight = im.AddWeight(absl::StrCat(n.output(0), ".count"), DType::kF32, {1},
+                                        PackBytes(std::vector<float>{static_cast<float>(count)}));
+  TUNEJIT_ASSIGN_OR_RETURN(int sum, im.AddNode(n, OpKind::kBinary, {mean, count_weight}, mul,
+                                               im.OutName(n, ".sum"), ".sum"));
+  NodeAttrs sqrt;
+  sqrt.unary = UnaryFn::kSqrt;
+  return im.AddOutputNode(n, OpKind::kUnary, {sum}, sqrt);
 }
 
 // LayerNormalization over the dims from `axis` on (stash_type only sets the precision of the

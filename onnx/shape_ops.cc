@@ -1,9 +1,17 @@
 // Shape ops on activations: Shape and Size (constants: every shape is static), Reshape, Flatten,
-// Squeeze, Unsqueeze (flatten or reshape views), Transpose and Concat. Their constant forms fold
-// (onnx/fold.cc) with the same rules (onnx/op_attrs.h).
+// Squeeze, Unsqueeze (flatten or reshape views), Transpose, Concat, Expand (a broadcasting add of
+// zeros) and a Pad of nothing. Their constant forms fold (onnx/fold.cc) with the same rules
+// (onnx/op_attrs.h).
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/broadcast.h"
 #include "common/status_macros.h"
 #include "onnx/const_ops.h"
 #include "onnx/importer.h"
@@ -104,6 +112,92 @@ absl::Status MapTranspose(Importer& im, const NodeProto& n) {
   for (size_t i = 0; i < attrs.perm.size(); ++i) identity &= attrs.perm[i] == int64_t(i);
   if (identity) return im.BindOutput(n, 0, Value::Tensor(in));
   return im.AddOutputNode(n, OpKind::kTranspose, {in}, attrs);
+}
+
+// Pad in constant mode: along each padded axis, a concat of constants (the fill value) before and
+// after the activation. Swin pads its feature maps to whole windows: at 224 (maps of 56, 28, 14,
+// 7, windows of 7) that is no padding at all; Swin V2's windows of 8 at 256 pad the 28 x 28 map
+// to 32 x 32. The pads are known once the shape arithmetic before them has folded. Other modes
+// (reflect, edge, wrap) and negative pads (crops) are refused.
+absl::Status MapPad(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(std::string mode, im.AttrString(n, "mode", "constant"));
+  TUNEJIT_ASSIGN_OR_RETURN(std::shared_ptr<const ConstTensor> pads, im.ConstInput(n, 1, "pads"));
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  const std::vector<int64_t> p = pads->Ints();
+  const size_t rank = x.size();
+  if (im.HasInput(n, 3)) return im.Unsupported(n, "the axes input (pads of every axis are)");
+  if (p.size() != 2 * rank) {
+    return im.Error(n, absl::StrCat("pads has ", p.size(), " values; a rank-", rank,
+                                    " input needs ", 2 * rank));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(int y, im.FloatInput(n, 0));
+  if (std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; })) {
+    return im.BindOutput(n, 0, Value::Tensor(y));
+  }
+  if (mode != "constant" || std::any_of(p.begin(), p.end(), [](int64_t v) { return v < 0; })) {
+    return im.Unsupported(n, absl::StrCat("pads [", absl::StrJoin(p, ", "), "] (mode '", mode,
+                                          "'): only mode 'constant' with pads >= 0 is supported"));
+  }
+  float fill = 0.0f;
+  if (im.HasInput(n, 2)) {
+    TUNEJIT_ASSIGN_OR_RETURN(std::shared_ptr<const ConstTensor> v,
+                             im.ConstInput(n, 2, "constant_value"));
+    if (v->NumElements() != 1) return im.Error(n, "constant_value must hold one value");
+    fill = v->Floats()[0];
+  }
+  Dims shape = x;
+  for (size_t axis = 0; axis < rank; ++axis) {
+    const int64_t before = p[axis], after = p[rank + axis];
+    if (before == 0 && after == 0) continue;
+    std::vector<int> parts;
+    for (const int64_t count : {before, int64_t{-1}, after}) {
+      if (count == -1) {
+        parts.push_back(y);
+        continue;
+      }
+      if (count == 0) continue;
+      Dims block = shape;
+      block[axis] = count;
+      TUNEJIT_RETURN_IF_ERROR(im.ChargeFold(n, block, DType::kF32));
+      parts.push_back(im.AddWeight(
+          absl::StrCat(n.output(0), ".pad", axis, parts.empty() ? ".before" : ".after"),
+          DType::kF32, block,
+          PackBytes(std::vector<float>(static_cast<size_t>(DimsProduct(block)), fill))));
+    }
+    NodeAttrs concat;
+    concat.axis = static_cast<int>(axis);
+    TUNEJIT_ASSIGN_OR_RETURN(
+        y, im.AddNode(n, OpKind::kConcat, parts, concat, im.OutName(n, absl::StrCat(".axis", axis)),
+                      absl::StrCat(".axis", axis)));
+    shape[axis] += before + after;
+  }
+  return im.BindOutput(n, 0, Value::Tensor(y));
+}
+
+// Expand of an activation (F.normalize's divisor expanded to its vector's shape): x + 0 over the
+// broadcast shape, the zeros a weight of only the dims x is broadcast along, so that the binary
+// op writes the copies.
+absl::Status MapExpand(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
+  TUNEJIT_ASSIGN_OR_RETURN(Dims shape, IntOperand(im, n, 1, "shape"));
+  for (int64_t d : shape) {
+    if (d < 0) return im.Error(n, absl::StrCat("shape ", ShapeText(shape), " has a negative dim"));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(Dims out, im.AtNode(n, BroadcastShape(x, shape)));
+  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
+  if (out == x) return im.BindOutput(n, 0, Value::Tensor(in));
+  Dims zeros(out.size(), 1);
+  const size_t lead = out.size() - x.size();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i < lead || x[i - lead] != out[i]) zeros[i] = out[i];
+  }
+  TUNEJIT_RETURN_IF_ERROR(im.ChargeFold(n, zeros, DType::kF32));
+  const int w =
+      im.AddWeight(absl::StrCat(n.output(0), ".zeros"), DType::kF32, zeros,
+                   PackBytes(std::vector<float>(static_cast<size_t>(DimsProduct(zeros)), 0.0f)));
+  NodeAttrs add;
+  add.binary = BinaryFn::kAdd;
+  return im.AddOutputNode(n, OpKind::kBinary, {in, w}, add);
 }
 
 // Concat of activations and constants (those become weights).

@@ -861,6 +861,21 @@ std::vector<std::pair<std::string, std::string>> CorpusModels() {
   OnnxBuilder::Ints(gc, "pads", {1, 1, 1, 1});
   grouped.Output("y");
   out.emplace_back("grouped_conv.onnx", grouped.Bytes());
+
+  // Swin's window ops: a constant pad, a folded ScatterND mask, ReduceL2 and an Expand.
+  OnnxBuilder swin(18);
+  swin.Input("x", {1, 2, 2}).InitI64("pads", {6}, {0, 1, 0, 0, 0, 1}).Init("value", {}, {0});
+  swin.Init("data", {3, 3}, std::vector<float>(9, 0.0f)).InitI64("idx", {1, 1}, {2});
+  swin.Init("updates", {1, 3}, {1, 2, 3}).InitI64("axes", {1}, {2});
+  swin.InitI64("shape", {3}, {1, 3, 3});
+  swin.Node("Pad", {"x", "pads", "value"}, {"p"});
+  swin.Node("ScatterND", {"data", "idx", "updates"}, {"mask"});
+  swin.Node("Add", {"p", "mask"}, {"masked"});
+  swin.Node("ReduceL2", {"masked", "axes"}, {"norm"});
+  swin.Node("Expand", {"norm", "shape"}, {"wide"});
+  swin.Node("Div", {"masked", "wide"}, {"y"});
+  swin.Output("y");
+  out.emplace_back("swin_window_ops.onnx", swin.Bytes());
   return out;
 }
 
