@@ -377,6 +377,33 @@ TEST(WgmmaSass, ResidualEpilogueLoadsRunAhead) {
   }
 }
 
+// The GEMM's residual epilogue (a transformer's residual stream: ViT-B/16's second MLP layer at
+// batch 32) loads the residual ahead of its stores as the conv's does, and spills nothing.
+TEST(WgmmaSass, GemmResidualEpilogueLoadsRunAhead) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  const autotvm::Workload w{
+      autotvm::kDenseWgmma,
+      autotvm::Json::array({testing::Tensor({6304, 3072}, "float16"),
+                            testing::Tensor({768, 3072}, "float16"), nullptr, "float16"})};
+  const OpTemplate& op = *FindOpTemplate(w.task_name);
+  const std::string cubin =
+      ConfigCubin(op, w, *op.FallbackConfig(w), {.bias = true, .residual = true});
+  ASSERT_FALSE(cubin.empty());
+  int run = 0, longest = 0;
+  for (const std::string& sass : SassSequence(cubin, tool)) {
+    if (sass.rfind("LDG.E.128", 0) == 0) {
+      longest = std::max(longest, ++run);
+    } else if (sass.rfind("STG", 0) == 0) {
+      run = 0;
+    }
+    EXPECT_NE(sass.rfind("STL", 0), 0u);
+    EXPECT_NE(sass.rfind("LDL", 0), 0u);
+  }
+  std::printf("at most %d residual loads between stores\n", longest);
+  EXPECT_GE(longest, 4);
+}
+
 TEST(WgmmaSass, Int8ConvRunsIgmma) {
   const std::string tool = Nvdisasm();
   if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
