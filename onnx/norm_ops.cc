@@ -38,53 +38,53 @@ absl::StatusOr<int> NormParam(Importer& im, const NodeProto& n, int i, const cha
   return im.AddWeight(n.input(i), DType::kF32, normalized, PackBytes(full->Floats()));
 }
 
-}  // namespace
+// A reduction of input 0, an activation: its axes (the attribute before opset 18, input 1 from
+// 18; none means all of them) and keepdims. `noop`: no axes with noop_with_empty_axes, where the
+// output is the input.
+struct Reduction {
+  Dims x;  // the input's shape
+  int in = -1;
+  NodeAttrs attrs;
+  bool noop = false;
+};
 
-namespace {
-
-// A reduction's attributes (axes as the attribute before opset 18, input 1 from 18; keepdims):
-// no axes means all of them, or nothing with noop_with_empty_axes (*noop).
-absl::StatusOr<NodeAttrs> ReduceAttrs(Importer& im, const NodeProto& n, const Dims& x, bool* noop) {
+absl::StatusOr<Reduction> ReductionOf(Importer& im, const NodeProto& n) {
+  Reduction r;
+  TUNEJIT_ASSIGN_OR_RETURN(r.x, im.ActivationShape(n, 0));
   TUNEJIT_ASSIGN_OR_RETURN(std::optional<Dims> axes, im.AxesOperand(n, 1, 18));
   TUNEJIT_ASSIGN_OR_RETURN(int64_t keepdims, im.AttrInt(n, "keepdims", 1));
   TUNEJIT_ASSIGN_OR_RETURN(int64_t noop_with_empty_axes, im.AttrInt(n, "noop_with_empty_axes", 0));
-  NodeAttrs attrs;
-  attrs.keepdims = keepdims != 0;
-  *noop = false;
+  TUNEJIT_ASSIGN_OR_RETURN(r.in, im.FloatInput(n, 0));
+  r.attrs.keepdims = keepdims != 0;
   if (!axes || axes->empty()) {
-    if (noop_with_empty_axes != 0) {
-      *noop = true;
-      return attrs;
-    }
-    for (size_t d = 0; d < x.size(); ++d) attrs.axes.push_back(static_cast<int64_t>(d));
+    r.noop = noop_with_empty_axes != 0;
+    if (r.noop) return r;
+    for (size_t d = 0; d < r.x.size(); ++d) r.attrs.axes.push_back(static_cast<int64_t>(d));
   } else {
-    TUNEJIT_ASSIGN_OR_RETURN(attrs.axes,
-                             im.AtNode(n, NormalizeAxes(*axes, static_cast<int64_t>(x.size()))));
+    TUNEJIT_ASSIGN_OR_RETURN(r.attrs.axes,
+                             im.AtNode(n, NormalizeAxes(*axes, static_cast<int64_t>(r.x.size()))));
   }
-  if (attrs.axes.empty()) return im.Unsupported(n, "a reduction over no axes of a scalar");
-  return attrs;
+  if (r.attrs.axes.empty()) return im.Unsupported(n, "a reduction over no axes of a scalar");
+  return r;
 }
 
 }  // namespace
 
-// ReduceMean (ReduceAttrs).
+// ReduceMean (ReductionOf).
 absl::Status MapReduceMean(Importer& im, const NodeProto& n) {
-  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
-  bool noop = false;
-  TUNEJIT_ASSIGN_OR_RETURN(NodeAttrs attrs, ReduceAttrs(im, n, x, &noop));
-  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
-  if (noop) return im.BindOutput(n, 0, Value::Tensor(in));
-  return im.AddOutputNode(n, OpKind::kReduceMean, {in}, attrs);
+  TUNEJIT_ASSIGN_OR_RETURN(Reduction r, ReductionOf(im, n));
+  if (r.noop) return im.BindOutput(n, 0, Value::Tensor(r.in));
+  return im.AddOutputNode(n, OpKind::kReduceMean, {r.in}, r.attrs);
 }
 
 // ReduceL2 (Swin V2's cosine attention normalizes q and k by it) as the ops it is made of:
 // sqrt(count * mean(x * x)) over the axes' `count` elements.
 absl::Status MapReduceL2(Importer& im, const NodeProto& n) {
-  TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
-  bool noop = false;
-  TUNEJIT_ASSIGN_OR_RETURN(NodeAttrs attrs, ReduceAttrs(im, n, x, &noop));
-  TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
-  if (noop) return im.BindOutput(n, 0, Value::Tensor(in));
+  TUNEJIT_ASSIGN_OR_RETURN(Reduction r, ReductionOf(im, n));
+  if (r.noop) return im.BindOutput(n, 0, Value::Tensor(r.in));
+  const int in = r.in;
+  const NodeAttrs& attrs = r.attrs;
+  const Dims& x = r.x;
   int64_t count = 1;
   for (int64_t axis : attrs.axes) count *= x[axis];
   NodeAttrs mul;
