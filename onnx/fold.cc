@@ -194,12 +194,7 @@ Folded FoldSplit(const FoldArgs& a) {
 
 Folded FoldExpand(const FoldArgs& a) {
   TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* x, a.Arg(0));
-  TUNEJIT_ASSIGN_OR_RETURN(Dims shape, IntOperand(a.im, a.n, 1, "shape"));
-  for (int64_t d : shape) {
-    if (d < 0)
-      return a.im.Error(a.n, absl::StrCat("shape ", ShapeText(shape), " has a negative dim"));
-  }
-  TUNEJIT_ASSIGN_OR_RETURN(Dims out, a.im.AtNode(a.n, BroadcastShape(x->dims, shape)));
+  TUNEJIT_ASSIGN_OR_RETURN(Dims out, ExpandOutputDims(a.im, a.n, x->dims));
   TUNEJIT_RETURN_IF_ERROR(a.Charge(out, x->dtype));
   return OneOf(a.im.AtNode(a.n, BroadcastTo(*x, out)));
 }

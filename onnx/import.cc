@@ -50,26 +50,29 @@ bool IsOnnxPath(absl::string_view model) {
 
 namespace {
 
-// `owner` keeps `bytes` alive for the weights, which then point into them; null: they copy.
+// Protobuf messages are limited to 2 GiB; bigger models keep their weights as external data.
+absl::Status CheckProtobufSize(absl::Span<const uint8_t> bytes, absl::string_view source) {
+  if (bytes.size() <= static_cast<size_t>(INT_MAX)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(source, ": ", bytes.size(),
+                   " bytes is over protobuf's 2 GiB limit (save the weights as external data)"));
+}
+
+// `owner` keeps `bytes` alive for the weights, which point into them.
 absl::StatusOr<OnnxModel> ImportOwnedBytes(absl::Span<const uint8_t> bytes,
                                            const OnnxImportOptions& options,
                                            absl::string_view source,
-                                           std::shared_ptr<const void> owner) {
-  // Protobuf messages are limited to 2 GiB; bigger models keep their weights as external data.
-  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": ", bytes.size(),
-                     " bytes is over protobuf's 2 GiB limit (save the weights as external data)"));
-  }
+                                           const std::shared_ptr<const void>& owner) {
+  TUNEJIT_RETURN_IF_ERROR(CheckProtobufSize(bytes, source));
   // On an arena: a model's initializers (ResNet-50's 100 MB in 320 strings) are freed with a few
   // large blocks when the import is done, not string by string.
   google::protobuf::Arena arena;
   onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   // The weights are read where they lie: protobuf parses the rest.
   std::optional<onnx_import::SplitModel> split = onnx_import::SplitInitializerData(bytes);
-  std::vector<onnx_import::ExternalRawData> raw_data;
+  std::vector<SharedBytes> raw_data;
   if (split) {
-    for (absl::Span<const uint8_t> raw : split->raw_data) raw_data.push_back({raw, owner});
+    for (absl::Span<const uint8_t> raw : split->raw_data) raw_data.emplace_back(raw, owner);
   }
   const bool parsed = split ? model.ParseFromString(split->skeleton)
                             : model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
@@ -93,7 +96,11 @@ absl::StatusOr<OnnxModel> ImportOwnedBytes(absl::Span<const uint8_t> bytes,
 absl::StatusOr<OnnxModel> ImportOnnxFromBytes(absl::Span<const uint8_t> bytes,
                                               const OnnxImportOptions& options,
                                               absl::string_view source) {
-  return ImportOwnedBytes(bytes, options, source, nullptr);
+  TUNEJIT_RETURN_IF_ERROR(CheckProtobufSize(bytes, source));
+  // The weights outlive the caller's bytes: one copy of them to point into (protobuf would copy
+  // the raw_data anyway).
+  auto copy = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+  return ImportOwnedBytes(*copy, options, source, copy);
 }
 
 absl::StatusOr<OnnxModel> ImportOnnx(const std::string& path, const OnnxImportOptions& options) {

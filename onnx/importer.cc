@@ -32,7 +32,7 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 }
 
 Importer::Importer(const onnx::ModelProto& model, int64_t opset, const OnnxImportOptions& options,
-                   std::string source, std::vector<ExternalRawData> raw_data)
+                   std::string source, std::vector<SharedBytes> raw_data)
     : model_(model),
       opset_(opset),
       options_(options),
@@ -86,12 +86,10 @@ absl::Status Importer::BindInitializers() {
   int64_t initializer_bytes = 0;
   for (int i = 0; i < model_.graph().initializer_size(); ++i) {
     const onnx::TensorProto& t = model_.graph().initializer(i);
-    const ExternalRawData* raw = nullptr;
-    if (static_cast<size_t>(i) < raw_data_.size() && !raw_data_[i].bytes.empty()) {
-      raw = &raw_data_[i];
-    }
+    const SharedBytes* raw = nullptr;
+    if (static_cast<size_t>(i) < raw_data_.size() && !raw_data_[i].empty()) raw = &raw_data_[i];
     initializers_[t.name()] = {&t, raw};
-    initializer_bytes += InitializerBytes(t) + (raw ? static_cast<int64_t>(raw->bytes.size()) : 0);
+    initializer_bytes += InitializerBytes(t) + (raw ? static_cast<int64_t>(raw->size()) : 0);
     initializer_bytes = std::min(initializer_bytes, kMaxElements * 8);
   }
   fold_budget_ = kFoldBaseBytes + 2 * initializer_bytes;

@@ -55,7 +55,7 @@ class Importer {
   // `raw_data`: by graph.initializer index, the raw_data SplitInitializerData removed from
   // `model` (onnx/wire_split.h); empty when nothing was.
   Importer(const onnx::ModelProto& model, int64_t opset, const OnnxImportOptions& options,
-           std::string source, std::vector<ExternalRawData> raw_data = {});
+           std::string source, std::vector<SharedBytes> raw_data = {});
   absl::StatusOr<OnnxModel> Run();
 
   int64_t opset() const { return opset_; }
@@ -188,10 +188,10 @@ class Importer {
   std::map<std::string, Value> values_;
   struct Initializer {
     const onnx::TensorProto* proto = nullptr;
-    const ExternalRawData* raw = nullptr;  // its raw_data when held outside `proto`
+    const SharedBytes* raw = nullptr;  // its raw_data when held outside `proto`
   };
   std::map<std::string, Initializer> initializers_;  // decoded on first use
-  const std::vector<ExternalRawData> raw_data_;
+  const std::vector<SharedBytes> raw_data_;
   std::map<std::string, int> consumers_;
   std::set<std::string> graph_outputs_;
   std::set<std::string> tensor_names_, node_names_;

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/broadcast.h"
 #include "common/status_macros.h"
 #include "onnx/const_ops.h"
 
@@ -25,6 +26,14 @@ absl::StatusOr<Dims> ReshapeOutputDims(Importer& im, const NodeProto& n, const D
   TUNEJIT_ASSIGN_OR_RETURN(Dims to, IntOperand(im, n, 1, "shape"));
   TUNEJIT_ASSIGN_OR_RETURN(int64_t allowzero, im.AttrInt(n, "allowzero", 0));
   return im.AtNode(n, ReshapeTarget(x, to, allowzero != 0));
+}
+
+absl::StatusOr<Dims> ExpandOutputDims(Importer& im, const NodeProto& n, const Dims& x) {
+  TUNEJIT_ASSIGN_OR_RETURN(Dims shape, IntOperand(im, n, 1, "shape"));
+  for (int64_t d : shape) {
+    if (d < 0) return im.Error(n, absl::StrCat("shape ", ShapeText(shape), " has a negative dim"));
+  }
+  return im.AtNode(n, BroadcastShape(x, shape));
 }
 
 absl::StatusOr<Dims> FlattenOutputDims(Importer& im, const NodeProto& n, const Dims& x) {

@@ -24,6 +24,8 @@ absl::StatusOr<Dims> IntOperand(Importer& im, const onnx::NodeProto& n, int i, c
 
 // Reshape: input 1 (the shape) with its 0 / -1 rules and allowzero.
 absl::StatusOr<Dims> ReshapeOutputDims(Importer& im, const onnx::NodeProto& n, const Dims& x);
+// Expand: x broadcast with input 1 (the shape, no negative dims).
+absl::StatusOr<Dims> ExpandOutputDims(Importer& im, const onnx::NodeProto& n, const Dims& x);
 // Flatten: [prod(x[:axis]), prod(x[axis:])].
 absl::StatusOr<Dims> FlattenOutputDims(Importer& im, const onnx::NodeProto& n, const Dims& x);
 // Unsqueeze / Squeeze: axes as the attribute before opset 13, input 1 from 13.

@@ -1,7 +1,7 @@
 // Shape ops on activations: Shape and Size (constants: every shape is static), Reshape, Flatten,
 // Squeeze, Unsqueeze (flatten or reshape views), Transpose, Concat, Expand (a broadcasting add of
-// zeros) and a Pad of nothing. Their constant forms fold (onnx/fold.cc) with the same rules
-// (onnx/op_attrs.h).
+// zeros) and Pad (concats of the fill value). Their constant forms fold (onnx/fold.cc) with the
+// same rules (onnx/op_attrs.h).
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -11,7 +11,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/broadcast.h"
 #include "common/status_macros.h"
 #include "onnx/const_ops.h"
 #include "onnx/importer.h"
@@ -149,20 +148,24 @@ absl::Status MapPad(Importer& im, const NodeProto& n) {
   for (size_t axis = 0; axis < rank; ++axis) {
     const int64_t before = p[axis], after = p[rank + axis];
     if (before == 0 && after == 0) continue;
-    std::vector<int> parts;
-    for (const int64_t count : {before, int64_t{-1}, after}) {
-      if (count == -1) {
-        parts.push_back(y);
-        continue;
-      }
-      if (count == 0) continue;
+    // `count` rows of the fill value along `axis`, as a weight.
+    auto fill_block = [&](int64_t count, const char* side) -> absl::StatusOr<int> {
       Dims block = shape;
       block[axis] = count;
       TUNEJIT_RETURN_IF_ERROR(im.ChargeFold(n, block, DType::kF32));
-      parts.push_back(im.AddWeight(
-          absl::StrCat(n.output(0), ".pad", axis, parts.empty() ? ".before" : ".after"),
-          DType::kF32, block,
-          PackBytes(std::vector<float>(static_cast<size_t>(DimsProduct(block)), fill))));
+      return im.AddWeight(
+          absl::StrCat(n.output(0), ".pad", axis, side), DType::kF32, block,
+          PackBytes(std::vector<float>(static_cast<size_t>(DimsProduct(block)), fill)));
+    };
+    std::vector<int> parts;
+    if (before > 0) {
+      TUNEJIT_ASSIGN_OR_RETURN(int w, fill_block(before, ".before"));
+      parts.push_back(w);
+    }
+    parts.push_back(y);
+    if (after > 0) {
+      TUNEJIT_ASSIGN_OR_RETURN(int w, fill_block(after, ".after"));
+      parts.push_back(w);
     }
     NodeAttrs concat;
     concat.axis = static_cast<int>(axis);
@@ -179,11 +182,7 @@ absl::Status MapPad(Importer& im, const NodeProto& n) {
 // op writes the copies.
 absl::Status MapExpand(Importer& im, const NodeProto& n) {
   TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
-  TUNEJIT_ASSIGN_OR_RETURN(Dims shape, IntOperand(im, n, 1, "shape"));
-  for (int64_t d : shape) {
-    if (d < 0) return im.Error(n, absl::StrCat("shape ", ShapeText(shape), " has a negative dim"));
-  }
-  TUNEJIT_ASSIGN_OR_RETURN(Dims out, im.AtNode(n, BroadcastShape(x, shape)));
+  TUNEJIT_ASSIGN_OR_RETURN(Dims out, ExpandOutputDims(im, n, x));
   TUNEJIT_ASSIGN_OR_RETURN(int in, im.FloatInput(n, 0));
   if (out == x) return im.BindOutput(n, 0, Value::Tensor(in));
   Dims zeros(out.size(), 1);

@@ -242,7 +242,7 @@ std::vector<int64_t> ConstTensor::Ints() const {
 }
 
 absl::StatusOr<ConstTensor> DecodeTensor(const Proto& t, const TensorSource& src,
-                                         const ExternalRawData* raw) {
+                                         const SharedBytes* raw) {
   std::optional<DType> dtype = DTypeFromOnnx(t.data_type());
   if (!dtype) return TensorError(src, t, "element type not supported");
   ConstTensor out{t.name(), *dtype, {t.dims().begin(), t.dims().end()}, {}};
@@ -257,20 +257,17 @@ absl::StatusOr<ConstTensor> DecodeTensor(const Proto& t, const TensorSource& src
     return out;
   }
   if (raw != nullptr || t.has_raw_data()) {
-    const absl::Span<const uint8_t> data =
-        raw != nullptr
-            ? raw->bytes
-            : absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(t.raw_data().data()),
-                                        t.raw_data().size());
-    if (static_cast<int64_t>(data.size()) != bytes) {
-      return TensorError(src, t,
-                         absl::StrCat("raw_data has ", data.size(), " bytes, expected ", bytes,
-                                      " (truncated file?)"));
+    const size_t size = raw != nullptr ? raw->size() : t.raw_data().size();
+    if (static_cast<int64_t>(size) != bytes) {
+      return TensorError(
+          src, t,
+          absl::StrCat("raw_data has ", size, " bytes, expected ", bytes, " (truncated file?)"));
     }
-    if (raw != nullptr && raw->owner != nullptr) {
-      out.bytes = SharedBytes(data, raw->owner);
+    if (raw != nullptr) {
+      out.bytes = *raw;
     } else {
-      out.bytes = std::vector<uint8_t>(data.begin(), data.end());
+      const auto* data = reinterpret_cast<const uint8_t*>(t.raw_data().data());
+      out.bytes = std::vector<uint8_t>(data, data + size);
     }
     return out;
   }

@@ -12,13 +12,11 @@
 
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/types/span.h"
 #include "common/shared_bytes.h"
 #include "graph/dtype.h"
 #include "onnx/onnx_pb.h"
@@ -65,13 +63,6 @@ struct TensorSource {
   std::string source;  // the model, for error messages
 };
 
-// raw_data held outside the TensorProto (onnx/wire_split.h): a view, and what keeps it alive
-// (null: the caller's bytes, which the tensor then copies).
-struct ExternalRawData {
-  absl::Span<const uint8_t> bytes;
-  std::shared_ptr<const void> owner;
-};
-
 // Our dtype for an ONNX TensorProto::DataType; nullopt for the ones we do not decode (float16,
 // strings, complex...).
 std::optional<DType> DTypeFromOnnx(int32_t elem_type);
@@ -83,9 +74,10 @@ std::optional<int64_t> CheckedElements(const std::vector<int64_t>& dims);
 
 // InvalidArgument naming the tensor for a size mismatch, an unsupported dtype or bad dims;
 // NotFound naming the file for missing external data.
-// `raw`, when given, is the raw_data SplitInitializerData removed from `proto`.
+// `raw`, when given, is the raw_data SplitInitializerData removed from `proto` (onnx/wire_split.h),
+// shared by the tensor, not copied.
 absl::StatusOr<ConstTensor> DecodeTensor(const onnx::TensorProto& proto, const TensorSource& src,
-                                         const ExternalRawData* raw = nullptr);
+                                         const SharedBytes* raw = nullptr);
 
 }  // namespace tunejit::onnx_import
 
