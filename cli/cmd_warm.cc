@@ -49,6 +49,7 @@ struct WarmFlags {
   int64_t jobs = 0;
   std::string plan;     // a saved build plan to make, on this machine's GPU
   std::string weights;  // with --plan: the weights the plan is for (vgg16's safetensors)
+  bool steps = false;   // with --model: list every step of the lowered program
 };
 
 // `warm --plan FILE`: the build plan holds what only the build on the target GPU decides (each
@@ -124,6 +125,19 @@ absl::StatusOr<OpPlan> UntunedPlan(const Graph& graph, const StepProgram& progra
   return plan;
 }
 
+// Every step of the program, in launch order: what `tunejit run` launches, without a GPU.
+void PrintSteps(const StepProgram& program) {
+  std::cout << absl::StrFormat("warm: %d steps\n", program.steps.size());
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const Step& s = program.steps[i];
+    const StepTensor& out = program.tensors[s.output];
+    std::cout << absl::StrFormat("  %3d %-14s %-44s -> %s %s [%s]%s%s\n", i, StepKindName(s.kind),
+                                 s.name, DTypeName(out.dtype), out.nhwc ? "NHWC" : "",
+                                 absl::StrJoin(out.shape, "x"), s.fused.empty() ? "" : " fused ",
+                                 s.fused);
+  }
+}
+
 // The model's conv / dense steps as the executor lowers them (fused epilogues included), each
 // with the kernel the executor would try first, one line per layer on stdout; then the kernels of
 // every other step.
@@ -139,6 +153,7 @@ absl::StatusOr<WarmPlan> PlanModelKernels(const WarmFlags& f, const autotvm::Log
   history.AddAll(log);
   std::cout << absl::StrFormat("warm: %s, batch %d, %s: %d tuned layers\n", f.model, model.batch,
                                NumericModeName(mode), program.tasks.size());
+  if (f.steps) PrintSteps(program);
   WarmPlan plan;
   std::map<std::string, bool> seen;
   int untuned = 0;
@@ -251,6 +266,8 @@ int RunWarmCommand(const std::vector<std::string>& args) {
                 "make a saved build plan for --model on this machine's GPU (a full build, as "
                 "`tunejit run --plan FILE` does; needs the GPU the plan is for)");
   parser.String("weights", &f.weights, "FILE", "with --plan: the weights file (vgg16)");
+  parser.Bool("steps", &f.steps,
+              "with --model: list every step `tunejit run` would launch (kind, output, fusions)");
   std::vector<std::string> positional;
   if (int code = parser.Parse(args, &positional); code >= 0) return code;
   if (!f.plan.empty() && positional.empty()) {
@@ -271,6 +288,11 @@ int RunWarmCommand(const std::vector<std::string>& args) {
               << (positional.empty() ? "--log FILE or --model NAME|FILE is required"
                                      : "unexpected argument '" + positional[0] + "'")
               << "\n(run 'tunejit warm --help' for usage)\n";
+    return kExitUsage;
+  }
+  if (f.steps && f.model.empty()) {
+    std::cerr << "tunejit warm: --steps needs --model\n"
+              << "(run 'tunejit warm --help' for usage)\n";
     return kExitUsage;
   }
   if (f.tensor_cores && (f.model.empty() || f.precision != "int8")) {

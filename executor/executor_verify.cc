@@ -110,9 +110,17 @@ std::vector<std::vector<uint8_t>> Operands(const VerifyShape& s, const Epilogue&
   const float rms = std::sqrt(static_cast<float>(s.reduction)) * a * a / 3.0f;
   const float scale = to_int8 ? 30.0f / rms : 1.0f;
   std::vector<uint8_t> data = fill(s.data / s.batch, -a, a, s.int8, s.fp16);  // one image / row
+  std::vector<uint8_t> scales = fill(s.channels, 0.5f * scale, 1.5f * scale, false);
+  if (to_int8 && e.residual) {
+    // The int8 residual's scales (common.cuh Int8ResidualScales): the value, the (zero)
+    // residual and the sum at 1, so the sum is the requantized value itself.
+    const float ones[3] = {1.0f, 1.0f, 1.0f};
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(ones);
+    scales.insert(scales.end(), bytes, bytes + sizeof(ones));
+  }
   return {std::move(data), fill(s.weight, -a, a, s.int8, s.fp16),
           fill(s.channels, to_int8 ? -20.0f : -1.0f, to_int8 ? 20.0f : 1.0f, false),
-          fill(s.channels, 0.5f * scale, 1.5f * scale, false)};
+          std::move(scales)};
 }
 
 // Runs `plan` on `operands` with operand 0 (one image) repeated `batch` times on the device, and
@@ -252,7 +260,7 @@ absl::Status VerifyOne(Executor::State& state, const KernelCompiler& compiler, c
   const std::vector<int64_t> images = SampledImages(s.batch);
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<uint8_t> want,
                            RunPlan(state, compiler, ref, operands, 1, want_bytes, {0}));
-  if (e.residual) {  // float16 zeros for the whole batch: the epilogue adds 0 before the ReLU
+  if (e.residual) {  // zeros for the whole batch: the epilogue adds 0 before the ReLU
     operands.push_back(std::vector<uint8_t>(image_out_bytes * s.batch, 0));
   }
   TUNEJIT_ASSIGN_OR_RETURN(std::vector<uint8_t> got, RunPlan(state, compiler, c.plan, operands,

@@ -79,6 +79,15 @@ EpilogueScales MatmulEpilogue(const Executor::State& state, const WeightSet& wei
   const bool requantize = step.epilogue.output == Epilogue::Output::kInt8Requantize;
   if (ElementOf(state, step) == WeightElement::kInt8) {
     const float s_in = ScaleOf(state, step.input);
+    if (requantize && step.epilogue.residual) {
+      // The conv's value requantized to its own scale, then the int8 add's three scales after
+      // the channels' (kernel_sources/common.cuh Int8ResidualScales).
+      const float s_value = state.scales[step.pre_residual_slot];
+      EpilogueScales e = RequantizeEpilogue(s_in, s_w, bias, s_value);
+      e.scale.insert(e.scale.end(),
+                     {s_value, ScaleOf(state, step.residual), ScaleOf(state, step.output)});
+      return e;
+    }
     return requantize ? RequantizeEpilogue(s_in, s_w, bias, ScaleOf(state, step.output))
                       : DequantizeEpilogue(s_in, s_w, bias);
   }

@@ -294,6 +294,7 @@ class Lowerer {
       s.fused_nodes.push_back(task.pool);
     }
     if (task.half() && !s.epilogue.relu && task.pool < 0) FuseResidualAdd(s, end, fused);
+    if (s.int8 && !s.epilogue.relu && task.pool < 0) FuseInt8ResidualAdd(s, end, fused);
     FuseActivation(s, end, fused);
     for (int f : s.fused_nodes) consumed_[f] = true;
     if (task.half()) {
@@ -375,6 +376,44 @@ class Lowerer {
       fused.push_back("relu");
       end = g_.nodes()[r].output;
     }
+  }
+
+  // The int8 modes' skip connection on the tensor cores: an int8 add (LowerInt8Add) that is the
+  // conv's only reader, whose other operand an earlier step wrote as int8 NHWC of the output's
+  // shape, and whose sum (after its relu) only int8 readers take, becomes the conv's epilogue
+  // (conv2d_nhwc_wgmma.cuda requantizes its value to its own scale slot as before, adds the
+  // residual as the int8 add does, then requantizes to the sum's slot). Moves `end` past what it
+  // fuses; the caller's RequantizeIfWanted gives the step the sum's int8 output.
+  void FuseInt8ResidualAdd(Step& s, int& end, std::vector<std::string>& fused) {
+    const NodeTask& task = p_.tasks[s.task];
+    const auto reads_residual = [](const autotvm::Implementation& impl) {
+      return impl.workload.task_name == autotvm::kConv2dNhwcWgmma;
+    };
+    if (s.kind != StepKind::kConv2d || !task.forms.nhwc || task.implementations.empty() ||
+        !std::all_of(task.implementations.begin(), task.implementations.end(), reads_residual)) {
+      return;
+    }
+    const int a = OnlyReader(g_, end);
+    if (a < 0 || !IsInt8Add(a) || !want_int8_[end]) return;
+    const Node& add = g_.nodes()[a];
+    const int other = add.inputs[0] == end ? add.inputs[1] : add.inputs[0];
+    const int v = other == end ? -1 : p_.value_of[other];
+    if (v < 0 || p_.tensors[v].dtype != DType::kI8 || !p_.tensors[v].nhwc) return;
+    int sum = add.output;
+    const int r = FuseNext(sum, OpKind::kRelu);
+    if (r >= 0) sum = g_.nodes()[r].output;
+    if (!want_int8_[sum]) return;  // a float32 sum (the last block's, before the pool) stays apart
+    s.pre_residual_slot = Slot(end);
+    s.residual = v;
+    s.epilogue.residual = true;
+    s.fused_nodes.push_back(a);
+    fused.push_back("residual_add");
+    if (r >= 0) {
+      s.epilogue.relu = true;
+      s.fused_nodes.push_back(r);
+      fused.push_back("relu");
+    }
+    end = sum;
   }
 
   // The activation after the value so far (conv / dense, bias, relu, residual add): a clip, a
@@ -1028,13 +1067,19 @@ absl::StatusOr<GivenScales> MatchGivenScales(const Graph& graph, const StepProgr
     }
     used[name] = false;
   }
-  for (const StepTensor& t : program.tensors) {
-    if (t.scale_slot < 0 || t.graph_tensor < 0) continue;
-    auto it = given.find(graph.tensor(t.graph_tensor).name);
-    if (it == given.end()) continue;
+  auto give = [&](int graph_tensor, int slot) {
+    auto it = given.find(graph.tensor(graph_tensor).name);
+    if (it == given.end()) return;
     used[it->first] = true;
-    std::optional<float>& slot = out.per_slot[t.scale_slot];
-    slot = std::max(slot.value_or(0.0f), it->second);
+    std::optional<float>& scale = out.per_slot[slot];
+    scale = std::max(scale.value_or(0.0f), it->second);
+  };
+  for (const StepTensor& t : program.tensors) {
+    if (t.scale_slot >= 0 && t.graph_tensor >= 0) give(t.graph_tensor, t.scale_slot);
+  }
+  // A slot no step tensor carries (a conv's value before the int8 residual its epilogue adds).
+  for (size_t j = 0; j < program.scale_sources.size(); ++j) {
+    give(program.scale_sources[j], static_cast<int>(j));
   }
   for (const auto& [name, was_used] : used) {
     if (!was_used) out.unused.push_back(name);

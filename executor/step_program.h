@@ -140,6 +140,9 @@ struct Step {
   // kAdd: the second operand's step tensor (read with `input`); kConv2d: the value its epilogue
   // adds (Epilogue::residual, the fused skip connection).
   int residual = -1;
+  // kConv2d with an int8 residual: the scale slot its own value is requantized to before the add
+  // (the unfused conv's output scale; no step tensor carries it).
+  int pre_residual_slot = -1;
   int weight = -1, bias = -1;    // graph tensor ids (-1: none)
   std::vector<int> fused_nodes;  // graph nodes absorbed into this step (bias_add, relu)
   // Tensor ops: every input in the node's order (kernel input k is operand k); `input` is the

@@ -84,9 +84,10 @@ constexpr int kEpiRelu = 2;
 constexpr int kEpiOutAccumulator = 0;
 constexpr int kEpiOutFloat32 = 1;
 constexpr int kEpiOutInt8 = 2;
-// A residual: the value of a tensor shaped like the output, in the output's type (float16), added
-// before the ReLU (ResNet's skip connection read in the conv's epilogue). Only the templates whose
-// epilogue reads it take it (conv2d_wgmma.cu, float16 output).
+// A residual: the value of a tensor shaped like the output, in the output's type, added before
+// the ReLU (ResNet's skip connection read in the conv's epilogue): float16 (AddResidualF16), or
+// int8 into a requantized int8 output (AddResidualI8, with Int8ResidualScales). Only the
+// templates whose epilogue reads it take it (wgmma_core.cuh).
 constexpr int kEpiResidual = 16;
 
 // ---- activations: the element-wise steps an epilogue may absorb ----
@@ -235,6 +236,54 @@ template <bool kRelu>
 __device__ __forceinline__ uint4 AddResidualF16x8(uint4 a, uint4 b) {
   return make_uint4(AddResidualF16x2<kRelu>(a.x, b.x), AddResidualF16x2<kRelu>(a.y, b.y),
                     AddResidualF16x2<kRelu>(a.z, b.z), AddResidualF16x2<kRelu>(a.w, b.w));
+}
+
+// The residual's step of the int8 modes: the sum of two int8 values, each dequantized with its
+// tensor's scale (each product and the sum rounded once), then the ReLU. add_int8 and the int8
+// residual epilogue (AddResidualI8) share it, so fusing the add changes no bit.
+template <bool kRelu>
+__device__ __forceinline__ float Int8SumValue(s8 x, s8 r, float scale_x, float scale_r) {
+  float v = __fadd_rn(__fmul_rn(static_cast<float>(x), scale_x),
+                      __fmul_rn(static_cast<float>(r), scale_r));
+  if (kRelu) v = v < 0.0f ? 0.0f : v;
+  return v;
+}
+
+// The scales of an int8 residual epilogue: the conv's own output (its value is rounded to int8
+// there first, as the conv without the add wrote it), the residual's, and the sum's. They follow
+// the output channels' scales in the epilogue's scale vector: scale[n], scale[n + 1],
+// scale[n + 2] for n channels.
+struct Int8ResidualScales {
+  float x, r, out;
+  __device__ __forceinline__ static Int8ResidualScales Load(const float* scale, int n) {
+    return {__ldg(scale + n), __ldg(scale + n + 1), __ldg(scale + n + 2)};
+  }
+};
+
+// The int8 residual's step (kEpiResidual into an int8 output): the conv's requantized value `q`
+// plus the residual's `r`, then the ReLU, requantized to the sum's scale: what add_int8 computes
+// from the conv's int8 output.
+template <bool kRelu>
+__device__ __forceinline__ s8 AddResidualI8(s8 q, s8 r, const Int8ResidualScales& s) {
+  return SaturateToInt8(__fdiv_rn(Int8SumValue<kRelu>(q, r, s.x, s.r), s.out));
+}
+// The same over the 4 bytes of a word, and over 16 (a 16-byte store).
+template <bool kRelu>
+__device__ __forceinline__ unsigned int AddResidualI8x4(unsigned int a, unsigned int b,
+                                                        const Int8ResidualScales& s) {
+  unsigned int d = 0;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const s8 v =
+        AddResidualI8<kRelu>(static_cast<s8>(a >> (8 * e)), static_cast<s8>(b >> (8 * e)), s);
+    d |= static_cast<unsigned int>(static_cast<unsigned char>(v)) << (8 * e);
+  }
+  return d;
+}
+template <bool kRelu>
+__device__ __forceinline__ uint4 AddResidualI8x16(uint4 a, uint4 b, const Int8ResidualScales& s) {
+  return make_uint4(AddResidualI8x4<kRelu>(a.x, b.x, s), AddResidualI8x4<kRelu>(a.y, b.y, s),
+                    AddResidualI8x4<kRelu>(a.z, b.z, s), AddResidualI8x4<kRelu>(a.w, b.w, s));
 }
 
 template <int kEpi, typename Acc>

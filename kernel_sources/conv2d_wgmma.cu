@@ -76,8 +76,9 @@
 //
 // Kernel parameters: x_map ({C, W, H, N}, box {E, TW, TH, TB}), w_map ({C, KH * KW, CO}, box
 // {E, 1, BN}), both 128-byte swizzled; bias, scale, out (ops/op_template.h conventions, out
-// NHWC), residual (with a residual epilogue, common.cuh kEpiResidual: a float16 tensor shaped
-// like the output, added before the ReLU; else null); then the geometry as runtime values (C, CO,
+// NHWC), residual (with a residual epilogue, common.cuh kEpiResidual: a tensor shaped like the
+// output, float16, or int8 into a requantized int8 output with its scales after the channels' in
+// `scale`, added before the ReLU; else null); then the geometry as runtime values (C, CO,
 // OH, OW, KW, KH * KW, pad top/left, stride h/w, dilation h/w, tiles per image along h/w, pixel
 // tiles in all, output pixels in all), so one compiled kernel serves every layer of a network that
 // shares the tile config. The Epi's activation (common.cuh Act: clip, silu, hard_swish) comes
@@ -398,6 +399,14 @@ TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 0, 1, 0,
                          tunejit::Epi<true, true, tunejit::EpiOut::kAccumulator, true>);
 TUNEJIT_CONV2D_WGMMA_EPI(2, 64, 1, 256, 0, 4, 2, 0, 1, 128, 1, 0, 0, 1, 0,
                          tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, true>);
+// The int8 residual, requantized (AddResidualI8): 16-byte stores, ping-pong; swapped operands;
+// im2col tiles with no ReLU after it.
+TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 128, 0, 4, 2, 1, 1, 128, 0, 0, 1, 0, 0,
+                         tunejit::Epi<true, true, tunejit::EpiOut::kInt8, true>);
+TUNEJIT_CONV2D_WGMMA_EPI(8, 16, 1, 64, 1, 4, 2, 0, 1, 128, 0, 0, 1, 0, 0,
+                         tunejit::Epi<true, true, tunejit::EpiOut::kInt8, true>);
+TUNEJIT_CONV2D_WGMMA_EPI(4, 64, 1, 128, 0, 4, 2, 1, 1, 64, 1, 0, 1, 0, 0,
+                         tunejit::Epi<true, false, tunejit::EpiOut::kInt8, true>);
 // Activations (common.cuh Act): ReLU6 (clip [0, 6]) into fp16 by 16-byte stores; silu into fp16
 // through the swapped tile's staged rows; hard_swish into float32 (pairs of floats); a clip
 // after the residual; silu into float32 from swapped rows.

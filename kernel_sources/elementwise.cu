@@ -70,9 +70,7 @@ template <int kRelu, typename TOut>
 __global__ void add_int8(const s8* __restrict__ x, const s8* __restrict__ r, TOut* __restrict__ y,
                          s64 total, float scale_x, float scale_r, float scale_out) {
   TUNEJIT_GRID_STRIDE(i, total) {
-    float v = __fadd_rn(__fmul_rn(static_cast<float>(x[i]), scale_x),
-                        __fmul_rn(static_cast<float>(r[i]), scale_r));
-    if (kRelu) v = v < 0.0f ? 0.0f : v;
+    const float v = Int8SumValue<kRelu != 0>(x[i], r[i], scale_x, scale_r);
     if constexpr (sizeof(TOut) == 1) {
       y[i] = SaturateToInt8(__fdiv_rn(v, scale_out));
     } else {

@@ -256,6 +256,42 @@ __host__ __device__ constexpr int WgmmaEpiBeforeResidual(int epi) {
   return (epi & kEpiResidual) != 0 ? epi & ~(kEpiResidual | kEpiRelu) : epi;
 }
 
+// The residual's add in an epilogue (kEpiResidual) to output elements of kBytes bytes: float16
+// (AddResidualF16) or requantized int8 (AddResidualI8, with the scales after the channels' in
+// `scale`). kRelu: the ReLU after the add.
+template <int kBytes, bool kRelu>
+struct WgmmaResidual {
+  static_assert(kBytes == 2, "a residual is added to float16 or requantized int8 outputs");
+  __device__ __forceinline__ static WgmmaResidual Load(const float*, int) { return {}; }
+  __device__ __forceinline__ uint4 Add16(uint4 a, uint4 b) const {
+    return AddResidualF16x8<kRelu>(a, b);
+  }
+  // Element e of src plus element e of skip, to element e of dst.
+  __device__ __forceinline__ void AddOne(const unsigned char* src, const unsigned char* skip,
+                                         unsigned char* dst, int e) const {
+    reinterpret_cast<unsigned short*>(dst)[e] =
+        AddResidualF16<kRelu>(reinterpret_cast<const unsigned short*>(src)[e],
+                              reinterpret_cast<const unsigned short*>(skip)[e]);
+  }
+};
+template <bool kRelu>
+struct WgmmaResidual<1, kRelu> {
+  Int8ResidualScales s;
+  __device__ __forceinline__ static WgmmaResidual Load(const float* scale, int n) {
+    return {Int8ResidualScales::Load(scale, n)};
+  }
+  __device__ __forceinline__ uint4 Add16(uint4 a, uint4 b) const {
+    return AddResidualI8x16<kRelu>(a, b, s);
+  }
+  __device__ __forceinline__ void AddOne(const unsigned char* src, const unsigned char* skip,
+                                         unsigned char* dst, int e) const {
+    reinterpret_cast<s8*>(dst)[e] = AddResidualI8<kRelu>(reinterpret_cast<const s8*>(src)[e],
+                                                         reinterpret_cast<const s8*>(skip)[e], s);
+  }
+};
+// No residual (the epilogue's WgmmaResidual when it has none).
+struct WgmmaNoResidual {};
+
 // One row's 4 values of a thread (columns as WgmmaColumns) to out[base + column], for columns < n
 // (the caller has checked base >= 0), as float16 (plus the residual's values at the same index
 // with kEpiResidual), or through common.cuh's epilogue formula as int32, float32 or int8; then
@@ -327,14 +363,29 @@ __device__ __forceinline__ void WgmmaStorePairs(const Acc (&v)[4], const WgmmaCo
 // partner's in group q (columns col .. col + 3), the odd lane those of group q + 1 (col + 6 ..
 // col + 9), and each writes one aligned 4-byte word. A row past the output (base < 0) still takes
 // part in the shuffle (the whole warp must), then writes nothing.
+// With kEpiResidual each value is first requantized without the ReLU, then the residual's value
+// at its index added (AddResidualI8), then the ReLU.
 template <int kEpi, typename Acc>
 __device__ __forceinline__ void WgmmaStoreInt8Row(const Acc (&v)[4], const WgmmaColumns& p,
-                                                  s64 base, void* out, int col, int n) {
-  typedef EpilogueOp<kEpi, Acc> Op;
+                                                  s64 base, void* out, const void* residual,
+                                                  const Int8ResidualScales& rs, int col, int n) {
+  typedef EpilogueOp<WgmmaEpiBeforeResidual(kEpi), Acc> Op;
+  typedef EpilogueOp<kEpi, Acc> Full;
   unsigned int bytes[4];
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
     bytes[e] = static_cast<unsigned char>(SaturateToInt8(Op::Apply(v[e], p.bias[e], p.scale[e])));
+  }
+  if constexpr (Full::kResidual) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int c = col + (e & 1) + 8 * (e >> 1);
+      if (base >= 0 && c < n) {
+        const s8 r = static_cast<const s8*>(residual)[base + c];
+        bytes[e] = static_cast<unsigned char>(
+            AddResidualI8<Full::kRelu>(static_cast<s8>(bytes[e]), r, rs));
+      }
+    }
   }
   const unsigned int mine_q = bytes[0] | bytes[1] << 8;   // columns col, col + 1
   const unsigned int mine_q1 = bytes[2] | bytes[3] << 8;  // col + 8, col + 9
@@ -457,8 +508,9 @@ struct WgmmaWideSpan<kEpi, 1> {
 
 // The rows of a consumer thread in 16-byte stores (Span: WgmmaWideSpan). The caller has checked
 // that n is a multiple of the span (8 fp16 or 16 int8 columns) and `out` 16-byte aligned (and
-// `residual`, read 16 bytes at a time at the output's offsets, with kResidual: 0, 1 the residual
-// and no ReLU after it, 2 the residual and the ReLU). The Activation (float16 spans only) last.
+// `residual`, read 16 bytes at a time at the output's offsets, in the output's type, with
+// kResidual: 0, 1 the residual and no ReLU after it, 2 the residual and the ReLU; WgmmaResidual).
+// The Activation (float16 spans only) last.
 template <int BN, class Span, int kResidual, class Activation, typename Acc, int kSubtiles>
 __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 2],
                                                const s64 (&base)[kSubtiles][2], void* out,
@@ -469,6 +521,10 @@ __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 
   static_assert(!Activation::kActive || Span::kElementBytes == 2, "an activation into float16");
   const int j = threadIdx.x % 4;
   constexpr int kStep = 4 * kGroups;
+  typedef typename Conditional<kResidual != 0, WgmmaResidual<Span::kElementBytes, kResidual == 2>,
+                               WgmmaNoResidual>::type Residual;
+  [[maybe_unused]] Residual add{};
+  if constexpr (kResidual != 0) add = Residual::Load(scale, n);
   // The residual's spans of a block of columns, loaded a block ahead of their stores: out and
   // residual may alias as far as the compiler knows, so a load after a store waits for it, and
   // one load in flight at a time made the residual epilogue latency-bound (3-4x the time of the
@@ -513,7 +569,7 @@ __device__ __forceinline__ void WgmmaStoreWide(const Acc (&acc)[kSubtiles][BN / 
           const s64 at = (base[sub][half] + c) * Span::kElementBytes;
           uint4 bytes = Span::Bytes(w);
           if constexpr (kResidual != 0) {
-            bytes = AddResidualF16x8<kResidual == 2>(bytes, skip[block % 2][sub][half]);
+            bytes = add.Add16(bytes, skip[block % 2][sub][half]);
           }
           bytes = Activation::ApplyF16x8(bytes);
           *reinterpret_cast<uint4*>(static_cast<unsigned char*>(out) + at) = bytes;
@@ -536,7 +592,8 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
   constexpr bool kInt8Out = kOutF16 == 0 && EpilogueOp<kEpi, Acc>::kOut == kEpiOutInt8;
   typedef EpilogueOp<kEpi, Acc> Op;
   constexpr int kResidual = Op::kResidual ? (Op::kRelu ? 2 : 1) : 0;
-  static_assert(!Op::kResidual || kOutF16 != 0, "a residual is added to float16 outputs");
+  static_assert(!Op::kResidual || kOutF16 != 0 || kInt8Out,
+                "a residual is added to float16 or requantized int8 outputs");
   static_assert(!kInt8Out || !Activation::kActive, "an activation into float outputs only");
   const int t = threadIdx.x % 128;
   s64 base[kSubtiles][2];
@@ -556,6 +613,8 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
       return;
     }
   }
+  [[maybe_unused]] Int8ResidualScales rs{};
+  if constexpr (kInt8Out && Op::kResidual) rs = Int8ResidualScales::Load(scale, n);
 #pragma unroll
   for (int q = 0; q < BN / 8; q += 2) {
     const int col = col0 + 8 * q + 2 * (t % 4);
@@ -567,7 +626,7 @@ __device__ __forceinline__ void WgmmaEpilogue(const Acc (&acc)[kSubtiles][BN / 2
         const int i = 4 * q + 2 * half;  // acc i = 4q + 2 half + e holds column 8q + 2 (t % 4) + e
         const Acc v[4] = {acc[sub][i], acc[sub][i + 1], acc[sub][i + 4], acc[sub][i + 5]};
         if constexpr (kInt8Out) {
-          WgmmaStoreInt8Row<kEpi>(v, p, base[sub][half], out, col, n);
+          WgmmaStoreInt8Row<kEpi>(v, p, base[sub][half], out, residual, rs, col, n);
         } else if (base[sub][half] >= 0) {
           WgmmaStorePairs<kEpi, kOutF16, Activation>(v, p, base[sub][half], out, residual, col, n);
         }
@@ -765,14 +824,18 @@ __device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2]
   // ReLU after it).
   typedef WgmmaOutElement<WgmmaEpiBeforeResidual(kEpi), kOutF16, Acc> Out;
   typedef EpilogueOp<kEpi, Acc> Op;
-  static_assert(!Op::kResidual || (kOutF16 != 0 && kPoolW == 0),
-                "a residual is added to unpooled float16 outputs");
+  static_assert(!Op::kResidual || ((kOutF16 != 0 || Op::kOut == kEpiOutInt8) && kPoolW == 0),
+                "a residual is added to unpooled float16 or requantized int8 outputs");
   static_assert(kPoolW == 0 || (kPoolW % 8 == 0 && kRows % (2 * kPoolW) == 0),
                 "pooled rows: whole pairs of image rows of whole 8-row blocks");
   static_assert(
       !Activation::kActive || (kPoolW == 0 && IsFloatAcc<Acc>::value && Op::kOut != kEpiOutInt8),
       "an activation into unpooled float16 or float32 outputs");
   constexpr int kRowBytes = WgmmaSwapRowBytes(Out::kBytes);
+  typedef typename Conditional<Op::kResidual, WgmmaResidual<Out::kBytes, Op::kRelu>,
+                               WgmmaNoResidual>::type Residual;
+  [[maybe_unused]] Residual add{};
+  if constexpr (Op::kResidual) add = Residual::Load(scale, n);
   const int t = threadIdx.x % 128;
   const int ch = 16 * (t / 32) + (t % 32) / 4;  // this thread's columns: ch, ch + 8
   float b[2], s[2];
@@ -852,16 +915,18 @@ __device__ __forceinline__ void WgmmaSwappedEpilogue(const Acc (&acc)[kRows / 2]
       const s64 at = (base + col0 + c) * Out::kBytes;
       if (wide && c + kPieceElems <= cols) {
         uint4 bytes = *reinterpret_cast<const uint4*>(src);
-        if constexpr (Op::kResidual) bytes = AddResidualF16x8<Op::kRelu>(bytes, skip[i]);
+        if constexpr (Op::kResidual) bytes = add.Add16(bytes, skip[i]);
         *reinterpret_cast<uint4*>(dst) = WgmmaActivatePiece<Activation, Out::kBytes>(bytes);
       } else if constexpr (Op::kResidual) {  // the channel tail, or unaligned rows: value by value
-        const unsigned short* tail = reinterpret_cast<const unsigned short*>(
-            static_cast<const unsigned char*>(residual) + at);
+        const unsigned char* tail = static_cast<const unsigned char*>(residual) + at;
         const int values = cols - c < kPieceElems ? cols - c : kPieceElems;
 #pragma unroll 1
         for (int e = 0; e < values; ++e) {
-          reinterpret_cast<unsigned short*>(dst)[e] = Activation::ApplyF16(
-              AddResidualF16<Op::kRelu>(reinterpret_cast<const unsigned short*>(src)[e], tail[e]));
+          add.AddOne(src, tail, dst, e);
+          if constexpr (Activation::kActive) {
+            reinterpret_cast<unsigned short*>(dst)[e] =
+                Activation::ApplyF16(reinterpret_cast<const unsigned short*>(dst)[e]);
+          }
         }
       } else if constexpr (Activation::kActive) {  // the tail, or unaligned rows: value by value
         const int values = cols - c < kPieceElems ? cols - c : kPieceElems;

@@ -20,7 +20,9 @@
 //   input 1  weight as the user gives it: OIHW ([C, multiplier, KH, KW] for depthwise) / [N, K]
 //            / y [B, N, K] (batch_matmul)
 //   input 2  bias, float32 [CO] ([N] for dense and batch_matmul): read only when epilogue.bias
-//   input 3  per-channel scale, float32 [CO]: read only when output != kAccumulator
+//   input 3  per-channel scale, float32 [CO]: read only when output != kAccumulator ([CO + 3]
+//            with an int8 residual: Epilogue::residual)
+//   input 4  the residual, with Epilogue::residual
 //   output 0 NCHW / [M, N] / [B, M, N]
 // The slots are fixed: with a scale but no bias, input 2 is not read (bind anything, e.g. 0).
 // Epilogue value = acc (* scale[c] if scale) (+ bias[c] if bias), then relu if set (then the
@@ -110,11 +112,15 @@ struct Epilogue {
   bool bias = false;  // per output channel, in the op's accumulator type (float or int32->float)
   bool relu = false;
   enum class Output { kAccumulator, kFloat32, kInt8Requantize } output = Output::kAccumulator;
-  // Op input 4, a float16 tensor shaped like the output, added before the ReLU: ResNet's skip
-  // connection read in the conv's epilogue, or a transformer's residual stream in a dense
-  // layer's. Only conv2d_nhwc_wgmma.cuda (float16 output, no pool after it) and
-  // dense_wgmma.cuda (float16 output, no split-K) take it; the executor fuses an add into no
-  // other template.
+  // Op input 4, a tensor shaped like the output in the output's type, added before the ReLU:
+  // ResNet's skip connection read in the conv's epilogue, or a transformer's residual stream in a
+  // dense layer's. float16 into a float16 output; or int8 into a kInt8Requantize output of int8
+  // operands, where the value is requantized first (as the conv alone wrote it), the sum taken
+  // as the int8 add does (dequantized with each tensor's scale), then the ReLU, requantized to
+  // the sum's scale: the scale input then holds CO + 3 floats, the channels' scales followed by
+  // the conv output's, the residual's and the sum's (kernel_sources/common.cuh
+  // Int8ResidualScales). Only conv2d_nhwc_wgmma.cuda (no pool after it) and dense_wgmma.cuda
+  // (no split-K) take it; the executor fuses an add into no other template.
   bool residual = false;
   // The activation after everything above (kernel_sources/common.cuh Act):
   //   kClip       min(max(x, clip_lo), clip_hi), NaN passing through (ReLU6 is [0, 6]);

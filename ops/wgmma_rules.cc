@@ -157,11 +157,17 @@ absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue
     return absl::UnimplementedError(
         absl::StrCat(task, ": a scaled float32 epilogue does not fit a float16 output"));
   }
-  if (epilogue.residual &&
-      (int8 || out_dtype != "float16" || epilogue.output != Epilogue::Output::kAccumulator)) {
-    return absl::UnimplementedError(
-        absl::StrCat(task, ": a residual is added to float16 outputs only (got ",
-                     int8 ? "int8 operands" : absl::StrCat("a ", out_dtype, " output"), ")"));
+  // The residual is read in the output's type: float16, or int8 with the scales of an int8
+  // requantize output (common.cuh AddResidualI8).
+  const bool f16_residual =
+      !int8 && out_dtype == "float16" && epilogue.output == Epilogue::Output::kAccumulator;
+  const bool int8_residual = int8 && epilogue.output == Epilogue::Output::kInt8Requantize;
+  if (epilogue.residual && !f16_residual && !int8_residual) {
+    return absl::UnimplementedError(absl::StrCat(
+        task, ": a residual is added to float16 outputs and requantized int8 ones only (got ",
+        int8 ? "int8 operands without an int8 requantize output"
+             : absl::StrCat("a ", out_dtype, " output"),
+        ")"));
   }
   if (int8 && epilogue.bias && epilogue.output == Epilogue::Output::kAccumulator) {
     return absl::UnimplementedError(absl::StrCat(

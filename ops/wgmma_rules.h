@@ -96,7 +96,8 @@ inline int WgmmaOutF16(const std::string& out_dtype, const Epilogue& epilogue) {
 // The epilogues each kind can run: fp16 no scaled float32 into a float16 output; int8 no float
 // bias on an int32 output. Either may requantize to int8, which replaces the workload's output
 // dtype (int32, or float32 / float16: int8 on the tensor cores' float16 stem). A residual only
-// where the template reads one (`reads_residual`), into a float16 output. An activation into the
+// where the template reads one (`reads_residual`), into a float16 output from fp16 operands or an
+// int8 requantize output from int8 ones (read in the output's type). An activation into the
 // float16 or float32 output of fp16 operands (plan_util.h CheckActivation; a template that fuses
 // none for other reasons, a pooled one, checks that first).
 absl::Status CheckWgmmaEpilogue(absl::string_view task, const Epilogue& epilogue, bool int8,

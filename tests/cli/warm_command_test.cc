@@ -120,6 +120,15 @@ TEST_F(WarmCommandTest, OnnxModelListsAndCompilesItsLayers) {
   ASSERT_EQ(Warm({"--model", model, "--batch", "4", "--precision", "fp32"}, &out), kExitOk) << out;
   EXPECT_THAT(out, HasSubstr("compiled 0 (NVRTC 0.00 s), cache hits " + std::to_string(entries)));
   EXPECT_EQ(Warm({"--model", model}, &out), kExitFailure);  // dynamic batch, no --batch
+  // --steps lists every step `tunejit run` would launch, in order, with its output and fusions.
+  ASSERT_EQ(Warm({"--model", model, "--batch", "4", "--precision", "fp32", "--steps"}, &out),
+            kExitOk)
+      << out;
+  EXPECT_THAT(out, ::testing::ContainsRegex("warm: [1-9][0-9]* steps"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("0 conv2d +conv1 +-> F32 +\\[4x"));
+  EXPECT_THAT(out, HasSubstr("fused bias"));
+  EXPECT_EQ(Warm({"--log", testing::RepoData("seed-vgg16-v100.log"), "--steps"}, &out),
+            kExitUsage);  // no model to lower
 }
 
 // A BERT layer (int64 token ids, embedding gather, attention, GELU MLP) at fp32 and fp16: every

@@ -332,26 +332,28 @@ TEST(ExecutorGpuTest, ResidualNetInt8CloseToFloatReference) {
   }
 }
 
-// ResNet-50's int8 case, --precision int8 --tensor-cores: the skip adds are int8 NHWC steps
-// between the int8 wgmma convs (tests/executor/executor_test_util.h WideResidualNet: eight int8
-// convs, eleven int8 activations, three int8 adds, a float16 dense), within the residual network's
-// int8 bound of the float reference. A wrong scale argument of an add (a slot mixed up) or a
-// layout mismatch between its operands would be far outside it.
+// ResNet-50's int8 case, --precision int8 --tensor-cores: two skip adds are the int8 residual
+// epilogues of the later of their convs, the last (read by the float pool) an int8 NHWC step
+// (tests/executor/executor_test_util.h WideResidualNet: eight int8 convs, a float16 dense), within
+// the residual network's int8 bound of the float reference. A wrong scale of a residual epilogue
+// (a slot mixed up) or a layout mismatch between its operands would be far outside it.
 TEST(ExecutorGpuTest, WideResidualNetInt8TensorCoresCloseToFloatReference) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::WideResidualNet();
   const WeightSet w = RandomWeights(g, 13);
   absl::StatusOr<Executor> ex = BuildExecutor(g, w, NumericMode::kInt8TensorCores);
   ASSERT_TRUE(ex.ok()) << ex.status();
-  int adds = 0, quantize_steps = 0;
+  int adds = 0, quantize_steps = 0, residual_epilogues = 0;
   for (const LayerInfo& l : ex->layers()) {
     quantize_steps += l.op == "quantize" ? 1 : 0;
     if (l.op == "add") {
       ++adds;
       EXPECT_EQ(l.dtype, "int8") << l.name;
     }
+    if (l.fused == "bias+residual_add+relu+requantize") ++residual_epilogues;
   }
-  EXPECT_EQ(adds, 3);
+  EXPECT_EQ(adds, 1);
+  EXPECT_EQ(residual_epilogues, 2);
   EXPECT_EQ(quantize_steps, 1);  // the input's
   for (uint32_t seed : {41u, 42u}) {
     const std::vector<float> input = testing::NormalFloats(2 * 16 * 8 * 8, seed);

@@ -273,10 +273,12 @@ std::vector<std::string> Readers(const StepProgram& p, int t) {
   return names;
 }
 
-// --precision int8 --tensor-cores (ResNet-50's case): each skip add of two int8 NHWC values (conv
-// or add outputs) is one int8 NHWC step; the only quantize and convert steps are at the graph's
-// edges (the float input, the float global pool and the float16 dense), none around an add.
-TEST(ResidualNetTest, Int8TensorCoresAddsAreOneInt8NhwcStepEach) {
+// --precision int8 --tensor-cores (ResNet-50's case): a skip add of two int8 NHWC values whose
+// sum only int8 readers take is the epilogue of the later of its convs (the conv's value
+// requantized to its own slot, the residual added as the int8 add does, the ReLU, the sum
+// requantized to its slot); the last block's add, read by the float global pool, stays a step
+// writing float32. The only quantize and convert steps are at the graph's edges.
+TEST(ResidualNetTest, Int8TensorCoresFuseTheSkipAddsIntoTheConvs) {
   const Graph g = testing::WideResidualNet();
   absl::StatusOr<StepProgram> p = LowerToSteps(g, NumericMode::kInt8TensorCores);
   ASSERT_TRUE(p.ok()) << p.status();
@@ -289,44 +291,53 @@ TEST(ResidualNetTest, Int8TensorCoresAddsAreOneInt8NhwcStepEach) {
     EXPECT_TRUE(p->tensors[s.output].nhwc) << conv;
   }
   const std::vector<std::string> kinds = Kinds(*p);
-  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "add"), 3);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "add"), 1);       // b3's
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "quantize"), 1);  // the input's
   for (const Step& s : p->steps) {
     if (s.kind != StepKind::kQuantize && s.kind != StepKind::kConvert) continue;
     EXPECT_THAT(s.name,
                 ::testing::AnyOf("stem.quantize", "stem.convert", "gap.convert", "fc.convert"));
   }
-  const Step& add1 = StepNamed(*p, "b1.add");
-  EXPECT_TRUE(add1.int8);
-  EXPECT_EQ(add1.fused, "relu+requantize");
-  EXPECT_EQ(add1.input, StepNamed(*p, "b1.conv2").output);
-  EXPECT_EQ(add1.residual, StepNamed(*p, "stem").output);
-  const StepTensor& out1 = p->tensors[add1.output];
-  EXPECT_EQ(out1.dtype, DType::kI8);
-  EXPECT_TRUE(out1.nhwc);
-  EXPECT_EQ(p->scale_sources[out1.scale_slot], *g.FindTensor("b1.relu_out"));
-  EXPECT_THAT(Readers(*p, add1.output), ElementsAre("b2.conv1", "b2.down"));
-  // b2's add: the downsample's int8 output as its residual; its own output read by b3's conv and
-  // b3's add, int8.
-  const Step& add2 = StepNamed(*p, "b2.add");
-  EXPECT_TRUE(add2.int8);
-  EXPECT_EQ(add2.fused, "relu+requantize");
-  EXPECT_EQ(add2.input, StepNamed(*p, "b2.conv2").output);
-  EXPECT_EQ(add2.residual, StepNamed(*p, "b2.down").output);
-  EXPECT_EQ(p->tensors[add2.output].dtype, DType::kI8);
-  EXPECT_THAT(Readers(*p, add2.output), ElementsAre("b3.conv1", "b3.add"));
-  // b3's add feeds the float global pool: the dequantized sum, float32 NHWC.
+  const auto source = [&](int slot) { return g.tensor(p->scale_sources[slot]).name; };
+  // b1: the add of b1.conv2's value and the stem's output is b1.conv2's epilogue.
+  const Step& c1 = StepNamed(*p, "b1.conv2");
+  EXPECT_EQ(c1.fused, "bias+residual_add+relu+requantize");
+  EXPECT_TRUE(c1.epilogue.residual);
+  EXPECT_TRUE(c1.epilogue.relu);
+  EXPECT_EQ(c1.residual, StepNamed(*p, "stem").output);
+  EXPECT_EQ(source(c1.pre_residual_slot), "b1.conv2.bias_out");
+  EXPECT_EQ(source(p->tensors[c1.output].scale_slot), "b1.relu_out");
+  EXPECT_EQ(c1.output, ValueOf(g, *p, "b1.relu_out"));
+  EXPECT_THAT(Readers(*p, c1.output), ElementsAre("b2.conv1", "b2.down"));
+  // b2: the downsample runs after b2.conv2, so it takes the add, b2.conv2's output its residual.
+  EXPECT_EQ(StepNamed(*p, "b2.conv2").fused, "bias+requantize");
+  const Step& down = StepNamed(*p, "b2.down");
+  EXPECT_EQ(down.fused, "bias+residual_add+relu+requantize");
+  EXPECT_EQ(down.residual, StepNamed(*p, "b2.conv2").output);
+  EXPECT_EQ(source(down.pre_residual_slot), "b2.down.bias_out");
+  EXPECT_EQ(source(p->tensors[down.output].scale_slot), "b2.relu_out");
+  EXPECT_THAT(Readers(*p, down.output), ElementsAre("b3.conv1", "b3.add"));
+  // b3's add feeds the float global pool: the dequantized sum, float32 NHWC, a step of its own.
+  EXPECT_FALSE(StepNamed(*p, "b3.conv2").epilogue.residual);
+  EXPECT_EQ(StepNamed(*p, "b3.conv2").pre_residual_slot, -1);
   const Step& add3 = StepNamed(*p, "b3.add");
   EXPECT_TRUE(add3.int8);
   EXPECT_EQ(add3.fused, "relu+dequantize");
   EXPECT_EQ(add3.input, StepNamed(*p, "b3.conv2").output);
-  EXPECT_EQ(add3.residual, add2.output);
+  EXPECT_EQ(add3.residual, down.output);
   EXPECT_EQ(p->tensors[add3.output].dtype, DType::kF32);
   EXPECT_TRUE(p->tensors[add3.output].nhwc);
-  // The memory plan keeps both int8 operands alive through the add.
+  // The memory plan keeps each residual alive through the step that reads it.
   absl::StatusOr<StepMemory> m = PlanStepMemory(*p);
   ASSERT_TRUE(m.ok()) << m.status();
   ExpectNoLiveOverlap(*p, *m);
+  // A scale given for the conv's value before the add (a QDQ model's) sets that slot.
+  absl::StatusOr<GivenScales> given =
+      MatchGivenScales(g, *p, {{"b1.conv2.bias_out", 0.25f}, {"b1.relu_out", 0.5f}});
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_EQ(given->per_slot[c1.pre_residual_slot], 0.25f);
+  EXPECT_EQ(given->per_slot[p->tensors[c1.output].scale_slot], 0.5f);
+  EXPECT_TRUE(given->unused.empty());
 }
 
 // The float lowerings of the same network have no int8 step and no scale slot.

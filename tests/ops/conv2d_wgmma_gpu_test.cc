@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "ops/cpu_reference.h"
 #include "ops/split.h"
 #include "ops/templates.h"
 #include "tests/ops/ops_test_util.h"
@@ -677,6 +678,92 @@ TEST(Conv2dWgmmaGpu, Int8MatchesExactly) {
                       << ", want " << want;
         ++wrong;
       }
+    }
+  }
+}
+
+// The int8 residual epilogue (--precision int8 --tensor-cores' skip connection): the conv's
+// value requantized to its own scale, plus an int8 residual dequantized with its scale, the ReLU,
+// the sum requantized to its scale: what the add_int8 step after the unfused conv computes, bit
+// for bit. 16-byte stores (CO % 16 == 0, tile_n 128 and 64, ping-pong), the words path (CO 72),
+// swapped tiles (the staged rows' copy adds it), im2col tiles without the ReLU, a stride-2 1x1
+// downsample.
+TEST(Conv2dWgmmaGpu, Int8ResidualMatchesTheUnfusedAdd) {
+  TUNEJIT_REQUIRE_GPU();
+  std::unique_ptr<testing::GpuHarness> harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  TUNEJIT_REQUIRE_HOPPER(harness);
+  const OpTemplate* op = FindOpTemplate(autotvm::kConv2dNhwcWgmma);
+  struct ResidualCase {
+    Shape s;
+    autotvm::ConfigEntity config;
+    bool relu;
+  };
+  const std::vector<ResidualCase> cases = {
+      {{2, 14, 14, 64, 256, 1, 0, 1}, ClusterConfig(8, 16, 4, 1, 0), true},
+      {{2, 14, 14, 64, 256, 1, 0, 1}, Im2colConfig(4, 64, 4, 1), false},
+      {{2, 15, 13, 80, 72, 3, 1, 1}, Im2colConfig(2, 128, 4, 0), true},
+      {{2, 14, 14, 64, 64, 3, 1, 1}, SwapConfig(8, 16, 4, 0, 0), true},
+      {{2, 28, 28, 64, 128, 1, 0, 1, 2}, Im2colConfig(2, 128, 4, 1), true}};
+  // The value's, the residual's and the sum's scales (common.cuh Int8ResidualScales).
+  constexpr float kValue = 0.5f, kResidual = 0.25f, kSum = 0.75f;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ResidualCase& rc = cases[i];
+    const Shape& s = rc.s;
+    autotvm::ConfigEntity config = rc.config;
+    const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
+                              autotvm::Json::array({testing::Tensor({s.n, s.h, s.w, s.c}, "int8"),
+                                                    testing::Tensor({s.co, s.k, s.k, s.c}, "int8"),
+                                                    {s.stride, s.stride},
+                                                    {s.pad, s.pad, s.pad, s.pad},
+                                                    {s.dilation, s.dilation},
+                                                    "int32"})};
+    const uint32_t seed = static_cast<uint32_t>(91 + 10 * i);
+    const std::vector<float> x = testing::RandomIntFloats(s.n * s.h * s.w * s.c, 3, seed);
+    const std::vector<float> wt = testing::RandomIntFloats(s.co * s.k * s.k * s.c, 3, seed + 1);
+    const std::vector<float> skip =
+        testing::RandomIntFloats(s.n * s.oh() * s.ow() * s.co, 100, seed + 2);
+    const std::vector<float> bias = testing::RandomQuarters(s.co, seed + 3);
+    std::vector<float> scale = testing::RandomQuarters(s.co, seed + 4);
+    for (float& v : scale) v = std::abs(v) / 64.0f;  // brings the sums into int8 range
+    scale.insert(scale.end(), {kValue, kResidual, kSum});
+    const Epilogue e{.bias = true,
+                     .relu = rc.relu,
+                     .output = Epilogue::Output::kInt8Requantize,
+                     .residual = true};
+    absl::StatusOr<OpPlan> plan = op->Specialize(w, config, harness->limits(), e);
+    ASSERT_TRUE(plan.ok()) << config.ToString() << ": " << plan.status();
+    ASSERT_TRUE(harness->Precompile({*plan}).ok());
+    auto to_int8 = [](const std::vector<float>& v) {
+      std::vector<int8_t> out(v.size());
+      for (size_t j = 0; j < v.size(); ++j) out[j] = static_cast<int8_t>(v[j]);
+      return out;
+    };
+    const std::vector<int8_t> r = to_int8(skip);
+    auto out = harness->Run(*plan,
+                            {testing::Bytes(to_int8(x)), testing::Bytes(to_int8(wt)),
+                             testing::Bytes(bias), testing::Bytes(scale), testing::Bytes(r)},
+                            {skip.size()});
+    ASSERT_TRUE(out.ok()) << out.status();
+    // The unfused steps: the conv requantized to kValue (no ReLU: it follows the add), then
+    // add_int8's value (cpuref::AddInt8) requantized to kSum.
+    std::vector<int8_t> value(skip.size());
+    for (size_t j = 0; j < value.size(); ++j) {
+      const int64_t co = static_cast<int64_t>(j) % s.co, pixel = static_cast<int64_t>(j) / s.co;
+      const float acc =
+          ConvAt(s, x, wt, pixel / (s.oh() * s.ow()), pixel / s.ow() % s.oh(), pixel % s.ow(), co);
+      value[j] = static_cast<int8_t>(
+          std::clamp(std::nearbyint(acc * scale[co] + bias[co]), -128.0f, 127.0f));
+    }
+    const std::vector<int8_t> want =
+        cpuref::Quantize(cpuref::AddInt8(value, r, kValue, kResidual, rc.relu), kSum);
+    int wrong = 0;
+    for (size_t j = 0; j < want.size() && wrong < 5; ++j) {
+      const int got = static_cast<int8_t>((*out)[0][j]);
+      if (got == want[j]) continue;
+      ADD_FAILURE() << plan->kernels[0].spec.name_expression << " [" << j << "]: " << got
+                    << ", want " << static_cast<int>(want[j]);
+      ++wrong;
     }
   }
 }

@@ -411,13 +411,54 @@ TEST(Conv2dWgmma, ResidualEpilogueReadsInputFour) {
         op.Specialize(workload, Tile(8, 16, 128, 4, 2), kHopper, residual).status().message());
   };
   EXPECT_THAT(why(ConvWorkload(2, 28, 28, 128, 512, 1, 0, 1, 1, "float32"), Op()),
-              HasSubstr("a residual is added to float16 outputs only (got a float32 output)"));
+              HasSubstr("a residual is added to float16 outputs and requantized int8 ones only "
+                        "(got a float32 output)"));
   EXPECT_THAT(why(ConvWorkload(2, 28, 28, 128, 512, 1, 0, 1, 1, "int32", "int8"), Op()),
-              HasSubstr("(got int8 operands)"));
+              HasSubstr("(got int8 operands without an int8 requantize output)"));
   autotvm::Workload pooled = w;
   pooled.task_name = autotvm::kConv2dNhwcWgmmaPool;
   EXPECT_THAT(why(pooled, *FindOpTemplate(autotvm::kConv2dNhwcWgmmaPool)),
               HasSubstr("takes no residual"));
+}
+
+// The int8 residual: int8 operands into an int8 requantize output, the residual input 4 read as
+// int8 (its scales after the channels' in input 3).
+TEST(Conv2dWgmma, Int8ResidualEpilogueRequantizes) {
+  const Epilogue e{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize, .residual = true};
+  const autotvm::Workload w = ConvWorkload(2, 28, 28, 128, 512, 1, 0, 1, 1, "int32", "int8");
+  absl::StatusOr<OpPlan> plan = Op().Specialize(w, Tile(8, 16, 128, 4, 2), kHopper, e);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlannedKernel& k = plan->kernels[0];
+  EXPECT_THAT(k.spec.name_expression,
+              HasSubstr("tunejit::Epi<true, true, tunejit::EpiOut::kInt8, true>, 0, 0>>"));
+  EXPECT_EQ(k.args[5].kind, KernelArg::Kind::kInput);
+  EXPECT_EQ(k.args[5].index_or_int, 4);
+  // The GPU test's cases (conv2d_wgmma_gpu_test.cc Int8ResidualMatchesTheUnfusedAdd) are valid
+  // and compile for sm_90a: 16-byte stores with clusters and im2col tiles, the words path
+  // (CO 72), swapped tiles (the staged rows' copy adds it), a stride-2 downsample.
+  struct Case {
+    autotvm::Workload w;
+    autotvm::ConfigEntity config;
+  };
+  auto int8 = [](int64_t hw, int64_t c, int64_t co, int64_t k, int pad, int stride) {
+    return ConvWorkload(2, hw, hw, c, co, k, pad, stride, 1, "int32", "int8");
+  };
+  const std::vector<Case> cases = {
+      {int8(14, 64, 256, 1, 0, 1), Tile(8, 16, 128, 4, 2, 1, 0, 2)},
+      {int8(14, 64, 256, 1, 0, 1), Tile(4, 64, 64, 4, 2, 1, 1)},
+      {int8(15, 80, 72, 3, 1, 1), Tile(2, 64, 128, 4, 2, 0, 1)},
+      {int8(14, 64, 64, 3, 1, 1), Tile(8, 16, 64, 4, 2, 0, 0, 1, 0, 1)},
+      {int8(28, 64, 128, 1, 0, 2), Tile(2, 64, 128, 4, 2, 1, 1)}};
+  KernelCompiler compiler(nullptr);
+  for (const Case& c : cases) {
+    absl::StatusOr<OpPlan> p = Op().Specialize(c.w, c.config, kHopper, e);
+    ASSERT_TRUE(p.ok()) << c.config.ToString() << ": " << p.status();
+    if (&c != &cases[0] && &c != &cases[3]) continue;  // two compiles: the wide and staged paths
+    absl::StatusOr<CompiledKernel> kernel =
+        compiler.Compile(p->kernels[0].spec, GpuArch{9, 0, false});
+    ASSERT_TRUE(kernel.ok()) << p->kernels[0].spec.name_expression << ": " << kernel.status();
+  }
 }
 
 TEST(Conv2dWgmma, StridedRules) {

@@ -293,7 +293,7 @@ TEST(DenseWgmma, ResidualEpilogueReadsInput4) {
   EXPECT_THAT(std::string(SpecializeStatus(Tile(128, 192, 64, 4, 2), kHopper,
                                            WgmmaWorkload(6304, 768, 3072), residual)
                               .message()),
-              HasSubstr("float16 outputs only"));
+              HasSubstr("float16 outputs and requantized int8 ones only"));
   EXPECT_THAT(
       std::string(SpecializeStatus(Tile(128, 128, 64, 4, 1, 2), kHopper, w, residual).message()),
       HasSubstr("split-K adds no residual"));

@@ -377,6 +377,46 @@ TEST(WgmmaSass, ResidualEpilogueLoadsRunAhead) {
   }
 }
 
+// The int8 residual epilogue (--precision int8 --tensor-cores): the same conv in int8 at its
+// tuned config (data/resnet50-int8-wgmma.log) and with swapped operands: the residual's 16-byte
+// loads of a block go out before its stores, and the requantizing arithmetic spills nothing.
+TEST(WgmmaSass, Int8ResidualEpilogueLoadsRunAhead) {
+  const std::string tool = Nvdisasm();
+  if (tool.empty()) GTEST_SKIP() << "no nvdisasm (set TUNEJIT_NVDISASM)";
+  const autotvm::Workload w{autotvm::kConv2dNhwcWgmma,
+                            autotvm::Json::array({testing::Tensor({128, 56, 56, 64}, "int8"),
+                                                  testing::Tensor({256, 1, 1, 64}, "int8"),
+                                                  {1, 1},
+                                                  {0, 0, 0, 0},
+                                                  {1, 1},
+                                                  "int32"})};
+  const Epilogue e{
+      .bias = true, .relu = true, .output = Epilogue::Output::kInt8Requantize, .residual = true};
+  for (const int swap : {0, 1}) {
+    const autotvm::ConfigEntity config = testing::Config(
+        {OtherKnob("tile_h", 4), OtherKnob("tile_w", 64), OtherKnob("tile_n", 64),
+         OtherKnob("stages", 4), OtherKnob("consumer_wg", 2), OtherKnob("pingpong", swap ? 0 : 1),
+         OtherKnob("im2col", 1), OtherKnob("cluster", 1), OtherKnob("halo", 0),
+         OtherKnob("swap_ab", swap), OtherKnob("tile_b", 1)});
+    const std::string cubin = ConfigCubin(*FindOpTemplate(w.task_name), w, config, e);
+    ASSERT_FALSE(cubin.empty()) << swap;
+    int run = 0, longest = 0, loads = 0;
+    for (const std::string& op : SassSequence(cubin, tool)) {
+      if (op.rfind("LDG.E.128", 0) == 0) {
+        longest = std::max(longest, ++run);
+        ++loads;
+      } else if (op.rfind("STG", 0) == 0) {
+        run = 0;
+      }
+      EXPECT_NE(op.rfind("STL", 0), 0u) << swap;
+      EXPECT_NE(op.rfind("LDL", 0), 0u) << swap;
+    }
+    std::printf("int8 swap_ab %d: %d residual loads, at most %d between stores\n", swap, loads,
+                longest);
+    EXPECT_GE(longest, 4) << swap;
+  }
+}
+
 // The GEMM's residual epilogue (a transformer's residual stream: ViT-B/16's second MLP layer at
 // batch 32) loads the residual ahead of its stores as the conv's does, and spills nothing.
 TEST(WgmmaSass, GemmResidualEpilogueLoadsRunAhead) {
