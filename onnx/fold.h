@@ -11,7 +11,8 @@
 //   Numbers (onnx/fold_math.cc), on INT64 / INT32 / INT8 / UINT8 / BOOL exactly and FLOAT /
 //     DOUBLE in double precision: Add, Sub, Mul, Div, Mod, Pow, Min, Max, Neg, Abs, Sign, Sqrt,
 //     Reciprocal, Exp, Log, Floor, Ceil, Round, Sigmoid, Tanh, Erf, Relu, Equal, Less,
-//     LessOrEqual, Greater, GreaterOrEqual, Not, And, Or, Xor, Where, Cast, CastLike, Range.
+//     LessOrEqual, Greater, GreaterOrEqual, Not, And, Or, Xor, Where, Cast, CastLike, Range, Cos,
+//     Sin, Trilu, CumSum, Clip, MatMul.
 // Integer overflow and division by zero are errors, never undefined behaviour. What folding may
 // allocate is bounded (Importer::ChargeFold).
 #ifndef TUNEJIT_ONNX_FOLD_H_

@@ -200,6 +200,8 @@ constexpr UnaryRule kUnaryRules[] = {
     {"Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, nullptr},
     {"Tanh", [](double x) { return std::tanh(x); }, nullptr},
     {"Erf", [](double x) { return std::erf(x); }, nullptr},
+    {"Cos", [](double x) { return std::cos(x); }, nullptr},  // rotary position tables
+    {"Sin", [](double x) { return std::sin(x); }, nullptr},
     {"Not", [](double x) { return (x == 0 ? 1.0 : 0.0); },
      [](int64_t x, int64_t* o) { return IKeep(x == 0, o); }, true},
     {"IsNaN", [](double x) { return (std::isnan(x) ? 1.0 : 0.0); },
@@ -405,14 +407,76 @@ Folded FoldMatMul(const FoldArgs& a) {
   return Single(FromDoubles(x->dtype, with(m, n), r));
 }
 
+// Trilu of a constant (a causal attention mask, torch.tril / triu of a table of ones): the lower
+// (upper = 0) or upper triangle of each matrix in the last two dims from diagonal k (input 1,
+// default 0), everything else zero.
+Folded FoldTrilu(const FoldArgs& a) {
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* x, a.Arg(0));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t upper, a.im.AttrInt(a.n, "upper", 1));
+  int64_t k = 0;
+  if (a.Has(1)) {
+    TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> ks, a.IntsArg(1, "k"));
+    if (ks.size() != 1) return a.im.Error(a.n, "k must hold one value");
+    k = ks[0];
+  }
+  const size_t rank = x->dims.size();
+  if (rank < 2) return a.im.Error(a.n, absl::StrCat("needs rank >= 2, got ", ShapeText(x->dims)));
+  const int64_t rows = x->dims[rank - 2], cols = x->dims[rank - 1];
+  const size_t element = static_cast<size_t>(DTypeSize(x->dtype));
+  std::vector<uint8_t> bytes(x->bytes.begin(), x->bytes.end());
+  for (size_t at = 0; at * element < bytes.size(); ++at) {
+    const int64_t j = static_cast<int64_t>(at) % cols, i = static_cast<int64_t>(at) / cols % rows;
+    const bool keep = upper != 0 ? j - i >= k : j - i <= k;
+    if (!keep) std::memset(bytes.data() + at * element, 0, element);
+  }
+  return Single(ConstTensor{"", x->dtype, x->dims, std::move(bytes)});
+}
+
+// CumSum of a constant along axis (input 1), exclusive and reverse as attributes (OPT's position
+// ids from an all-ones attention mask).
+Folded FoldCumSum(const FoldArgs& a) {
+  TUNEJIT_ASSIGN_OR_RETURN(const ConstTensor* x, a.Arg(0));
+  TUNEJIT_ASSIGN_OR_RETURN(std::vector<int64_t> axes, a.IntsArg(1, "axis"));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t exclusive, a.im.AttrInt(a.n, "exclusive", 0));
+  TUNEJIT_ASSIGN_OR_RETURN(int64_t reverse, a.im.AttrInt(a.n, "reverse", 0));
+  const int64_t rank = static_cast<int64_t>(x->dims.size());
+  if (axes.size() != 1 || axes[0] < -rank || axes[0] >= rank) {
+    return a.im.Error(a.n, absl::StrCat("axis must be one value in [", -rank, ", ", rank, ")"));
+  }
+  const int64_t axis = axes[0] < 0 ? axes[0] + rank : axes[0];
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x->dims[d];
+  const int64_t len = x->dims[axis], outer = x->NumElements() / std::max<int64_t>(1, len * inner);
+  const bool ints = !IsFloatType(x->dtype);
+  std::vector<double> v = x->Doubles();
+  std::vector<double> r(v.size(), 0.0);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      double sum = 0;
+      for (int64_t step = 0; step < len; ++step) {
+        const int64_t p = reverse != 0 ? len - 1 - step : step;
+        const size_t at = static_cast<size_t>((o * len + p) * inner + i);
+        if (exclusive != 0) r[at] = sum;
+        sum += v[at];
+        if (exclusive == 0) r[at] = sum;
+        if (ints && std::fabs(sum) > 9.007199254740992e15) {
+          return a.im.Error(a.n, "the integer sum leaves the exactly representable range");
+        }
+      }
+    }
+  }
+  return Single(FromDoubles(x->dtype, x->dims, r));
+}
+
 struct Entry {
   absl::string_view op_type;
   Folder fold;
 };
 
 constexpr Entry kSpecial[] = {
-    {"Cast", FoldCast}, {"CastLike", FoldCastLike}, {"Clip", FoldClip},   {"MatMul", FoldMatMul},
-    {"Mod", FoldMod},   {"Range", FoldRange},       {"Where", FoldWhere},
+    {"Cast", FoldCast},     {"CastLike", FoldCastLike}, {"Clip", FoldClip},
+    {"MatMul", FoldMatMul}, {"Mod", FoldMod},           {"Range", FoldRange},
+    {"Where", FoldWhere},   {"Trilu", FoldTrilu},       {"CumSum", FoldCumSum},
 };
 
 }  // namespace

@@ -68,7 +68,24 @@ absl::Status MapSize(Importer& im, const NodeProto& n) {
   return im.BindOutput(n, 0, Value::Constant(std::move(t)));
 }
 
+// A Reshape of int64 token ids (GPT-2's input_ids.view(-1, seq)) that keeps their shape: the ids
+// themselves. Any other shape of ids would change the embedding's output shape: refused.
+absl::Status BindSameIds(Importer& im, const NodeProto& n, int ids) {
+  const Dims& x = im.graph().tensor(ids).shape;
+  TUNEJIT_ASSIGN_OR_RETURN(Dims to, ReshapeOutputDims(im, n, x));
+  if (to != x) {
+    return im.Unsupported(
+        n, absl::StrCat("a reshape of the int64 token ids '", n.input(0), "' from ", ShapeText(x),
+                        " to ", ShapeText(to), ": only one that keeps their shape is supported"));
+  }
+  return im.BindOutput(n, 0, Value::Tensor(ids));
+}
+
 absl::Status MapReshape(Importer& im, const NodeProto& n) {
+  TUNEJIT_ASSIGN_OR_RETURN(const Value* in, im.Input(n, 0));
+  if (!in->is_constant() && im.graph().tensor(in->tensor).dtype == DType::kI64) {
+    return BindSameIds(im, n, in->tensor);
+  }
   TUNEJIT_ASSIGN_OR_RETURN(Dims x, im.ActivationShape(n, 0));
   absl::StatusOr<Dims> to = ReshapeOutputDims(im, n, x);
   if (!to.ok() && absl::StrContains(to.status().message(), " elements")) {

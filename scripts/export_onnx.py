@@ -8,7 +8,7 @@ weights=None with a fixed torch.manual_seed). Per model, in --out:
   <model>-input.bin   the input, N(0, 1) from --seed, raw little-endian float32 [N, 3, 224, 224]
   <model>-torch.bin   PyTorch's float32 output on it, raw float32 [N, 1000] (TF32 off)
 BERT (--models bert_base, or bert_tiny: 2 layers of 128, heads of 64): transformers.BertModel(BertConfig(...))
-without its pooler, random weights (seed), every constant parameter (zero biases, LayerNorm's ones)
+without its pooler (likewise the decoders gpt2_small, gpt2_tiny, opt_tiny, llama_tiny: TEXT_MODELS), random weights (seed), every constant parameter (zero biases, LayerNorm's ones)
 given N(value, 0.02) values so that each one is checked; exported with input_ids only, int64
 [N, 128] (the attention mask all ones: tunejit takes one input), output last_hidden_state
 [N, 128, hidden]:
@@ -60,14 +60,39 @@ import torchvision
 
 
 # Transformer encoders from `transformers` configs (random weights: nothing is downloaded):
-# name -> BertConfig arguments beyond the defaults (BERT-base: 12 layers of 768, 12 heads).
+# name -> (transformers architecture, config arguments beyond its defaults). BERT-base: 12 layers
+# of 768, 12 heads; GPT-2: 12 layers of 768 (its 124M model); the decoders (gpt2, opt, llama)
+# attend causally, their mask a constant the importer folds.
+TINY = dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=2, intermediate_size=512,
+            vocab_size=1000, max_position_embeddings=128)
 TEXT_MODELS = {
-    "bert_base": {},
+    "bert_base": ("Bert", {}),
     # Heads of 64, as BERT-base's: the fused attention takes head dims 64 and 128.
-    "bert_tiny": dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=2,
-                      intermediate_size=512, vocab_size=1000, max_position_embeddings=128),
+    "bert_tiny": ("Bert", dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=2,
+                               intermediate_size=512, vocab_size=1000,
+                               max_position_embeddings=128)),
+    "gpt2_small": ("GPT2", {}),
+    "gpt2_tiny": ("GPT2", dict(n_layer=2, n_embd=128, n_head=2, vocab_size=1000, n_positions=128)),
+    "opt_tiny": ("OPT", dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=2,
+                             ffn_dim=512, vocab_size=1000, max_position_embeddings=128,
+                             word_embed_proj_dim=128)),
+    "llama_tiny": ("Llama", dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=2,
+                                 intermediate_size=512, vocab_size=1000,
+                                 max_position_embeddings=128)),
+    # Encoders beside BERT (the importer's sweep in docs/benchmarks.md).
+    "distilbert_tiny": ("DistilBert", dict(n_layers=2, dim=128, n_heads=2, hidden_dim=512,
+                                           vocab_size=1000, max_position_embeddings=128)),
+    "albert_tiny": ("Albert", dict(embedding_size=64, **TINY)),
+    "electra_tiny": ("Electra", dict(embedding_size=64, **TINY)),
+    "roberta_tiny": ("Roberta", dict(TINY, max_position_embeddings=130)),
+    "deberta_v2_tiny": ("DebertaV2", dict(TINY)),
 }
-SEQUENCE = 128  # tokens per sequence of the exported BERT models (static)
+SEQUENCE = 128  # tokens per sequence of the exported text models (static)
+
+
+def vocab_size(name):
+    arch, args = TEXT_MODELS[name]
+    return args["vocab_size"] if "vocab_size" in args else {"Bert": 30522, "GPT2": 50257}[arch]
 
 
 def is_text_model(name):
@@ -75,7 +100,8 @@ def is_text_model(name):
 
 
 class LastHiddenState(torch.nn.Module):
-    """BertModel with input_ids only, returning last_hidden_state: one input, one output."""
+    """A transformers model with input_ids only, returning last_hidden_state: one input, one
+    output."""
 
     def __init__(self, bert):
         super().__init__()
@@ -86,10 +112,13 @@ class LastHiddenState(torch.nn.Module):
 
 
 def build_text(name, seed):
-    import transformers  # only the BERT models need it
+    import transformers  # only the text models need it
     torch.manual_seed(seed)
-    config = transformers.BertConfig(**TEXT_MODELS[name])
-    bert = transformers.BertModel(config, add_pooling_layer=False)
+    arch, args = TEXT_MODELS[name]
+    config = getattr(transformers, arch + "Config")(**args)
+    model_class = getattr(transformers, arch + "Model")
+    pooled = arch in ("Bert", "Albert", "Roberta")  # their pooler is left out
+    bert = model_class(config, add_pooling_layer=False) if pooled else model_class(config)
     # BERT starts with zero biases and LayerNorms of ones and zeros: an importer that dropped a
     # bias or a LayerNorm's affine part would still match. Each gets N(value, 0.02) instead.
     with torch.no_grad():
@@ -103,8 +132,7 @@ def model_input(name, batch, seed):
     """The model's input drawn from `seed`: N(0, 1) images, or token ids for BERT."""
     torch.manual_seed(seed)
     if is_text_model(name):
-        vocab = TEXT_MODELS[name].get("vocab_size", 30522)
-        return torch.randint(0, vocab, (batch, SEQUENCE), dtype=torch.int64)
+        return torch.randint(0, vocab_size(name), (batch, SEQUENCE), dtype=torch.int64)
     return torch.randn(batch, 3, 224, 224)
 
 

@@ -6,7 +6,8 @@
 # then one markdown table (scripts/zoo.py table), printed and written to $out/zoo-table.md.
 #   MODELS=a,b,...    torchvision models (default: resnet18,resnet50,mobilenet_v2,
 #                     mobilenet_v3_large,efficientnet_b0,densenet121,squeezenet1_1,convnext_tiny,
-#                     vit_b_16), or bert_base (transformers' BertModel, seq 128, int64 ids);
+#                     vit_b_16), or a text model of scripts/export_onnx.py TEXT_MODELS
+#                     (bert_base, gpt2_small, llama_tiny, ...: seq 128, int64 ids);
 #                     NAME@B runs that model at batch B (bert_base@1,bert_base@32: both in one
 #                     table); BERT's output (hidden states) is compared without top-1
 #   BATCH=32          static batch of the exported files (of the names without @B)
@@ -60,7 +61,7 @@ run_model() {  # run_model MODEL PRECISION MAX_REL: `tunejit run`, stderr to MOD
     skipped) echo "tunejit run: skipped (DEADLINE)" >> "$err" ;;
   esac
   local shape=(--classes 1000)
-  case $m in bert*) shape=(--no-top1) ;; esac  # hidden states, not class scores
+  case $m in bert* | gpt2* | opt* | llama*) shape=(--no-top1) ;; esac  # hidden states, no classes
   if [ -f "$work/$m-$p.bin" ]; then
     step "compare-$m-$p" 60 python3 scripts/compare_outputs.py "$work/$m-$p.bin" \
       "$work/$m-torch.bin" "${shape[@]}" --max-rel "$max_rel" --json "$work/$m-$p-compare.json"

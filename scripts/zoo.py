@@ -4,9 +4,10 @@ and fp16, checked against PyTorch and timed beside PyTorch's own fp16 (eager and
 scripts/gpu_zoo.sh runs it all on the GPU machine; the three subcommands:
 
 A model name may carry its batch after "@" (bert_base@1): that model at that batch, its files
-named after the whole name, so one table holds several batches. bert_base and bert_tiny are
-transformers' BertModel from a config (scripts/export_onnx.py TEXT_MODELS): input_ids int64
-[N, 128] (attention mask all ones), output last_hidden_state, compared without top-1.
+named after the whole name, so one table holds several batches. The text models (bert_base,
+bert_tiny, gpt2_small, gpt2_tiny, opt_tiny, llama_tiny) are transformers models from a config
+(scripts/export_onnx.py TEXT_MODELS): input_ids int64 [N, 128] (attention mask all ones), output
+last_hidden_state, compared without top-1.
 
   export  --out DIR --models a,b --batch 32 [--opset 17] [--seed 0]
       Per model (scripts/export_onnx.py's functions: weights=None after torch.manual_seed(seed),
@@ -461,7 +462,8 @@ def parser():
     def common(s, out_flag):
         s.add_argument(out_flag, required=True, help="the zoo's folder")
         s.add_argument("--models", type=model_list, default=model_list(DEFAULT_MODELS),
-                       help="torchvision classifiers or bert_base / bert_tiny, comma-separated; "
+                       help="torchvision classifiers or text models (export_onnx.TEXT_MODELS: bert_base, "
+                       "gpt2_small, llama_tiny, ...), comma-separated; "
                             "NAME@B: at batch B (default: %(default)s)")
 
     e = sub.add_parser("export", help="ONNX files, inputs and PyTorch's fp32 outputs")

@@ -876,6 +876,22 @@ std::vector<std::pair<std::string, std::string>> CorpusModels() {
   swin.Node("Div", {"masked", "wide"}, {"y"});
   swin.Output("y");
   out.emplace_back("swin_window_ops.onnx", swin.Bytes());
+
+  // A decoder's folds: a causal mask by Trilu, position ids by CumSum, a rotary table by Cos,
+  // and a Reshape of the token ids that keeps their shape.
+  OnnxBuilder dec(17);
+  dec.InputI64("ids", {2, 3}).Init("table", {4, 3}, Ramp(12)).InitI64("view", {2}, {-1, 3});
+  dec.Init("ones", {3, 3}, std::vector<float>(9, 1.0f)).InitI64("axis", {}, {1});
+  dec.Init("angle", {3}, {0.0f, 0.5f, 1.0f});
+  dec.Node("Reshape", {"ids", "view"}, {"ids2"});
+  dec.Node("Gather", {"table", "ids2"}, {"e"});
+  OnnxBuilder::Int(dec.Node("Trilu", {"ones"}, {"tril"}), "upper", 0);
+  dec.Node("CumSum", {"tril", "axis"}, {"cum"});
+  dec.Node("Cos", {"angle"}, {"cos"});
+  dec.Node("MatMul", {"e", "cum"}, {"m"});
+  dec.Node("Mul", {"m", "cos"}, {"y"});
+  dec.Output("y");
+  out.emplace_back("decoder_folds.onnx", dec.Bytes());
   return out;
 }
 
