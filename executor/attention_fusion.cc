@@ -138,10 +138,22 @@ class ChainFinder {
     return true;
   }
 
+  // Whether weight `t`, read as [rows, cols] matrices, is a causal mask: 0 where j <= i, and at
+  // most -1e30 (or -inf) where j > i, which the softmax turns into exact zeros as the kernel's
+  // causal mode does (every row keeps key 0, so no row is masked everywhere).
+  bool IsCausalMask(int t, int64_t rows, int64_t cols) const {
+    int64_t at = 0;
+    return EveryWeightValue(g_, weights_, t, [&](float v) {
+      const int64_t j = at % cols, i = at / cols % rows;
+      ++at;
+      return j <= i ? v == 0.0f : v <= -1e30f;
+    });
+  }
+
   // The mask operand of add node `n` whose other operand is `scores`-shaped: its tensor and
   // batch stride, else nullopt (a broadcast other than over heads and query rows, or a mask
   // whose query rows differ).
-  std::optional<int> MaskOperand(int n, int* scores_in, int64_t* batch_stride) const {
+  std::optional<int> MaskOperand(int n, int* scores_in, int64_t* batch_stride, bool* causal) const {
     const Node& add = g_.nodes()[n];
     const bool binary_add = add.op == OpKind::kBinary && add.attrs.binary == BinaryFn::kAdd;
     if ((!binary_add && add.op != OpKind::kAdd) || add.inputs.size() != 2) return std::nullopt;
@@ -156,6 +168,14 @@ class ChainFinder {
       const int64_t rows = shape[rank - 2], cols = out[rank - 1];
       bool broadcast = shape[rank - 1] == cols;
       for (int d = 1; d < rank - 2; ++d) broadcast = broadcast && shape[d] == 1;
+      // A constant [S_q, S_kv] mask shared by every batch and head that is causal: the
+      // kernel's own causal mode, no mask tensor read.
+      if (broadcast && shape[0] == 1 && rows == out[rank - 2] &&
+          g_.tensor(m).kind == TensorKind::kWeight && IsCausalMask(m, rows, cols)) {
+        *scores_in = s;
+        *causal = true;
+        return m;
+      }
       broadcast = broadcast && (rows == 1 || (rows == out[rank - 2] && RowsRepeat(m, rows, cols)));
       // [B*H, S, S] scores of rank 3 have no batch of their own: one mask row for all only.
       const bool per_batch = rank == 4 && shape[0] == out[0] && out[0] > 1;
@@ -172,8 +192,10 @@ class ChainFinder {
   int ScoresChain(int t, AttentionChain& c) const {
     if (int p = InnerProducer(t); p >= 0) {
       int scores = -1;
-      if (std::optional<int> m = MaskOperand(p, &scores, &c.mask_batch)) {
-        c.mask = *m;
+      bool causal = false;
+      if (std::optional<int> m = MaskOperand(p, &scores, &c.mask_batch, &causal)) {
+        c.mask = causal ? -1 : *m;
+        c.causal = causal;
         c.nodes.push_back(p);
         t = scores;
       }
@@ -213,7 +235,12 @@ class ChainFinder {
     }
     if (q[0] != k[0] || q[1] != k[1] || q[3] != k[3]) return false;
     c.params = AttentionParams{
-        q[0], q[1], q[2], k[2], q[3], c.mask >= 0 ? AttentionMask::kF32 : AttentionMask::kNone};
+        q[0],
+        q[1],
+        q[2],
+        k[2],
+        q[3],
+        c.causal ? AttentionMask::kCausal : c.mask >= 0 ? AttentionMask::kF32 : AttentionMask::kNone};
     // As they are (K has no such form: FoldOperandViews finds it before its transpose).
     const AttentionLayout contiguous = ContiguousAttentionLayout(c.params);
     c.q.strides = contiguous.q;

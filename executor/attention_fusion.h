@@ -41,7 +41,8 @@ struct AttentionChain {
   // Q, K and V: the graph's [B, H, S, D] tensors, or tensors they were copied from (K always
   // from before the graph's transpose to K^T).
   AttentionOperand q, k, v;
-  int mask = -1;           // the mask's graph tensor, or -1
+  int mask = -1;           // the mask's graph tensor, or -1 (none, or causal)
+  bool causal = false;     // the mask was a constant causal one: the kernel's causal mode
   int64_t mask_batch = 0;  // the mask's batch stride (S_kv, or S_q * S_kv where each query row
                            // repeats the first), or 0 when one row serves all
   double scale = 1.0;      // multiplies Q . K before the mask is added

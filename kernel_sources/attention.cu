@@ -1,14 +1,14 @@
 // File: kernel_sources/attention.cu
 // The fused attention of attention_mma.cuda (ops/attention.h), FlashAttention-2's forward pass:
 //   O[b, h, i, :] = softmax_j(scale * Q[b, h, i, :] . K[b, h, j, :] + mask[b, j]) V[b, h, j, :]
-// float16 Q, K, V and O, float32 accumulation and softmax. A CTA takes BLOCK_M query rows of one
-// (batch, head); each of its warps owns 16 (or 32) of those rows for the whole key sequence, so
-// the softmax's row max and sum never leave the warp. The keys stream through shared memory in
-// BLOCK_N-row tiles of K and V (cp.async, `stages` deep); per tile a warp computes S = Q K^T on
-// mma.sync m16n8k16 (Q's fragments stay in registers), rescales its running output by the new
-// row max (the online softmax, in base 2: exp2f of scores prescaled by scale * log2(e)), and adds
-// P V, P taken straight from S's accumulators as the A operand. V's B fragments come from
-// ldmatrix.trans, as V is stored [key, d] like K.
+// (causal: over keys j <= i only) float16 Q, K, V and O, float32 accumulation and softmax. A CTA
+// takes BLOCK_M query rows of one (batch, head); each of its warps owns 16 (or 32) of those rows
+// for the whole key sequence, so the softmax's row max and sum never leave the warp. The keys
+// stream through shared memory in BLOCK_N-row tiles of K and V (cp.async, `stages` deep); per tile
+// a warp computes S = Q K^T on mma.sync m16n8k16 (Q's fragments stay in registers), rescales its
+// running output by the new row max (the online softmax, in base 2: exp2f of scores prescaled by
+// scale * log2(e)), and adds P V, P taken straight from S's accumulators as the A operand. V's B
+// fragments come from ldmatrix.trans, as V is stored [key, d] like K.
 //
 // Tails: query rows past seq_q are loaded as zeros and not stored; key rows past seq_kv are
 // loaded as zeros (so P V never reads garbage: 0 * NaN would poison the sum) and their scores
@@ -34,8 +34,10 @@
 
 namespace tunejit {
 
-// The mask's element type; kNone: no mask argument is read.
-enum class AttnMask { kNone = 0, kF32 = 1, kF16 = 2 };
+// The mask's element type; kNone: no mask argument is read. kCausal: no mask argument either;
+// query i sees keys j <= i only (a decoder's causal mask, top-left aligned), and the key tiles
+// past a CTA's last query row are not loaded.
+enum class AttnMask { kNone = 0, kF32 = 1, kF16 = 2, kCausal = 3 };
 
 // The tile policy (the template's knobs): head dim D, query rows per CTA, key rows per tile,
 // warps, pipeline depth. Each warp owns kRowsPerWarp = BLOCK_M / kWarps query rows, kMTiles
@@ -200,12 +202,13 @@ __device__ __forceinline__ void AttnScores(float (&s)[Tile::kMTiles][Tile::kNTil
   }
 }
 
-// The online softmax step: S into log2 units (scale, mask, -inf past seq_kv), the new row max,
-// the running output and sum rescaled to it, and S replaced by P = exp2(S - max).
+// The online softmax step: S into log2 units (scale, mask, -inf past seq_kv and, causal, past
+// each query row `query0` + its row in the warp), the new row max, the running output and sum
+// rescaled to it, and S replaced by P = exp2(S - max).
 template <typename Tile, AttnMask kMask>
 __device__ __forceinline__ void AttnSoftmaxStep(float (&s)[Tile::kMTiles][Tile::kNTiles][4],
                                                 AttnWarpState<Tile>& st, const void* mask, int key0,
-                                                int seq_kv, float scale_log2) {
+                                                int seq_kv, float scale_log2, int query0) {
   const int lane = threadIdx.x & 31;
   float bias[Tile::kNTiles][2];
 #pragma unroll
@@ -221,12 +224,17 @@ __device__ __forceinline__ void AttnSoftmaxStep(float (&s)[Tile::kMTiles][Tile::
 #pragma unroll
     for (int half = 0; half < 2; ++half) {  // rows g and g + 8
       float m = st.row_max[mt][half];
+      // This lane's query row of m16 tile mt (accumulator rows lane / 4 and lane / 4 + 8).
+      [[maybe_unused]] const int row = query0 + mt * 16 + (lane >> 2) + half * 8;
 #pragma unroll
       for (int nt = 0; nt < Tile::kNTiles; ++nt) {
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
           float& x = s[mt][nt][half * 2 + c];
           x = fmaf(x, scale_log2, bias[nt][c]);
+          if constexpr (kMask == AttnMask::kCausal) {
+            if (key0 + nt * 8 + (lane & 3) * 2 + c > row) x = -__int_as_float(0x7f800000);
+          }
           m = fmaxf(m, x);
         }
       }
@@ -342,7 +350,10 @@ __global__ void __launch_bounds__(Tile::kThreads)
     mask_b = static_cast<const f16*>(mask) + b * st_.mask_batch;
   }
   const int q_rows = seq_q - m0;
-  const int tiles = (seq_kv + Tile::kBlockN - 1) / Tile::kBlockN;
+  // Causal: keys past the CTA's last query row are masked for all its rows; their tiles are
+  // skipped.
+  const int keys = kMask == AttnMask::kCausal ? min(seq_kv, m0 + Tile::kBlockM) : seq_kv;
+  const int tiles = (keys + Tile::kBlockN - 1) / Tile::kBlockN;
 
   GridDependencyWait();
   AttnLoadTile<Tile, Tile::kBlockM>(sq, qg, st_.q[2], q_rows);
@@ -394,7 +405,7 @@ __global__ void __launch_bounds__(Tile::kThreads)
     const f16* sk = skv + 2 * (j % Tile::kStages) * Tile::kKvElems;
     float s[Tile::kMTiles][Tile::kNTiles][4];
     AttnScores(s, st, sk);
-    AttnSoftmaxStep<Tile, kMask>(s, st, mask_b, j * Tile::kBlockN, seq_kv, scale_log2);
+    AttnSoftmaxStep<Tile, kMask>(s, st, mask_b, j * Tile::kBlockN, seq_kv, scale_log2, m0 + row0);
     AttnAccumulate(s, st, sk + Tile::kKvElems);
   }
   AttnCpAsyncWait<0>();
@@ -418,6 +429,15 @@ tunejit::attention_fwd<tunejit::AttnTile<64, 128, 128, 8, 3>, tunejit::AttnMask:
     tunejit::AttnStrides, int, int, int, float);
 template __global__ void
 tunejit::attention_fwd<tunejit::AttnTile<128, 128, 32, 4, 3>, tunejit::AttnMask::kF16>(
+    const tunejit::f16*, const tunejit::f16*, const tunejit::f16*, const void*, tunejit::f16*,
+    tunejit::AttnStrides, int, int, int, float);
+// GPT-2 small and Llama (D 64 and 128) causal.
+template __global__ void
+tunejit::attention_fwd<tunejit::AttnTile<64, 128, 64, 8, 2>, tunejit::AttnMask::kCausal>(
+    const tunejit::f16*, const tunejit::f16*, const tunejit::f16*, const void*, tunejit::f16*,
+    tunejit::AttnStrides, int, int, int, float);
+template __global__ void
+tunejit::attention_fwd<tunejit::AttnTile<128, 64, 64, 4, 2>, tunejit::AttnMask::kCausal>(
     const tunejit::f16*, const tunejit::f16*, const tunejit::f16*, const void*, tunejit::f16*,
     tunejit::AttnStrides, int, int, int, float);
 #endif  // TUNEJIT_NVCC_CHECK

@@ -154,7 +154,8 @@ __global__ void batch_matmul_reference(const T* __restrict__ x, const T* __restr
 // attention_mma.cuda's reference (ops/attention.h): one thread per query row (b, h, i) of
 // contiguous [B, H, S, D] float16 Q, K and V, the scores, softmax and P V in double, the output
 // float32 [B, H, S_q, D]. kMask: 0 none, 1 float32, 2 float16, [B or 1, S_kv] rows mask_batch
-// apart (0: one row for every batch), added to the scaled scores.
+// apart (0: one row for every batch), added to the scaled scores; 3 causal (query i over keys
+// j <= i).
 template <int kMask, int kD>
 __global__ void attention_reference(const f16* __restrict__ q, const f16* __restrict__ k,
                                     const f16* __restrict__ v, const void* __restrict__ mask,
@@ -168,6 +169,7 @@ __global__ void attention_reference(const f16* __restrict__ q, const f16* __rest
     const f16* kh = k + head * skv * kD;
     const f16* vh = v + head * skv * kD;
     const s64 mask_row = (head / heads) * mask_batch;
+    const int keys = kMask == 3 ? static_cast<int>(min(static_cast<s64>(skv), i % sq + 1)) : skv;
     auto score = [&](int j) {
       double dot = 0;
       for (int d = 0; d < kD; ++d) dot += Widen(qr[d]) * Widen(kh[static_cast<s64>(j) * kD + d]);
@@ -177,11 +179,11 @@ __global__ void attention_reference(const f16* __restrict__ q, const f16* __rest
       return dot * scale + m;
     };
     double top = -1e308;
-    for (int j = 0; j < skv; ++j) top = fmax(top, score(j));
+    for (int j = 0; j < keys; ++j) top = fmax(top, score(j));
     double acc[kD];
     for (int d = 0; d < kD; ++d) acc[d] = 0;
     double sum = 0;
-    for (int j = 0; j < skv; ++j) {
+    for (int j = 0; j < keys; ++j) {
       const double p = exp(score(j) - top);
       sum += p;
       for (int d = 0; d < kD; ++d) acc[d] += p * Widen(vh[static_cast<s64>(j) * kD + d]);
@@ -198,6 +200,11 @@ template __global__ void tunejit::attention_reference<1, 64>(const tunejit::f16*
                                                              const tunejit::f16*, const void*,
                                                              float*, int, int, int, int, float,
                                                              long long);
+template __global__ void tunejit::attention_reference<3, 128>(const tunejit::f16*,
+                                                              const tunejit::f16*,
+                                                              const tunejit::f16*, const void*,
+                                                              float*, int, int, int, int, float,
+                                                              long long);
 #define TUNEJIT_CONV_REFERENCE(T, EPI, NHWC, NHWC_OUT, ...)                                     \
   template __global__ void tunejit::conv2d_reference<T, EPI, NHWC, NHWC_OUT, ##__VA_ARGS__>(    \
       const T*, const T*, const float*, const float*, void*, int, int, int, int, int, int, int, \

@@ -33,6 +33,8 @@ std::string_view MaskName(AttentionMask mask) {
       return "float32";
     case AttentionMask::kF16:
       return "float16";
+    case AttentionMask::kCausal:
+      return "causal";
     case AttentionMask::kNone:
       break;
   }
@@ -46,6 +48,8 @@ std::string_view MaskType(AttentionMask mask) {
       return "tunejit::AttnMask::kF32";
     case AttentionMask::kF16:
       return "tunejit::AttnMask::kF16";
+    case AttentionMask::kCausal:
+      return "tunejit::AttnMask::kCausal";
     case AttentionMask::kNone:
       break;
   }
@@ -55,12 +59,16 @@ std::string_view MaskType(AttentionMask mask) {
 absl::StatusOr<AttentionMask> ParseMask(const autotvm::Json& arg) {
   if (arg.is_string()) {
     const std::string s = arg.get<std::string>();
-    for (AttentionMask m : {AttentionMask::kNone, AttentionMask::kF32, AttentionMask::kF16}) {
+    for (AttentionMask m :
+         {AttentionMask::kNone, AttentionMask::kF32, AttentionMask::kF16, AttentionMask::kCausal}) {
       if (s == MaskName(m)) return m;
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      kTask, ": the mask argument is \"none\", \"float32\" or \"float16\", not ", arg.dump()));
+  return absl::InvalidArgumentError(
+      absl::StrCat(kTask,
+                   ": the mask argument is \"none\", \"float32\", \"float16\" or "
+                   "\"causal\", not ",
+                   arg.dump()));
 }
 
 // ["TENSOR", [B, H, S, D], "float16"] -> {B, H, S, D}.
@@ -192,7 +200,7 @@ PlannedKernel AttentionKernel(const AttentionParams& p, const AttentionTile& t,
       /*arch_specific=*/false};
   kernel.shape = shape;
   kernel.args = {InputArg(0),        InputArg(1),
-                 InputArg(2),        p.mask == AttentionMask::kNone ? Int64Arg(0) : InputArg(3),
+                 InputArg(2),        ReadsMaskTensor(p.mask) ? InputArg(3) : Int64Arg(0),
                  OutputArg(0),       Int64ArrayArg(StrideValues(layout)),
                  Int32Arg(p.heads),  Int32Arg(p.seq_q),
                  Int32Arg(p.seq_kv), Float32Arg(layout.scale * kLog2e)};

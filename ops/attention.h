@@ -5,12 +5,13 @@
 // float16 Q, K, V and O, float32 accumulation and softmax, one kernel: the [S_q, S_kv] scores
 // never reach memory. Head dims 64 and 128, any sequence lengths (tails masked in the kernel), an
 // optional additive mask [B, 1, 1, S_kv] (float32 or float16; BERT's extended attention mask)
-// broadcast over heads and query rows.
+// broadcast over heads and query rows, or a causal one (GPT-2's, Llama's: keys j <= i; the key
+// tiles past a CTA's query rows are skipped).
 //
 // Workload: [["TENSOR", [B, H, S_q, D], "float16"], ["TENSOR", [B, H, S_kv, D], "float16"],
-// mask] with mask "none", "float32" or "float16". Tensors (op_template.h's KernelArg indices):
-// input 0 Q, 1 K, 2 V, 3 the mask (not read without one), output 0 O. Where they live is not the
-// workload's: each is a base and element strides for (batch, head, seq) with D contiguous
+// mask] with mask "none", "float32", "float16" or "causal". Tensors (op_template.h's KernelArg
+// indices): input 0 Q, 1 K, 2 V, 3 the mask (not read without one), output 0 O. Where they live is
+// not the workload's: each is a base and element strides for (batch, head, seq) with D contiguous
 // (AttentionLayout), so the executor reads Q, K and V out of a projection's [B, S, H*D] output
 // and writes O as [B, S, H*D]; OpTemplate::Specialize plans contiguous [B, H, S, D] tensors and
 // the scale 1 / sqrt(D), SpecializeAttention any layout and scale.
@@ -36,7 +37,12 @@ namespace tunejit {
 
 inline constexpr char kAttentionMma[] = "attention_mma.cuda";
 
-enum class AttentionMask { kNone, kF32, kF16 };
+// The additive mask [B, 1, 1, S_kv] as float32 or float16 (input 3), none, or causal: query i
+// attends to keys j <= i only (a decoder's mask, top-left aligned; no mask tensor).
+enum class AttentionMask { kNone, kF32, kF16, kCausal };
+inline bool ReadsMaskTensor(AttentionMask m) {
+  return m == AttentionMask::kF32 || m == AttentionMask::kF16;
+}
 
 // One attention problem: B x H heads of S_q queries over S_kv keys of dim D.
 struct AttentionParams {

@@ -137,7 +137,10 @@ absl::StatusOr<OpPlan> ReferenceAttentionPlan(const AttentionParams& p) {
   for (int64_t v : {p.batch * p.heads, p.seq_q, p.seq_kv}) {
     TUNEJIT_RETURN_IF_ERROR(ToInt32(kOp, "a dim", v).status());
   }
-  const int mask = p.mask == AttentionMask::kF32 ? 1 : p.mask == AttentionMask::kF16 ? 2 : 0;
+  const int mask = p.mask == AttentionMask::kF32      ? 1
+                   : p.mask == AttentionMask::kF16    ? 2
+                   : p.mask == AttentionMask::kCausal ? 3
+                                                      : 0;
   PlannedKernel kernel;
   kernel.label = "attention_reference";
   kernel.spec =
@@ -145,8 +148,8 @@ absl::StatusOr<OpPlan> ReferenceAttentionPlan(const AttentionParams& p) {
                  absl::StrCat("tunejit::attention_reference<", mask, ", ", p.head_dim, ">"),
                  {}};
   kernel.shape = GridStride(p.batch * p.heads * p.seq_q);
-  kernel.args = {InputArg(0), InputArg(1), InputArg(2), mask == 0 ? Int64Arg(0) : InputArg(3),
-                 OutputArg(0)};
+  kernel.args = {InputArg(0), InputArg(1), InputArg(2),
+                 ReadsMaskTensor(p.mask) ? InputArg(3) : Int64Arg(0), OutputArg(0)};
   for (int64_t v : {p.batch * p.heads, p.heads, p.seq_q, p.seq_kv}) {
     kernel.args.push_back(Int32Arg(v));
   }

@@ -65,7 +65,7 @@ absl::StatusOr<TaskTensors> AttentionTensorsOf(const autotvm::Workload& w) {
   t.weight_bytes = p.batch * p.heads * p.seq_kv * p.head_dim * 2;
   t.out_elements = p.batch * p.heads * p.seq_q * p.head_dim;
   t.more_inputs.push_back({t.weight_bytes, "float16"});
-  if (p.mask != AttentionMask::kNone) {
+  if (ReadsMaskTensor(p.mask)) {
     const bool f32 = p.mask == AttentionMask::kF32;
     t.more_inputs.push_back({p.batch * p.seq_kv * (f32 ? 4 : 2), f32 ? "float32" : "float16"});
   }

@@ -140,5 +140,14 @@ TEST(AttentionExecutorGpu, BoolMaskChainWithGuardFusedMatchesFp32) {
   ExpectFusedMatchesFp32(g, w, {{"input", testing::NormalFloats(3 * 128 * 128, 14)}});
 }
 
+// A decoder's causal mask (GPT-2's, Llama's) runs as the kernel's causal mode: its 197 tokens
+// cross CTA and key-tile boundaries mid-diagonal.
+TEST(AttentionExecutorGpu, CausalChainFusedMatchesFp32) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::AttentionNet(AttentionStyle::kCausal, 2, 197, 2, 64);
+  const WeightSet w = testing::AttentionNetWeights(g, 17);
+  ExpectFusedMatchesFp32(g, w, {{"input", testing::NormalFloats(2 * 197 * 128, 18)}});
+}
+
 }  // namespace
 }  // namespace tunejit

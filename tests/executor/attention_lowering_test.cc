@@ -160,6 +160,45 @@ TEST(AttentionLowering, BoolMaskChainTakesTheRepeatedMaskAndTheGuard) {
   EXPECT_EQ(s.attention_layout.mask_batch, 128 * 128);
 }
 
+// A decoder's causal mask (a weight [1, 1, S, S]: 0 on keys j <= i, float32's lowest past them)
+// is the kernel's causal mode: no mask operand, no mask read.
+TEST(AttentionLowering, CausalMaskIsTheKernelsCausalMode) {
+  const Graph g = testing::AttentionNet(AttentionStyle::kCausal, 2, 128, 2, 64);
+  const WeightSet w = testing::AttentionNetWeights(g, 3);
+  const StepProgram p = Lower(g, NumericMode::kFp16TensorCores, &w);
+  ASSERT_EQ(CountKind(p, StepKind::kAttention), 1);
+  EXPECT_EQ(CountKind(p, StepKind::kSoftmax), 0);
+  EXPECT_EQ(CountKind(p, StepKind::kBinary), 0);
+  const Step& s = *FindStep(p, "attend");
+  EXPECT_EQ(s.operands.size(), 3u);
+  EXPECT_EQ(s.attention.mask, AttentionMask::kCausal);
+  EXPECT_NEAR(s.attention_layout.scale, 0.125, 1e-7);
+  absl::StatusOr<std::vector<PlannedKernel>> k = UntunedStepKernels(g, p, s, {});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT((*k)[0].spec.name_expression, HasSubstr("tunejit::AttnMask::kCausal>"));
+  EXPECT_EQ((*k)[0].args[3].kind, KernelArg::Kind::kInt64);
+  ASSERT_TRUE(PlanStepMemory(p).ok());
+}
+
+// A [1, 1, S, S] mask that is not causal (one key past the diagonal kept; or masked by a finite
+// -1e20, which a softmax does not turn into an exact zero) keeps the unfused steps.
+TEST(AttentionLowering, AlmostCausalMasksAreNotFused) {
+  const Graph g = testing::AttentionNet(AttentionStyle::kCausal, 2, 64, 2, 64);
+  const WeightSet w = testing::AttentionNetWeights(g, 3);
+  const int mask = *g.FindTensor("mask");
+  for (const float value : {0.0f, -1e20f}) {
+    std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
+    for (int id : g.TensorsOfKind(TensorKind::kWeight)) {
+      const absl::Span<const uint8_t> b = w.Get(id);
+      bytes[id].assign(b.begin(), b.end());
+    }
+    std::memcpy(bytes[mask].data() + (5 * 64 + 9) * sizeof(float), &value, sizeof(float));
+    absl::StatusOr<WeightSet> changed = WeightsFromImport(g, std::move(bytes), "attention net");
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    EXPECT_TRUE(FindAttentionChains(g, &*changed).empty()) << value;
+  }
+}
+
 // A mask weight whose query rows differ is not one row per batch: the chain stays unfused.
 TEST(AttentionLowering, MaskWithDifferentRowsIsNotFused) {
   const Graph g = testing::AttentionNet(AttentionStyle::kBertBoolMask, 2, 64, 2, 64);

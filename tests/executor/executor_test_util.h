@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -587,9 +588,11 @@ inline Graph ResidualStreamNet(int64_t batch = 2, int64_t seq = 37, int64_t e = 
 // the same shape after P V (Hugging Face BERT's export through scaled_dot_product_attention);
 // kBertBoolMask: as kBert with a weight "mask" [B, 1, S, S] whose query rows repeat (a boolean
 // padding mask as torch.onnx folds it: 0 or -inf) and replace_nan(., 0) after the softmax;
+// kCausal: as kBertBoolMask without the guard, the weight "mask" [1, 1, S, S] a decoder's causal
+// mask (GPT-2's: 0 on keys j <= i, float32's lowest value past them);
 // softmax over the keys, P V, transpose to [B, S, H, D], reshape to rows, the output dense +
 // bias_add -> "logits" [B * S, E]. AttentionNetWeights sets its constants.
-enum class AttentionStyle { kVit, kBert, kBertSdpa, kBertBoolMask };
+enum class AttentionStyle { kVit, kBert, kBertSdpa, kBertBoolMask, kCausal };
 inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq = 37,
                           int64_t heads = 2, int64_t d = 64) {
   Graph g;
@@ -613,7 +616,8 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
   }
   const int v = heads_of("v");
   int s = 0;
-  const bool bert = style == AttentionStyle::kBert || style == AttentionStyle::kBertBoolMask;
+  const bool bert = style == AttentionStyle::kBert || style == AttentionStyle::kBertBoolMask ||
+                    style == AttentionStyle::kCausal;
   if (!bert) {
     q = TensorOp(&g, "q.scale", OpKind::kBinary, {q, AddWeight(&g, "q.c", {1})},
                  Attrs(BinaryFn::kMul));
@@ -627,7 +631,7 @@ inline Graph AttentionNet(AttentionStyle style, int64_t batch = 2, int64_t seq =
     const int mask =
         style == AttentionStyle::kBert
             ? g.AddTensor({"mask", {batch, 1, 1, seq}, DType::kF32, TensorKind::kInput})
-            : AddWeight(&g, "mask", {batch, 1, seq, seq});
+            : AddWeight(&g, "mask", {style == AttentionStyle::kCausal ? 1 : batch, 1, seq, seq});
     s = TensorOp(&g, "scores.mask", OpKind::kBinary, {s, mask}, Attrs(BinaryFn::kAdd));
   }
   NodeAttrs last;
@@ -721,8 +725,20 @@ inline std::vector<uint8_t> PaddingMaskBytes(const std::vector<int64_t>& shape) 
   return bytes;
 }
 
+// A weight "mask" [1, 1, S, S] of AttentionNet's kCausal: 0 where key j <= query i, float32's
+// lowest value elsewhere (transformers' causal mask).
+inline std::vector<uint8_t> CausalMaskBytes(int64_t seq) {
+  std::vector<float> v(seq * seq, 0.0f);
+  for (int64_t i = 0; i < seq; ++i) {
+    for (int64_t j = i + 1; j < seq; ++j) v[i * seq + j] = std::numeric_limits<float>::lowest();
+  }
+  std::vector<uint8_t> bytes(v.size() * sizeof(float));
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return bytes;
+}
+
 // Random weights for AttentionNet, its scale constants set: D^-1/4 (q.c, k.c) and sqrt(D)
-// (sqrt_d), and kBertBoolMask's mask (PaddingMaskBytes).
+// (sqrt_d), and kBertBoolMask's or kCausal's mask (PaddingMaskBytes, CausalMaskBytes).
 inline WeightSet AttentionNetWeights(const Graph& g, uint64_t seed, int64_t d = 64) {
   WeightSet w = RandomWeightsWithConstants(
       g, seed,
@@ -738,8 +754,10 @@ inline WeightSet AttentionNetWeights(const Graph& g, uint64_t seed, int64_t d = 
   std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
   for (int id : g.TensorsOfKind(TensorKind::kWeight)) {
     const absl::Span<const uint8_t> b = w.Get(id);
-    bytes[id] = id == *mask ? PaddingMaskBytes(g.tensor(id).shape)
-                            : std::vector<uint8_t>(b.begin(), b.end());
+    const std::vector<int64_t>& shape = g.tensor(id).shape;
+    bytes[id] = id != *mask     ? std::vector<uint8_t>(b.begin(), b.end())
+                : shape[0] == 1 ? CausalMaskBytes(shape[3])
+                                : PaddingMaskBytes(shape);
   }
   absl::StatusOr<WeightSet> masked = WeightsFromImport(g, std::move(bytes), "attention net");
   EXPECT_TRUE(masked.ok()) << masked.status();

@@ -73,7 +73,7 @@ Problem MakeProblem(const AttentionParams& p, uint32_t seed) {
              RandomHalves(p.batch * p.heads * p.seq_q * p.head_dim, seed),
              RandomHalves(p.batch * p.heads * p.seq_kv * p.head_dim, seed + 1),
              RandomHalves(p.batch * p.heads * p.seq_kv * p.head_dim, seed + 2),
-             p.mask == AttentionMask::kNone ? std::vector<float>{} : PaddingMask(p),
+             ReadsMaskTensor(p.mask) ? PaddingMask(p) : std::vector<float>{},
              {}};
   const double scale = 1.0 / std::sqrt(static_cast<double>(p.head_dim));
   pr.want = testing::AttentionReference(p, pr.q, pr.k, pr.v, pr.mask, scale);
@@ -132,6 +132,19 @@ TEST(AttentionGpu, OtherQueryCountsAndHeadDim128) {
   ASSERT_NE(harness, nullptr);
   CheckEveryConfig(*harness, MakeProblem({2, 2, 37, 300, 64, AttentionMask::kNone}, 31));
   CheckEveryConfig(*harness, MakeProblem({2, 2, 150, 77, 128, AttentionMask::kF32}, 41));
+}
+
+// Causal (GPT-2's, Llama's attention): every config on a tail of 197 tokens (key tiles skipped
+// past each CTA's rows, the diagonal inside a tile), D 128, more queries than keys (rows past
+// S_kv see every key) and fewer (keys past the last query never read).
+TEST(AttentionGpu, EveryConfigCausal) {
+  TUNEJIT_REQUIRE_GPU();
+  auto harness = testing::MakeHarness();
+  ASSERT_NE(harness, nullptr);
+  CheckEveryConfig(*harness, MakeProblem({2, 3, 197, 197, 64, AttentionMask::kCausal}, 51));
+  CheckEveryConfig(*harness, MakeProblem({2, 2, 128, 128, 128, AttentionMask::kCausal}, 61));
+  CheckEveryConfig(*harness, MakeProblem({2, 2, 150, 77, 64, AttentionMask::kCausal}, 71));
+  CheckEveryConfig(*harness, MakeProblem({2, 2, 37, 300, 64, AttentionMask::kCausal}, 81));
 }
 
 // Q, K, V interleaved as a packed [B, S, 3, H, D] projection output (one buffer, K and V at

@@ -57,6 +57,10 @@ TEST(AttentionWorkload, RoundTripsAndRefusesWhatTheKernelCannotTake) {
 
   const AttentionParams bert = Params(1, 12, 128, 64, AttentionMask::kF32);
   EXPECT_EQ(ParseAttentionWorkload(MakeAttentionWorkload(bert))->mask, AttentionMask::kF32);
+  const autotvm::Workload gpt2 =
+      MakeAttentionWorkload(Params(1, 12, 128, 64, AttentionMask::kCausal));
+  EXPECT_EQ(gpt2.args[2], "causal");
+  EXPECT_EQ(ParseAttentionWorkload(gpt2)->mask, AttentionMask::kCausal);
 
   absl::Status d32 = Op().CanImplement(MakeAttentionWorkload(Params(1, 12, 128, 32)));
   EXPECT_EQ(d32.code(), absl::StatusCode::kUnimplemented);
@@ -180,11 +184,26 @@ TEST(AttentionPlan, GeometryStridesAndMaskArgument) {
       Message(SpecializeAttention(MakeAttentionWorkload(p), Tile(128, 64, 8, 3), kHopper, layout)
                   .status()),
       HasSubstr("stride or offset 2300"));
-  // Without a mask the mask pointer is null.
+  // Without a mask the mask pointer is null; causal reads none either.
   absl::StatusOr<OpPlan> none = Op().Specialize(MakeAttentionWorkload(Params(1, 12, 128, 64)),
                                                 Tile(64, 64, 4, 2), kHopper, {});
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_EQ(none->kernels[0].args[3].kind, KernelArg::Kind::kInt64);
+  absl::StatusOr<OpPlan> causal =
+      Op().Specialize(MakeAttentionWorkload(Params(1, 12, 128, 64, AttentionMask::kCausal)),
+                      Tile(64, 64, 4, 2), kHopper, {});
+  ASSERT_TRUE(causal.ok()) << causal.status();
+  EXPECT_EQ(causal->kernels[0].args[3].kind, KernelArg::Kind::kInt64);
+  EXPECT_THAT(causal->kernels[0].spec.name_expression, HasSubstr("tunejit::AttnMask::kCausal>"));
+}
+
+// Causal: query i over keys j <= i. Two queries, two keys: the first sees only key 0 (V's first
+// row), the second both (equal scores: their mean).
+TEST(AttentionReference, CausalQueriesSeeTheKeysUpToTheirOwn) {
+  const AttentionParams p{1, 1, 2, 2, 2, AttentionMask::kCausal};
+  const std::vector<float> q = {1, 1, 1, 1}, k = {1, 0, 0, 1}, v = {2, 4, 6, 8};
+  const std::vector<double> o = testing::AttentionReference(p, q, k, v, {}, 1.0);
+  EXPECT_THAT(o, ::testing::ElementsAre(2, 4, 4, 6));
 }
 
 // Two keys, one query: softmax of (0.5 * [1, 3] + [0, -1]) = softmax([0.5, 0.5]) averages V.
@@ -201,9 +220,9 @@ TEST(AttentionReference, SoftmaxOfScaledScoresPlusMask) {
 // their PTX holds the tensor-core and asynchronous-copy instructions.
 TEST(AttentionTemplate, SampledValidConfigsCompileForSm90a) {
   KernelCompiler compiler(nullptr);
-  const std::vector<AttentionParams> shapes = {Params(32, 12, 197, 64),
-                                               Params(32, 12, 128, 64, AttentionMask::kF32),
-                                               Params(2, 8, 300, 128, AttentionMask::kF16)};
+  const std::vector<AttentionParams> shapes = {
+      Params(32, 12, 197, 64), Params(32, 12, 128, 64, AttentionMask::kF32),
+      Params(2, 8, 300, 128, AttentionMask::kF16), Params(4, 12, 128, 64, AttentionMask::kCausal)};
   for (const AttentionParams& p : shapes) {
     const autotvm::Workload w = MakeAttentionWorkload(p);
     std::vector<autotvm::ConfigEntity> configs = testing::SampledValidConfigs(Op(), w, kHopper, 3);
@@ -226,12 +245,13 @@ TEST(AttentionTemplate, SampledValidConfigsCompileForSm90a) {
 TEST(AttentionReferencePlan, OneThreadPerRowAndBuilds) {
   KernelCompiler compiler(nullptr);
   for (const AttentionParams& p :
-       {Params(32, 12, 197, 64), Params(2, 8, 300, 128, AttentionMask::kF16)}) {
+       {Params(32, 12, 197, 64), Params(2, 8, 300, 128, AttentionMask::kF16),
+        Params(2, 8, 100, 128, AttentionMask::kCausal)}) {
     absl::StatusOr<OpPlan> plan = ReferenceAttentionPlan(p);
     ASSERT_TRUE(plan.ok()) << plan.status();
     const PlannedKernel& k = plan->kernels[0];
     EXPECT_EQ(k.args[3].kind,
-              p.mask == AttentionMask::kNone ? KernelArg::Kind::kInt64 : KernelArg::Kind::kInput);
+              ReadsMaskTensor(p.mask) ? KernelArg::Kind::kInput : KernelArg::Kind::kInt64);
     absl::StatusOr<CompiledKernel> compiled = compiler.Compile(k.spec, GpuArch{9, 0, false});
     EXPECT_TRUE(compiled.ok()) << k.spec.name_expression << ": " << compiled.status();
   }

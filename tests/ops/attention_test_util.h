@@ -17,7 +17,8 @@
 
 namespace tunejit::testing {
 
-// O [B, H, S_q, D] = softmax(scale * Q K^T + mask) V in float64; `mask` empty or [B, S_kv].
+// O [B, H, S_q, D] = softmax(scale * Q K^T + mask) V in float64; `mask` empty or [B, S_kv]; a
+// causal problem (p.mask kCausal) takes query i over keys j <= i only.
 inline std::vector<double> AttentionReference(const AttentionParams& p, const std::vector<float>& q,
                                               const std::vector<float>& k,
                                               const std::vector<float>& v,
@@ -32,16 +33,17 @@ inline std::vector<double> AttentionReference(const AttentionParams& p, const st
     for (int64_t i = 0; i < p.seq_q; ++i) {
       const float* qi = q.data() + (bh * p.seq_q + i) * d;
       double m = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < p.seq_kv; ++j) {
+      const int64_t keys = p.mask == AttentionMask::kCausal ? std::min(p.seq_kv, i + 1) : p.seq_kv;
+      for (int64_t j = 0; j < keys; ++j) {
         double dot = 0;
         for (int64_t c = 0; c < d; ++c) dot += double{qi[c]} * kb[j * d + c];
         s[j] = dot * scale + (mask.empty() ? 0.0 : double{mask[b * p.seq_kv + j]});
         m = std::max(m, s[j]);
       }
       double sum = 0;
-      for (int64_t j = 0; j < p.seq_kv; ++j) sum += (s[j] = std::exp(s[j] - m));
+      for (int64_t j = 0; j < keys; ++j) sum += (s[j] = std::exp(s[j] - m));
       double* o = out.data() + (bh * p.seq_q + i) * d;
-      for (int64_t j = 0; j < p.seq_kv; ++j) {
+      for (int64_t j = 0; j < keys; ++j) {
         for (int64_t c = 0; c < d; ++c) o[c] += s[j] / sum * vb[j * d + c];
       }
     }
