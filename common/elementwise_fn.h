@@ -13,9 +13,9 @@
 namespace tunejit {
 // "sigmoid", "tanh", ...
 constexpr std::string_view UnaryFnName(UnaryFn fn) {
-  constexpr std::string_view kNames[] = {"sigmoid",      "tanh",       "erf",  "gelu",
-                                         "hard_sigmoid", "hard_swish", "silu", "sqrt",
-                                         "exp",          "reciprocal", "neg",  "replace_nan"};
+  constexpr std::string_view kNames[] = {
+      "sigmoid", "tanh", "erf",        "gelu", "hard_sigmoid", "hard_swish", "silu",
+      "sqrt",    "exp",  "reciprocal", "neg",  "replace_nan",  "gelu_tanh"};
   return kNames[static_cast<int>(fn)];
 }
 // "add", "sub", ...

@@ -133,8 +133,7 @@ class Lowerer {
       case OpKind::kUnary:
         return LowerTensorOp(i, StepKind::kUnary);
       case OpKind::kBinary:
-        if (std::vector<int> chain = GeluChain(i); !chain.empty()) return LowerGelu(i, chain);
-        return LowerTensorOp(i, StepKind::kBinary);
+        return LowerBinary(i);
       case OpKind::kConcat:
         return LowerTensorOp(i, StepKind::kConcat);
       case OpKind::kTranspose:
@@ -489,8 +488,82 @@ class Lowerer {
     } else if (const std::vector<int> gelu = GeluReaders(t); !gelu.empty()) {
       e.activation = Epilogue::Activation::kGelu;
       *nodes = gelu;
+    } else if (const std::vector<int> gelu_tanh = GeluTanhReaders(t); !gelu_tanh.empty()) {
+      e.activation = Epilogue::Activation::kGeluTanh;
+      *nodes = gelu_tanh;
     }
     return e;
+  }
+
+  // The tanh GELU as transformers' gelu_new exports it (GPT-2's MLP), on activation `t`:
+  //   half = t * 0.5, cube = t ^ 3, c = cube * 0.044715, inner = t + c, u = inner * sqrt(2 / pi),
+  //   th = tanh(u), one = th + 1, out = half * one,
+  // `t` read by half, cube and inner alone, every other value by the next node alone. The nodes,
+  // out last, or empty.
+  std::vector<int> GeluTanhReaders(int t) const {
+    if (g_.tensor(t).kind != TensorKind::kActivation || consumers_[t].size() != 3) return {};
+    int half = -1, cube = -1, inner = -1;
+    for (int c : consumers_[t]) {
+      const Node& n = g_.nodes()[c];
+      if (IsBinaryWithWeight(c, BinaryFn::kMul, t, 0.5)) {
+        half = c;
+      } else if (n.op == OpKind::kBinary && n.attrs.binary == BinaryFn::kPow && n.inputs[0] == t &&
+                 WeightIs(n.inputs[1], 3.0)) {
+        cube = c;
+      } else if (IsAdd(n)) {
+        inner = c;
+      }
+    }
+    if (half < 0 || cube < 0 || inner < 0) return {};
+    const int scaled = SoleConsumer(g_.nodes()[cube].output);
+    if (!IsBinaryWithWeight(scaled, BinaryFn::kMul, g_.nodes()[cube].output, 0.044715)) return {};
+    const Node& in = g_.nodes()[inner];
+    const int c = g_.nodes()[scaled].output;
+    if (!((in.inputs[0] == t && in.inputs[1] == c) || (in.inputs[0] == c && in.inputs[1] == t)) ||
+        SoleConsumer(c) != inner) {
+      return {};
+    }
+    const int u = SoleConsumer(in.output);
+    if (!IsBinaryWithWeight(u, BinaryFn::kMul, in.output, std::sqrt(2.0 / M_PI))) return {};
+    const int th = SoleConsumer(g_.nodes()[u].output);
+    if (th < 0 || g_.nodes()[th].op != OpKind::kUnary ||
+        g_.nodes()[th].attrs.unary != UnaryFn::kTanh) {
+      return {};
+    }
+    const int th_out = g_.nodes()[th].output;
+    const int one = SoleConsumer(th_out);
+    const bool plus_one =
+        IsBinaryWithWeight(one, BinaryFn::kAdd, th_out, 1.0) ||
+        (one >= 0 && g_.nodes()[one].op == OpKind::kBiasAdd &&
+         g_.nodes()[one].inputs[0] == th_out && WeightIs(g_.nodes()[one].inputs[1], 1.0));
+    if (!plus_one) return {};
+    const int out = SoleConsumer(g_.nodes()[one].output);
+    const int h = g_.nodes()[half].output, o = g_.nodes()[one].output;
+    if (out < 0 || SoleConsumer(h) != out) return {};
+    const Node& m = g_.nodes()[out];
+    const bool product =
+        m.op == OpKind::kBinary && m.attrs.binary == BinaryFn::kMul &&
+        ((m.inputs[0] == h && m.inputs[1] == o) || (m.inputs[0] == o && m.inputs[1] == h));
+    if (!product) return {};
+    return {half, cube, scaled, inner, u, th, one, out};
+  }
+
+  // The tanh GELU chain (GeluTanhReaders) on an input of node `i` when `i` is the chain's first
+  // node in graph order (where it is lowered, as one step): that input in *x and the chain's other
+  // nodes, else empty.
+  std::vector<int> GeluTanhChainAt(int i, int* x) const {
+    for (int t : g_.nodes()[i].inputs) {
+      std::vector<int> chain = GeluTanhReaders(t);
+      if (chain.empty() || *std::min_element(chain.begin(), chain.end()) != i) continue;
+      chain.erase(std::find(chain.begin(), chain.end(), i));
+      *x = t;
+      return chain;
+    }
+    return {};
+  }
+
+  static bool IsAdd(const Node& n) {
+    return n.op == OpKind::kAdd || (n.op == OpKind::kBinary && n.attrs.binary == BinaryFn::kAdd);
   }
 
   // {div, erf, add, mul, half} when activation `t` is read by exactly the division and the
@@ -913,20 +986,33 @@ class Lowerer {
     return {erf, add, mul, half};
   }
 
-  // The GELU chain from node `i` as one gelu step on its input.
-  absl::Status LowerGelu(int i, const std::vector<int>& chain) {
-    const Node& div = g_.nodes()[i];
-    const Form form = TensorOpForm(div, StepKind::kUnary);
+  // A binary node: the first of a GELU chain (either form) lowers the chain as one step.
+  absl::Status LowerBinary(int i) {
+    if (std::vector<int> chain = GeluChain(i); !chain.empty()) {
+      return LowerGelu(i, g_.nodes()[i].inputs[0], chain, UnaryFn::kGelu);
+    }
+    int x = -1;
+    if (std::vector<int> chain = GeluTanhChainAt(i, &x); !chain.empty()) {
+      return LowerGelu(i, x, chain, UnaryFn::kGeluTanh);
+    }
+    return LowerTensorOp(i, StepKind::kBinary);
+  }
+
+  // A GELU chain (GeluChain: `fn` gelu; GeluTanhReaders: gelu_tanh) from node `i`, its other
+  // nodes `chain` (the result last), as one step of `fn` on activation `x`.
+  absl::Status LowerGelu(int i, int x, const std::vector<int>& chain, UnaryFn fn) {
+    const Node& first = g_.nodes()[i];
+    const Form form = TensorOpForm(first, StepKind::kUnary);
     Step s;
     s.kind = StepKind::kUnary;
-    s.name = div.name;
+    s.name = first.name;
     s.node = i;
-    s.unary = UnaryFn::kGelu;
-    s.fused = "gelu";
+    s.unary = fn;
+    s.fused = std::string(UnaryFnName(fn));
     s.fused_nodes = chain;
     for (int n : chain) consumed_[n] = true;
-    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, div.inputs[0]));
-    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(div.inputs[0], form, i));
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, x));
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(x, form, i));
     s.operands = {StepOperand{s.input, -1}};
     s.output = AddOutput(g_.nodes()[chain.back()].output, form.dtype, -1);
     p_.tensors[s.output].nhwc = form.nhwc;

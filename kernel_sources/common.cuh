@@ -118,6 +118,10 @@ __device__ __forceinline__ float HardSwishValue(float x) {
 __device__ __forceinline__ float GeluValue(float x) {
   return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
 }
+// The tanh GELU (GPT-2's gelu_new), x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2.
+__device__ __forceinline__ float GeluTanhValue(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
 
 // The activation of an epilogue (ops/op_template.h Epilogue::activation), applied after
 // everything else in it (bias, ReLU, the residual add). A clip's bounds are the float bits of
@@ -125,7 +129,14 @@ __device__ __forceinline__ float GeluValue(float x) {
 // reads the value as the op would have stored it, already rounded to float16 (ApplyF16), as the
 // separate step reads the op's output, and rounds its result again; on a float32 output it
 // takes the float value (Apply). Fusing therefore changes no bit.
-enum class ActKind : int { kNone = 0, kClip = 1, kSilu = 2, kHardSwish = 3, kGelu = 4 };
+enum class ActKind : int {
+  kNone = 0,
+  kClip = 1,
+  kSilu = 2,
+  kHardSwish = 3,
+  kGelu = 4,
+  kGeluTanh = 5
+};
 template <ActKind kKind = ActKind::kNone, int kLoBits = 0, int kHiBits = 0>
 struct Act {
   static constexpr bool kActive = kKind != ActKind::kNone;
@@ -139,6 +150,8 @@ struct Act {
       return HardSwishValue(v);
     } else if constexpr (kKind == ActKind::kGelu) {
       return GeluValue(v);
+    } else if constexpr (kKind == ActKind::kGeluTanh) {
+      return GeluTanhValue(v);
     } else {
       return v;
     }

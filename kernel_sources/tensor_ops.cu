@@ -39,7 +39,8 @@ __host__ __device__ constexpr int Fn(BinaryFn f) { return static_cast<int>(f); }
 
 template <int kFn>
 __device__ __forceinline__ float UnaryValue(float x, float alpha, float beta) {
-  // Sigmoid, hard_swish, silu and gelu are common.cuh's, shared with the epilogues that fuse them.
+  // Sigmoid, hard_swish, silu and both gelus are common.cuh's, shared with the epilogues that
+  // fuse them.
   if constexpr (kFn == Fn(UnaryFn::kSigmoid)) return SigmoidValue(x);
   if constexpr (kFn == Fn(UnaryFn::kTanh)) return tanhf(x);
   if constexpr (kFn == Fn(UnaryFn::kErf)) return erff(x);
@@ -52,6 +53,7 @@ __device__ __forceinline__ float UnaryValue(float x, float alpha, float beta) {
   if constexpr (kFn == Fn(UnaryFn::kReciprocal)) return 1.0f / x;
   if constexpr (kFn == Fn(UnaryFn::kNeg)) return -x;
   if constexpr (kFn == Fn(UnaryFn::kReplaceNan)) return isnan(x) ? alpha : x;
+  if constexpr (kFn == Fn(UnaryFn::kGeluTanh)) return GeluTanhValue(x);
   return x;
 }
 

@@ -42,7 +42,7 @@ constexpr BinaryEntry kBinary[] = {
 };
 
 // The attributes of the unary functions that have some: HardSigmoid's alpha and beta, Gelu's
-// approximate (only the exact erf form).
+// approximate ("none": the exact erf form; "tanh": gelu_tanh).
 absl::Status UnaryAttrs(Importer& im, const NodeProto& n, UnaryFn fn, NodeAttrs* a) {
   if (fn == UnaryFn::kHardSigmoid) {
     TUNEJIT_ASSIGN_OR_RETURN(a->alpha, im.AttrFloat(n, "alpha", 0.2f));
@@ -50,9 +50,12 @@ absl::Status UnaryAttrs(Importer& im, const NodeProto& n, UnaryFn fn, NodeAttrs*
   }
   if (fn == UnaryFn::kGelu) {
     TUNEJIT_ASSIGN_OR_RETURN(std::string approximate, im.AttrString(n, "approximate", "none"));
-    if (approximate != "none") {
+    if (approximate == "tanh") {
+      a->unary = UnaryFn::kGeluTanh;
+    } else if (approximate != "none") {
       return im.Unsupported(n, absl::StrCat("attribute 'approximate' = '", approximate,
-                                            "': only 'none' (the exact erf form) is supported"));
+                                            "': only 'none' (the exact erf form) and 'tanh' are "
+                                            "supported"));
     }
   }
   return absl::OkStatus();

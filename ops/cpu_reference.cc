@@ -314,6 +314,8 @@ float ActivationValue(const Epilogue& e, float v) {
       return UnaryValue(UnaryFn::kHardSwish, v);
     case Epilogue::Activation::kGelu:
       return UnaryValue(UnaryFn::kGelu, v);
+    case Epilogue::Activation::kGeluTanh:
+      return UnaryValue(UnaryFn::kGeluTanh, v);
   }
   return v;
 }

@@ -90,6 +90,8 @@ std::string_view ActivationName(Epilogue::Activation activation) {
       return "hard_swish";
     case Epilogue::Activation::kGelu:
       return "gelu";
+    case Epilogue::Activation::kGeluTanh:
+      return "gelu_tanh";
   }
   return "?";
 }
@@ -110,6 +112,8 @@ std::string ActivationTypeName(const Epilogue& epilogue) {
       return "tunejit::Act<tunejit::ActKind::kHardSwish>";
     case Epilogue::Activation::kGelu:
       return "tunejit::Act<tunejit::ActKind::kGelu>";
+    case Epilogue::Activation::kGeluTanh:
+      return "tunejit::Act<tunejit::ActKind::kGeluTanh>";
   }
   return "tunejit::Act<>";
 }

@@ -126,14 +126,23 @@ struct Epilogue {
   //   kClip       min(max(x, clip_lo), clip_hi), NaN passing through (ReLU6 is [0, 6]);
   //   kSilu       x * sigmoid(x) = x / (1 + exp(-x));
   //   kHardSwish  x * min(max(x / 6 + 1 / 2, 0), 1);
-  //   kGelu       x * (1 + erf(x / sqrt(2))) / 2 (the exact GELU).
+  //   kGelu       x * (1 + erf(x / sqrt(2))) / 2 (the exact GELU);
+  //   kGeluTanh   x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2 (GPT-2's gelu_new).
   // The bounds are compile-time constants of the kernel (their float bits in its name).
-  enum class Activation { kNone, kClip, kSilu, kHardSwish, kGelu } activation = Activation::kNone;
+  enum class Activation {
+    kNone,
+    kClip,
+    kSilu,
+    kHardSwish,
+    kGelu,
+    kGeluTanh
+  } activation = Activation::kNone;
   float clip_lo = 0.0f, clip_hi = 0.0f;  // kClip only
   friend bool operator==(const Epilogue&, const Epilogue&) = default;
 };
 
-// "clip", "silu", "hard_swish", "gelu" ("none"): as step names and messages spell them.
+// "clip", "silu", "hard_swish", "gelu", "gelu_tanh" ("none"): as step names and messages spell
+// them.
 std::string_view ActivationName(Epilogue::Activation activation);
 
 // The int template argument kernels take for an epilogue (kernel_sources/common.cuh): bit 0 bias,

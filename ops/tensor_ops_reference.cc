@@ -64,6 +64,8 @@ float UnaryValue(UnaryFn fn, float x, float alpha, float beta) {
       return -x;
     case UnaryFn::kReplaceNan:
       return std::isnan(x) ? alpha : x;
+    case UnaryFn::kGeluTanh:
+      return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
   }
   return x;
 }

@@ -508,6 +508,28 @@ TEST(ExecutorGpuTest, GeluNetFusedChainMatchesReference) {
   }
 }
 
+// GPT-2's MLP with gelu_new as one gelu_tanh (fp32: a step; fp16: the dense's epilogue) against
+// the eight ops on the CPU (fp32 1e-4; fp16 on the tensor cores 1e-2).
+TEST(ExecutorGpuTest, GptMlpGeluTanhMatchesReference) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::GptMlpNet();
+  const WeightSet w = testing::GptMlpNetWeights(g, 53);
+  const std::vector<float> input = testing::NormalFloats(2 * 16 * 32, 54);
+  absl::StatusOr<std::vector<std::vector<float>>> ref = ReferenceForward(g, w, {{"input", input}});
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
+    absl::StatusOr<Executor> ex = BuildExecutor(g, w, mode);
+    ASSERT_TRUE(ex.ok()) << ex.status();
+    ASSERT_TRUE(ex->SetInput("input", input).ok());
+    ASSERT_TRUE(ex->Run().ok());
+    absl::StatusOr<std::vector<float>> got = ex->Output("logits");
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_LT(cpuref::RelativeError(*got, (*ref)[*g.FindTensor("logits")]),
+              mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
+        << NumericModeName(mode);
+  }
+}
+
 // ViT's patch embedding and head (tests/executor/executor_test_util.h PatchifyNet) at fp16: the
 // patchify conv runs on conv2d_nchw_patchify_wgmma.cuda (the patch gather, then dense_wgmma.cuda's
 // GEMM, whose rows are the NHWC output), for 16x16 patches to 64 channels, 4x4 ones to 192 (past

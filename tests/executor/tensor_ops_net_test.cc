@@ -142,6 +142,45 @@ TEST(TensorOpsNetTest, ExportedGeluChainIsOneStepWhenItsConstantsAreKnown) {
   EXPECT_EQ(half->tensors[half->steps[1].output].name, "gelu.half.out");
 }
 
+// GPT-2's gelu_new (eight ops) after the MLP's first dense layer: at fp16 the dense step's
+// gelu_tanh epilogue (through the reshape back from rows); at fp32 one gelu_tanh step; with
+// another constant, the eight ops stay.
+TEST(TensorOpsNetTest, GeluNewIsTheDensesGeluTanhEpilogue) {
+  const Graph g = testing::GptMlpNet();
+  const WeightSet w = testing::GptMlpNetWeights(g, 5);
+  absl::StatusOr<StepProgram> half = LowerToSteps(g, NumericMode::kFp16TensorCores, &w);
+  ASSERT_TRUE(half.ok()) << half.status();
+  std::vector<std::string> kinds = StepKinds(*half);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "dense"), 2);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "binary"), 0);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "unary"), 0);
+  const Step* fc = nullptr;
+  for (const Step& s : half->steps) fc = s.name == "fc" ? &s : fc;
+  ASSERT_NE(fc, nullptr);
+  EXPECT_EQ(fc->epilogue.activation, Epilogue::Activation::kGeluTanh);
+  EXPECT_EQ(fc->fused, "bias+gelu_tanh");
+  EXPECT_EQ(half->tensors[fc->output].name, "act.out.out");
+
+  absl::StatusOr<StepProgram> full = LowerToSteps(g, NumericMode::kFp32, &w);
+  ASSERT_TRUE(full.ok()) << full.status();
+  kinds = StepKinds(*full);
+  ASSERT_EQ(std::count(kinds.begin(), kinds.end(), "unary"), 1);
+  for (const Step& s : full->steps) {
+    if (s.kind != StepKind::kUnary) continue;
+    EXPECT_EQ(s.unary, UnaryFn::kGeluTanh);
+    EXPECT_EQ(s.fused, "gelu_tanh");
+    EXPECT_EQ(s.name, "act.half");
+    EXPECT_EQ(full->tensors[s.output].name, "act.out.out");
+  }
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "binary"), 0);
+
+  const WeightSet other = testing::GptMlpNetWeights(g, 5, /*coef=*/0.04f);
+  absl::StatusOr<StepProgram> not_gelu = LowerToSteps(g, NumericMode::kFp32, &other);
+  ASSERT_TRUE(not_gelu.ok()) << not_gelu.status();
+  kinds = StepKinds(*not_gelu);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "binary"), 6);
+}
+
 // At fp16 the conv's NHWC output, viewed as [N, H, W, C], is what the channel layer norm reads
 // (float16, no transpose or convert step), and the norm's row-major output is the next convs'
 // NHWC input as it is. At fp32 the conv writes

@@ -95,14 +95,33 @@ TEST(OnnxTensorOpsTest, SqrtReciprocalHardSigmoidGelu) {
   EXPECT_THAT(RunOutput(*m, {{"x", x}}), Pointwise(FloatNear(1e-5), want));
 }
 
-TEST(OnnxTensorOpsTest, GeluTanhApproximationIsUnsupported) {
+// Gelu's approximate = "tanh" (GPT-2's gelu_new) is the gelu_tanh function; other values name
+// what is supported.
+TEST(OnnxTensorOpsTest, GeluTanhApproximation) {
   OnnxBuilder b(20);
   b.Input("x", {2, 4});
   OnnxBuilder::String(b.Node("Gelu", {"x"}, {"y"}, "gelu"), "approximate", "tanh");
   b.Output("y");
-  const std::string e = ImportError(b);
+  absl::StatusOr<OnnxModel> m = b.Import();
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->graph.nodes().size(), 1u);
+  EXPECT_EQ(m->graph.nodes()[0].attrs.unary, UnaryFn::kGeluTanh);
+  const std::vector<float> x = {-3, -1, -0.5f, 0, 0.25f, 1, 2, 4};
+  std::vector<float> want;
+  for (double v : x) {
+    want.push_back(static_cast<float>(
+        0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)))));
+  }
+  EXPECT_THAT(RunOutput(*m, {{"x", x}}), Pointwise(FloatNear(1e-6), want));
+
+  OnnxBuilder bad(20);
+  bad.Input("x", {2, 4});
+  OnnxBuilder::String(bad.Node("Gelu", {"x"}, {"y"}, "gelu"), "approximate", "sigmoid");
+  bad.Output("y");
+  const std::string e = ImportError(bad);
   EXPECT_THAT(e, HasSubstr("Gelu node 'gelu'"));
-  EXPECT_THAT(e, HasSubstr("attribute 'approximate' = 'tanh'"));
+  EXPECT_THAT(e, HasSubstr("attribute 'approximate' = 'sigmoid'"));
+  EXPECT_THAT(e, HasSubstr("'none' (the exact erf form) and 'tanh'"));
 }
 
 // ---- Binary functions with broadcasting.

@@ -34,6 +34,7 @@ constexpr Epilogue kClip{
 constexpr Epilogue kSilu{.bias = true, .activation = Act::kSilu};
 constexpr Epilogue kHardSwish{.bias = true, .activation = Act::kHardSwish};
 constexpr Epilogue kGelu{.bias = true, .activation = Act::kGelu};
+constexpr Epilogue kGeluTanh{.bias = true, .activation = Act::kGeluTanh};
 
 // One op to run: its workload and config, its input images (data, weight, bias, scale[,
 // residual]), and its exact accumulators in output order, channel i % channels.
@@ -212,9 +213,10 @@ float Expected(const Problem& p, const Epilogue& e, size_t i) {
 absl::StatusOr<OpPlan> StepAfter(const Problem& p, const Epilogue& e) {
   const ElementType type = p.f16_out ? ElementType::kFloat16 : ElementType::kFloat32;
   const int64_t total = static_cast<int64_t>(p.acc.size());
-  const UnaryFn fn = e.activation == Act::kSilu   ? UnaryFn::kSilu
-                     : e.activation == Act::kGelu ? UnaryFn::kGelu
-                                                  : UnaryFn::kHardSwish;
+  const UnaryFn fn = e.activation == Act::kSilu       ? UnaryFn::kSilu
+                     : e.activation == Act::kGelu     ? UnaryFn::kGelu
+                     : e.activation == Act::kGeluTanh ? UnaryFn::kGeluTanh
+                                                      : UnaryFn::kHardSwish;
   absl::StatusOr<PlannedKernel> k = e.activation == Act::kClip
                                         ? ClipKernel(total, e.clip_lo, e.clip_hi, type)
                                         : UnaryKernel(fn, total, 0.2f, 0.5f, type);
@@ -235,16 +237,16 @@ float StoredValue(const Problem& p, const std::vector<uint8_t>& bytes, size_t i)
   return f;
 }
 
-// Within the tolerance of the activation's arithmetic: exact but for silu and gelu (one float16
-// ulp, or 4 float32 ulp, of the expected value: expf and erff against the host's). gelu's
+// Within the tolerance of the activation's arithmetic: exact but for silu and both gelus (one
+// float16 ulp, or 4 float32 ulp, of the expected value: expf, erff and tanhf against the host's,
+// and the tanh form's 1 + tanh cancelling as the erf form's does). gelu's
 // 1 + erf(x / sqrt(2)) cancels for negative x: float32's rounding of it near 1 (2^-24), times
 // x / 2 for |x| up to ~5 where the result is not yet 0, leaves up to 2^-21 absolute.
 bool Close(const Problem& p, const Epilogue& e, float got, float want) {
   if (got == want) return true;
-  if ((e.activation != Act::kSilu && e.activation != Act::kGelu) || !std::isfinite(got)) {
-    return false;
-  }
-  if (e.activation == Act::kGelu && std::abs(got - want) <= std::ldexp(1.0f, -21)) return true;
+  const bool gelu = e.activation == Act::kGelu || e.activation == Act::kGeluTanh;
+  if ((e.activation != Act::kSilu && !gelu) || !std::isfinite(got)) return false;
+  if (gelu && std::abs(got - want) <= std::ldexp(1.0f, -21)) return true;
   const float ulp = p.f16_out ? std::ldexp(1.0f, std::ilogb(want) - 10)
                               : 4 * std::ldexp(1.0f, std::ilogb(want) - 23);
   return std::abs(got - want) <= ulp;
@@ -293,7 +295,7 @@ void Check(testing::GpuHarness& harness, const Problem& p, const std::vector<Epi
   }
 }
 
-const std::vector<Epilogue> kAll = {kRelu6, kClip, kSilu, kHardSwish, kGelu};
+const std::vector<Epilogue> kAll = {kRelu6, kClip, kSilu, kHardSwish, kGelu, kGeluTanh};
 
 autotvm::ConfigEntity WgmmaTile(int64_t bn, int64_t swap_ab) {
   return testing::Config({OtherKnob("tile_h", 8), OtherKnob("tile_w", 16), OtherKnob("tile_n", bn),

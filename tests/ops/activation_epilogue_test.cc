@@ -34,6 +34,7 @@ constexpr Epilogue kRelu6{.bias = true, .activation = Act::kClip, .clip_lo = 0, 
 constexpr Epilogue kSilu{.bias = true, .activation = Act::kSilu};
 constexpr Epilogue kHardSwish{.bias = true, .activation = Act::kHardSwish};
 constexpr Epilogue kGelu{.bias = true, .activation = Act::kGelu};
+constexpr Epilogue kGeluTanh{.bias = true, .activation = Act::kGeluTanh};
 
 autotvm::Conv2dParams Geometry(int64_t n, int64_t c, int64_t hw, int64_t co, int64_t k,
                                int64_t groups = 1, int stride = 1) {
@@ -97,6 +98,8 @@ TEST(ActivationNames, EpiAndActTypeNames) {
   EXPECT_EQ(ActivationTypeName(kHardSwish), "tunejit::Act<tunejit::ActKind::kHardSwish>");
   EXPECT_EQ(ActivationTypeName(kGelu), "tunejit::Act<tunejit::ActKind::kGelu>");
   EXPECT_EQ(ActivationName(Act::kGelu), "gelu");
+  EXPECT_EQ(ActivationTypeName(kGeluTanh), "tunejit::Act<tunejit::ActKind::kGeluTanh>");
+  EXPECT_EQ(ActivationName(Act::kGeluTanh), "gelu_tanh");
   EXPECT_EQ(ActivationTypeName(Epilogue{}), "tunejit::Act<>");
   EXPECT_EQ(EpilogueTypeName(kRelu6),
             "tunejit::Epi<true, false, tunejit::EpiOut::kAccumulator, false, "
@@ -150,7 +153,7 @@ TEST(ActivationRules, Conv2dWgmmaTakesEachIntoFloat16AndFloat32) {
   for (bool half : {true, false}) {
     const autotvm::Workload w =
         OfferedConv(p, NumericMode::kFp16TensorCores, half, "conv2d_nhwc_wgmma.cuda");
-    for (const Epilogue& e : {kRelu6, kSilu, kHardSwish, kGelu}) {
+    for (const Epilogue& e : {kRelu6, kSilu, kHardSwish, kGelu, kGeluTanh}) {
       absl::StatusOr<OpPlan> plan = Plan(w, e);
       ASSERT_TRUE(plan.ok()) << plan.status();
       EXPECT_THAT(plan->kernels[0].spec.name_expression,
