@@ -463,35 +463,10 @@ TEST(ExecutorGpuTest, NhwcChainNetFp16MatchesReference) {
   EXPECT_LT(cpuref::RelativeError(*got, (*ref)[*g.FindTensor(out)]), 1e-2);
 }
 
-// MobileNetNet's activations, each fused into its conv or dense step at fp16 (ReLU6, hard_swish,
-// x * sigmoid(x)), compute what the float32 reference's separate ops do, within fp16 rounding.
-TEST(ExecutorGpuTest, MobileNetNetFusedActivationsMatchReference) {
-  TUNEJIT_REQUIRE_GPU();
-  const Graph g = testing::MobileNetNet();
-  const WeightSet w = RandomWeights(g, 61);
-  const std::vector<float> input = testing::NormalFloats(2 * 3 * 16 * 16, 62);
-  absl::StatusOr<std::vector<std::vector<float>>> ref = ReferenceForward(g, w, {{"input", input}});
-  ASSERT_TRUE(ref.ok()) << ref.status();
-  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
-    absl::StatusOr<Executor> ex = BuildExecutor(g, w, mode);
-    ASSERT_TRUE(ex.ok()) << ex.status();
-    ASSERT_TRUE(ex->SetInput("input", input).ok());
-    ASSERT_TRUE(ex->Run().ok());
-    absl::StatusOr<std::vector<float>> got = ex->Output("logits");
-    ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_LT(cpuref::RelativeError(*got, (*ref)[*g.FindTensor("logits")]),
-              mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
-        << NumericModeName(mode);
-  }
-}
-
-// The exported GELU chain run as one gelu step computes what the five ops do (fp32 1e-4; fp16 on
-// the tensor cores 1e-2).
-TEST(ExecutorGpuTest, GeluNetFusedChainMatchesReference) {
-  TUNEJIT_REQUIRE_GPU();
-  const Graph g = testing::GeluNet();
-  const WeightSet w = testing::GeluNetWeights(g, 51);
-  const std::vector<float> input = testing::NormalFloats(2 * 32 * 8 * 8, 52);
+// Graph `g`'s output on `input` at fp32 and fp16 (tensor cores) against the CPU forward: 1e-4
+// and 1e-2.
+void ExpectOutputMatchesReference(const Graph& g, const WeightSet& w,
+                                  const std::vector<float>& input) {
   const std::string out = g.tensor(g.TensorsOfKind(TensorKind::kOutput)[0]).name;
   absl::StatusOr<std::vector<std::vector<float>>> ref = ReferenceForward(g, w, {{"input", input}});
   ASSERT_TRUE(ref.ok()) << ref.status();
@@ -508,26 +483,29 @@ TEST(ExecutorGpuTest, GeluNetFusedChainMatchesReference) {
   }
 }
 
+// MobileNetNet's activations, each fused into its conv or dense step at fp16 (ReLU6, hard_swish,
+// x * sigmoid(x)), compute what the float32 reference's separate ops do, within fp16 rounding.
+TEST(ExecutorGpuTest, MobileNetNetFusedActivationsMatchReference) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::MobileNetNet();
+  ExpectOutputMatchesReference(g, RandomWeights(g, 61), testing::NormalFloats(2 * 3 * 16 * 16, 62));
+}
+
+// The exported GELU chain run as one gelu step computes what the five ops do.
+TEST(ExecutorGpuTest, GeluNetFusedChainMatchesReference) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::GeluNet();
+  ExpectOutputMatchesReference(g, testing::GeluNetWeights(g, 51),
+                               testing::NormalFloats(2 * 32 * 8 * 8, 52));
+}
+
 // GPT-2's MLP with gelu_new as one gelu_tanh (fp32: a step; fp16: the dense's epilogue) against
-// the eight ops on the CPU (fp32 1e-4; fp16 on the tensor cores 1e-2).
+// the eight ops on the CPU.
 TEST(ExecutorGpuTest, GptMlpGeluTanhMatchesReference) {
   TUNEJIT_REQUIRE_GPU();
   const Graph g = testing::GptMlpNet();
-  const WeightSet w = testing::GptMlpNetWeights(g, 53);
-  const std::vector<float> input = testing::NormalFloats(2 * 16 * 32, 54);
-  absl::StatusOr<std::vector<std::vector<float>>> ref = ReferenceForward(g, w, {{"input", input}});
-  ASSERT_TRUE(ref.ok()) << ref.status();
-  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
-    absl::StatusOr<Executor> ex = BuildExecutor(g, w, mode);
-    ASSERT_TRUE(ex.ok()) << ex.status();
-    ASSERT_TRUE(ex->SetInput("input", input).ok());
-    ASSERT_TRUE(ex->Run().ok());
-    absl::StatusOr<std::vector<float>> got = ex->Output("logits");
-    ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_LT(cpuref::RelativeError(*got, (*ref)[*g.FindTensor("logits")]),
-              mode == NumericMode::kFp32 ? 1e-4 : 1e-2)
-        << NumericModeName(mode);
-  }
+  ExpectOutputMatchesReference(g, testing::GptMlpNetWeights(g, 53),
+                               testing::NormalFloats(2 * 16 * 32, 54));
 }
 
 // ViT's patch embedding and head (tests/executor/executor_test_util.h PatchifyNet) at fp16: the

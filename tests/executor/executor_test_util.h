@@ -528,61 +528,6 @@ inline WeightSet GeluNetWeights(const Graph& g, uint64_t seed, float half = 0.5f
       "gelu net");
 }
 
-// GptMlpNet: GPT-2's MLP on tokens [N, S, 32]: rows -> dense 128 + bias_add -> reshape back to
-// [N, S, 128] -> gelu_new as transformers exports it (half = x * 0.5, x ^ 3 * 0.044715, x + that,
-// * sqrt(2 / pi), tanh, + 1, half * that) -> rows -> dense 32 + bias_add -> output "logits"
-// [N * S, 32]. GptMlpNetWeights sets its constants.
-inline Graph GptMlpNet(int64_t batch = 2, int64_t seq = 16) {
-  Graph g;
-  auto weight = [&](const std::string& name, std::vector<int64_t> shape) {
-    return g.AddTensor({name, std::move(shape), DType::kF32, TensorKind::kWeight});
-  };
-  auto reshape = [&](const std::string& name, int x, std::vector<int64_t> shape) {
-    NodeAttrs a;
-    a.shape = std::move(shape);
-    return TensorOp(&g, name, OpKind::kReshape, {x}, a);
-  };
-  int x = g.AddTensor({"input", {batch, seq, 32}, DType::kF32, TensorKind::kInput});
-  x = reshape("fc.rows", x, {batch * seq, 32});
-  x = *g.AddNode("fc", OpKind::kDense, {x, weight("fc.weight", {128, 32})}, {}, "fc.out");
-  x = *g.AddNode("fc.bias_add", OpKind::kBiasAdd, {x, weight("fc.bias", {128})}, {}, "fc.bias_out");
-  x = reshape("fc.back", x, {batch, seq, 128});
-  const int half = TensorOp(&g, "act.half", OpKind::kBinary, {x, weight("act.c_half", {})},
-                            Attrs(BinaryFn::kMul));
-  int y = TensorOp(&g, "act.cube", OpKind::kBinary, {x, weight("act.c_three", {})},
-                   Attrs(BinaryFn::kPow));
-  y = TensorOp(&g, "act.scaled", OpKind::kBinary, {y, weight("act.c_coef", {})},
-               Attrs(BinaryFn::kMul));
-  y = *g.AddNode("act.inner", OpKind::kAdd, {x, y}, {}, "act.inner.out");
-  y = TensorOp(&g, "act.u", OpKind::kBinary, {y, weight("act.c_k", {})}, Attrs(BinaryFn::kMul));
-  y = TensorOp(&g, "act.tanh", OpKind::kUnary, {y}, Attrs(UnaryFn::kTanh));
-  y = TensorOp(&g, "act.one", OpKind::kBinary, {y, weight("act.c_one", {})}, Attrs(BinaryFn::kAdd));
-  y = TensorOp(&g, "act.out", OpKind::kBinary, {half, y}, Attrs(BinaryFn::kMul));
-  y = reshape("proj.rows", y, {batch * seq, 128});
-  y = *g.AddNode("proj", OpKind::kDense, {y, weight("proj.weight", {32, 128})}, {}, "proj.out");
-  EXPECT_TRUE(g.AddNode("proj.bias_add", OpKind::kBiasAdd, {y, weight("proj.bias", {32})}, {},
-                        "logits", TensorKind::kOutput)
-                  .ok());
-  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
-  return g;
-}
-
-// Random weights for GptMlpNet with gelu_new's constants (coef != 0.044715 makes it another
-// function, which lowering must not fuse).
-inline WeightSet GptMlpNetWeights(const Graph& g, uint64_t seed, float coef = 0.044715f) {
-  return RandomWeightsWithConstants(
-      g, seed,
-      [coef](const std::string& name) {
-        return name == "act.c_half"    ? 0.5f
-               : name == "act.c_three" ? 3.0f
-               : name == "act.c_coef"  ? coef
-               : name == "act.c_k"     ? static_cast<float>(std::sqrt(2.0 / M_PI))
-               : name == "act.c_one"   ? 1.0f
-                                       : 0.0f;
-      },
-      "gpt mlp net");
-}
-
 // Pieces of the transformer test graphs: a float32 weight, a reshape, a transpose, and a Linear
 // on rows [R, in] (dense by "name.weight" [out, in], bias_add of "name.bias") -> "name.bias_out".
 inline int AddWeight(Graph* g, const std::string& name, std::vector<int64_t> shape) {
@@ -603,6 +548,48 @@ inline int AddLinear(Graph* g, const std::string& name, int rows, int64_t in, in
                             {}, name + ".out");
   return *g->AddNode(name + ".bias_add", OpKind::kBiasAdd, {y, AddWeight(g, name + ".bias", {out})},
                      {}, name + ".bias_out");
+}
+
+// GptMlpNet: GPT-2's MLP on tokens [N, S, 32]: rows -> dense 128 + bias_add -> reshape back to
+// [N, S, 128] -> gelu_new as transformers exports it (half = x * 0.5, x ^ 3 * 0.044715, x + that,
+// * sqrt(2 / pi), tanh, + 1, half * that) -> rows -> dense 32 + bias_add -> the output
+// "proj.bias_out" [N * S, 32]. GptMlpNetWeights sets its constants.
+inline Graph GptMlpNet(int64_t batch = 2, int64_t seq = 16) {
+  Graph g;
+  const int in = g.AddTensor({"input", {batch, seq, 32}, DType::kF32, TensorKind::kInput});
+  const int x = AddReshape(
+      &g, "fc.back", AddLinear(&g, "fc", AddReshape(&g, "fc.rows", in, {batch * seq, 32}), 32, 128),
+      {batch, seq, 128});
+  auto times = [&](const std::string& name, int t, BinaryFn fn) {
+    return TensorOp(&g, name, OpKind::kBinary, {t, AddWeight(&g, name + ".c", {})}, Attrs(fn));
+  };
+  const int half = times("act.half", x, BinaryFn::kMul);
+  int y = times("act.scaled", times("act.cube", x, BinaryFn::kPow), BinaryFn::kMul);
+  y = *g.AddNode("act.inner", OpKind::kAdd, {x, y}, {}, "act.inner.out");
+  y = TensorOp(&g, "act.tanh", OpKind::kUnary, {times("act.u", y, BinaryFn::kMul)},
+               Attrs(UnaryFn::kTanh));
+  y = TensorOp(&g, "act.out", OpKind::kBinary, {half, times("act.one", y, BinaryFn::kAdd)},
+               Attrs(BinaryFn::kMul));
+  y = AddLinear(&g, "proj", AddReshape(&g, "proj.rows", y, {batch * seq, 128}), 128, 32);
+  g.mutable_tensor(y).kind = TensorKind::kOutput;
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
+// Random weights for GptMlpNet with gelu_new's constants (coef != 0.044715 makes it another
+// function, which lowering must not fuse).
+inline WeightSet GptMlpNetWeights(const Graph& g, uint64_t seed, float coef = 0.044715f) {
+  return RandomWeightsWithConstants(
+      g, seed,
+      [coef](const std::string& name) {
+        return name == "act.half.c"     ? 0.5f
+               : name == "act.cube.c"   ? 3.0f
+               : name == "act.scaled.c" ? coef
+               : name == "act.u.c"      ? static_cast<float>(std::sqrt(2.0 / M_PI))
+               : name == "act.one.c"    ? 1.0f
+                                        : 0.0f;
+      },
+      "gpt mlp net");
 }
 
 // ResidualStreamNet: a transformer's residual stream on tokens "input" [B, S, E]: h = Linear "a"

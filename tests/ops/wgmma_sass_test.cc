@@ -338,6 +338,27 @@ TEST(WgmmaSass, ActivationEpiloguesDoNotSpill) {
   }
 }
 
+// A residual epilogue's 16-byte loads (LDG.E.128) in a kernel's SASS: how many, the longest run
+// of them between two stores (1: each load waits behind the store before it), and the local
+// memory loads and stores (spills).
+struct ResidualLoads {
+  int loads = 0, longest = 0, spills = 0;
+};
+ResidualLoads CountResidualLoads(const std::string& cubin, const std::string& tool) {
+  ResidualLoads r;
+  int run = 0;
+  for (const std::string& op : SassSequence(cubin, tool)) {
+    if (op.rfind("LDG.E.128", 0) == 0) {
+      r.longest = std::max(r.longest, ++run);
+      ++r.loads;
+    } else if (op.rfind("STG", 0) == 0) {
+      run = 0;
+    }
+    if (op.rfind("STL", 0) == 0 || op.rfind("LDL", 0) == 0) ++r.spills;
+  }
+  return r;
+}
+
 // ResNet-50's layer1 conv3 (1x1, 64 -> 256 channels on 56 x 56, batch 128) with the residual
 // epilogue, at its tuned config and with swapped operands (the staged epilogue): the residual's
 // 16-byte loads go out several at a time, not each behind the store before it (one in flight
@@ -361,19 +382,11 @@ TEST(WgmmaSass, ResidualEpilogueLoadsRunAhead) {
     const std::string cubin = ConfigCubin(*FindOpTemplate(w.task_name), w, config,
                                           {.bias = true, .relu = true, .residual = true});
     ASSERT_FALSE(cubin.empty()) << swap;
-    int run = 0, longest = 0, loads = 0;
-    for (const std::string& op : SassSequence(cubin, tool)) {
-      if (op.rfind("LDG.E.128", 0) == 0) {
-        longest = std::max(longest, ++run);
-        ++loads;
-      } else if (op.rfind("STG", 0) == 0) {
-        run = 0;
-      }
-      EXPECT_NE(op.rfind("STL", 0), 0u) << swap;
-      EXPECT_NE(op.rfind("LDL", 0), 0u) << swap;
-    }
-    std::printf("swap_ab %d: %d residual loads, at most %d between stores\n", swap, loads, longest);
-    EXPECT_GE(longest, 4) << swap;
+    const ResidualLoads r = CountResidualLoads(cubin, tool);
+    std::printf("swap_ab %d: %d residual loads, at most %d between stores\n", swap, r.loads,
+                r.longest);
+    EXPECT_GE(r.longest, 4) << swap;
+    EXPECT_EQ(r.spills, 0) << swap;
   }
 }
 
@@ -400,20 +413,11 @@ TEST(WgmmaSass, Int8ResidualEpilogueLoadsRunAhead) {
          OtherKnob("swap_ab", swap), OtherKnob("tile_b", 1)});
     const std::string cubin = ConfigCubin(*FindOpTemplate(w.task_name), w, config, e);
     ASSERT_FALSE(cubin.empty()) << swap;
-    int run = 0, longest = 0, loads = 0;
-    for (const std::string& op : SassSequence(cubin, tool)) {
-      if (op.rfind("LDG.E.128", 0) == 0) {
-        longest = std::max(longest, ++run);
-        ++loads;
-      } else if (op.rfind("STG", 0) == 0) {
-        run = 0;
-      }
-      EXPECT_NE(op.rfind("STL", 0), 0u) << swap;
-      EXPECT_NE(op.rfind("LDL", 0), 0u) << swap;
-    }
-    std::printf("int8 swap_ab %d: %d residual loads, at most %d between stores\n", swap, loads,
-                longest);
-    EXPECT_GE(longest, 4) << swap;
+    const ResidualLoads r = CountResidualLoads(cubin, tool);
+    std::printf("int8 swap_ab %d: %d residual loads, at most %d between stores\n", swap, r.loads,
+                r.longest);
+    EXPECT_GE(r.longest, 4) << swap;
+    EXPECT_EQ(r.spills, 0) << swap;
   }
 }
 
@@ -430,18 +434,10 @@ TEST(WgmmaSass, GemmResidualEpilogueLoadsRunAhead) {
   const std::string cubin =
       ConfigCubin(op, w, *op.FallbackConfig(w), {.bias = true, .residual = true});
   ASSERT_FALSE(cubin.empty());
-  int run = 0, longest = 0;
-  for (const std::string& sass : SassSequence(cubin, tool)) {
-    if (sass.rfind("LDG.E.128", 0) == 0) {
-      longest = std::max(longest, ++run);
-    } else if (sass.rfind("STG", 0) == 0) {
-      run = 0;
-    }
-    EXPECT_NE(sass.rfind("STL", 0), 0u);
-    EXPECT_NE(sass.rfind("LDL", 0), 0u);
-  }
-  std::printf("at most %d residual loads between stores\n", longest);
-  EXPECT_GE(longest, 4);
+  const ResidualLoads r = CountResidualLoads(cubin, tool);
+  std::printf("at most %d residual loads between stores\n", r.longest);
+  EXPECT_GE(r.longest, 4);
+  EXPECT_EQ(r.spills, 0);
 }
 
 TEST(WgmmaSass, Int8ConvRunsIgmma) {
