@@ -204,6 +204,10 @@ absl::StatusOr<std::vector<PlannedKernel>> TensorOpKernels(const Graph& graph,
       k = ReduceMeanKernel(x, a.axes);
       break;
     case StepKind::kLayerNorm: {
+      if (step.rms_epsilon > 0) {
+        k = RmsNormKernel(out.NumElements() / x.back(), x.back(), step.rms_epsilon, type);
+        break;
+      }
       int64_t rows = 1;
       for (int d = 0; d < a.axis; ++d) rows *= x[d];
       k = LayerNormKernel(rows, out.NumElements() / rows, a.epsilon, type);

@@ -986,8 +986,106 @@ class Lowerer {
     return {erf, add, mul, half};
   }
 
-  // A binary node: the first of a GELU chain (either form) lowers the chain as one step.
+  // An RMS norm as transformers exports it (Llama's, T5's), from node `i` = Pow(x, 2):
+  // ReduceMean over the last axis (keepdims) -> + eps (a binary add, or a bias_add of one value)
+  // -> Sqrt -> 1 / that (a Div of one, or Reciprocal) -> x * that -> * a scale weight [C] (either
+  // order), every value after `x` read by the next node alone (`x` itself, a residual stream,
+  // may have other readers).
+  struct RmsNormMatch {
+    std::vector<int> nodes;  // after `i`, the scale's Mul last
+    float epsilon = 0;
+    int scale = -1;  // the weight
+  };
+  std::optional<RmsNormMatch> RmsNormChain(int i) const {
+    const Node& pow = g_.nodes()[i];
+    const int x = pow.inputs[0];
+    const std::vector<int64_t>& shape = g_.tensor(x).shape;
+    if (pow.attrs.binary != BinaryFn::kPow || !WeightIs(pow.inputs[1], 2.0) || shape.empty() ||
+        g_.tensor(x).kind == TensorKind::kWeight) {
+      return std::nullopt;
+    }
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    const int mean = SoleConsumer(pow.output);
+    if (mean < 0 || g_.nodes()[mean].op != OpKind::kReduceMean ||
+        !g_.nodes()[mean].attrs.keepdims ||
+        g_.nodes()[mean].attrs.axes != std::vector<int64_t>{rank - 1}) {
+      return std::nullopt;
+    }
+    const int m = g_.nodes()[mean].output;
+    const int add = SoleConsumer(m);
+    if (add < 0) return std::nullopt;
+    const Node& a = g_.nodes()[add];
+    const bool adds =
+        a.op == OpKind::kBiasAdd || (a.op == OpKind::kBinary && a.attrs.binary == BinaryFn::kAdd);
+    const int eps_weight = a.inputs[0] == m ? a.inputs[1] : a.inputs[0];
+    std::optional<float> eps;
+    if (adds && g_.tensor(eps_weight).kind == TensorKind::kWeight && weights_ != nullptr) {
+      EveryWeightValue(g_, *weights_, eps_weight, [&eps](float v) {
+        if (!eps) eps = v;
+        return v == *eps;
+      });
+    }
+    if (!eps || !(*eps > 0)) return std::nullopt;
+    const int sqrt = SoleConsumer(a.output);
+    if (sqrt < 0 || g_.nodes()[sqrt].op != OpKind::kUnary ||
+        g_.nodes()[sqrt].attrs.unary != UnaryFn::kSqrt) {
+      return std::nullopt;
+    }
+    const int s = g_.nodes()[sqrt].output;
+    const int inv = SoleConsumer(s);
+    if (inv < 0) return std::nullopt;
+    const Node& d = g_.nodes()[inv];
+    const bool one_over = (d.op == OpKind::kBinary && d.attrs.binary == BinaryFn::kDiv &&
+                           d.inputs[1] == s && WeightIs(d.inputs[0], 1.0)) ||
+                          (d.op == OpKind::kUnary && d.attrs.unary == UnaryFn::kReciprocal);
+    if (!one_over) return std::nullopt;
+    const int r = d.output;
+    const int scaled = SoleConsumer(r);
+    if (scaled < 0 || !IsProductOf(g_.nodes()[scaled], x, r)) return std::nullopt;
+    const int y = g_.nodes()[scaled].output;
+    const int times = SoleConsumer(y);
+    if (times < 0) return std::nullopt;
+    const Node& t = g_.nodes()[times];
+    const int w = t.inputs[0] == y ? t.inputs[1] : t.inputs[0];
+    if (!IsProductOf(t, y, w) || g_.tensor(w).kind != TensorKind::kWeight ||
+        g_.tensor(w).NumElements() != shape.back() || g_.tensor(w).shape.back() != shape.back() ||
+        g_.tensor(t.output).shape != shape) {
+      return std::nullopt;
+    }
+    return RmsNormMatch{{mean, add, sqrt, inv, scaled, times}, *eps, w};
+  }
+
+  // A binary multiplication of `a` and `b` (either order).
+  static bool IsProductOf(const Node& n, int a, int b) {
+    return n.op == OpKind::kBinary && n.attrs.binary == BinaryFn::kMul &&
+           ((n.inputs[0] == a && n.inputs[1] == b) || (n.inputs[0] == b && n.inputs[1] == a));
+  }
+
+  // The RMS norm from node `i` (RmsNormChain) as one layer_norm step of kind RMS.
+  absl::Status LowerRmsNorm(int i, const RmsNormMatch& m) {
+    const Node& pow = g_.nodes()[i];
+    const Form form = TensorOpForm(pow, StepKind::kLayerNorm);
+    Step s;
+    s.kind = StepKind::kLayerNorm;
+    s.name = pow.name;
+    s.node = i;
+    s.rms_epsilon = m.epsilon;
+    s.fused = "rms_norm";
+    s.fused_nodes = m.nodes;
+    for (int n : m.nodes) consumed_[n] = true;
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, pow.inputs[0]));
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(pow.inputs[0], form, i));
+    s.operands = {StepOperand{s.input, -1}, StepOperand{-1, m.scale}};
+    s.output = AddOutput(g_.nodes()[m.nodes.back()].output, form.dtype, -1);
+    p_.tensors[s.output].nhwc = form.nhwc;
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // A binary node: the first of a GELU chain (either form) or an RMS norm lowers the chain as one
+  // step.
   absl::Status LowerBinary(int i) {
+    if (std::optional<RmsNormMatch> m = RmsNormChain(i)) return LowerRmsNorm(i, *m);
     if (std::vector<int> chain = GeluChain(i); !chain.empty()) {
       return LowerGelu(i, g_.nodes()[i].inputs[0], chain, UnaryFn::kGelu);
     }

@@ -150,6 +150,8 @@ struct Step {
   std::vector<StepOperand> operands = {};
   // kUnary: the function, the node's or what fusion made of it (sigmoid(x) * x: silu).
   UnaryFn unary = UnaryFn::kSigmoid;
+  // kLayerNorm made of an RMS norm's ops (operands x and the scale [C]): its epsilon, else 0.
+  float rms_epsilon = 0.0f;
   // kAttention: the problem, and where its operands and output are (strides) with the scale.
   AttentionParams attention;
   AttentionLayout attention_layout;

@@ -143,16 +143,20 @@ __global__ void __launch_bounds__(kBlock)
 // One row of layer normalization (two passes over the row: the mean, then the centred variance,
 // as the reference), then * scale[c] + bias[c], by a group of threads: each walks the row from
 // `first` by `stride`, and group_sum sums one float per thread over the group, valid in every
-// thread of it. T: float, or f16 (the tensor-core path's activations, math in float).
-template <typename T, typename GroupSum>
+// thread of it. T: float, or f16 (the tensor-core path's activations, math in float). kRms: the
+// RMS norm instead (Llama's, T5's): no mean taken out, no bias, x * scale / sqrt(mean(x^2) + eps).
+template <bool kRms = false, typename T, typename GroupSum>
 __device__ __forceinline__ void LayerNormRow(const T* __restrict__ in,
                                              const float* __restrict__ scale,
                                              const float* __restrict__ bias, T* __restrict__ out,
                                              s64 cols, float epsilon, int first, int stride,
                                              GroupSum group_sum) {
-  float s = 0.0f;
-  for (s64 j = first; j < cols; j += stride) s += ToFloat(in[j]);
-  const float mean = group_sum(s) / static_cast<float>(cols);
+  float mean = 0.0f;
+  if constexpr (!kRms) {
+    float s = 0.0f;
+    for (s64 j = first; j < cols; j += stride) s += ToFloat(in[j]);
+    mean = group_sum(s) / static_cast<float>(cols);
+  }
   float v = 0.0f;
   for (s64 j = first; j < cols; j += stride) {
     const float d = ToFloat(in[j]) - mean;
@@ -160,7 +164,8 @@ __device__ __forceinline__ void LayerNormRow(const T* __restrict__ in,
   }
   const float inv = rsqrtf(group_sum(v) / static_cast<float>(cols) + epsilon);
   for (s64 j = first; j < cols; j += stride) {
-    out[j] = FromFloat<T>((ToFloat(in[j]) - mean) * inv * scale[j] + bias[j]);
+    const float y = (ToFloat(in[j]) - mean) * inv * scale[j];
+    out[j] = FromFloat<T>(kRms ? y : y + bias[j]);
   }
 }
 
@@ -190,6 +195,29 @@ __global__ void __launch_bounds__(kWarps * 32)
        row += static_cast<s64>(gridDim.x) * kWarps) {
     LayerNormRow(x + row * cols, scale, bias, y + row * cols, cols, epsilon, threadIdx.x & 31, 32,
                  [](float v) { return WarpAllSum(v); });
+  }
+}
+
+// RMS normalization of each row of [rows, cols] (LayerNormRow's kRms), a warp per row as
+// layer_norm_warp, or a block per row for long rows.
+template <typename T, int kWarps>
+__global__ void __launch_bounds__(kWarps * 32)
+    rms_norm_warp(const T* __restrict__ x, const float* __restrict__ scale, T* __restrict__ y,
+                  s64 rows, s64 cols, float epsilon) {
+  for (s64 row = static_cast<s64>(blockIdx.x) * kWarps + (threadIdx.x >> 5); row < rows;
+       row += static_cast<s64>(gridDim.x) * kWarps) {
+    LayerNormRow<true>(x + row * cols, scale, nullptr, y + row * cols, cols, epsilon,
+                       threadIdx.x & 31, 32, [](float v) { return WarpAllSum(v); });
+  }
+}
+template <typename T, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    rms_norm(const T* __restrict__ x, const float* __restrict__ scale, T* __restrict__ y, s64 rows,
+             s64 cols, float epsilon) {
+  __shared__ float shared;
+  for (s64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    LayerNormRow<true>(x + row * cols, scale, nullptr, y + row * cols, cols, epsilon, threadIdx.x,
+                       kBlock, [&](float v) { return RowSum<kBlock>(v, &shared); });
   }
 }
 
@@ -291,6 +319,11 @@ template __global__ void tunejit::layer_norm_warp<tunejit::f16, 8>(const tunejit
                                                                    const float*, const float*,
                                                                    tunejit::f16*, long long,
                                                                    long long, float);
+template __global__ void tunejit::rms_norm_warp<tunejit::f16, 8>(const tunejit::f16*, const float*,
+                                                                 tunejit::f16*, long long,
+                                                                 long long, float);
+template __global__ void tunejit::rms_norm<float, 256>(const float*, const float*, float*,
+                                                       long long, long long, float);
 template __global__ void tunejit::batched_matmul<2>(const float*, const float*, float*, int, int,
                                                     int, long long, tunejit::Dims, tunejit::Dims,
                                                     tunejit::Dims);

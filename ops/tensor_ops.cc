@@ -315,6 +315,27 @@ absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float 
   return kernel;
 }
 
+absl::StatusOr<PlannedKernel> RmsNormKernel(int64_t rows, int64_t cols, float epsilon,
+                                            ElementType type) {
+  if (rows < 1 || cols < 1 || !(epsilon > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rms_norm: ", rows, " rows of ", cols, ", epsilon ", epsilon));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(std::string t, TypeName("rms_norm", type, /*copy=*/false));
+  PlannedKernel kernel;
+  kernel.label = "rms_norm";
+  const RowGroups groups = RowGroupsFor(rows, cols, kBlock, kMaxBlocks);
+  kernel.spec = KernelSpec{
+      "tensor_ops.cu",
+      groups.warp_per_row ? absl::StrCat("tunejit::rms_norm_warp<", t, ", ", kWarpRowsPerBlock, ">")
+                          : absl::StrCat("tunejit::rms_norm<", t, ", ", kBlock, ">"),
+      {}};
+  kernel.shape = groups.shape;
+  kernel.args = {InputArg(0),    InputArg(1),    OutputArg(0),
+                 Int64Arg(rows), Int64Arg(cols), Float32Arg(epsilon)};
+  return kernel;
+}
+
 absl::StatusOr<PlannedKernel> SoftmaxAxisKernel(const TensorDims& shape, int axis) {
   TUNEJIT_RETURN_IF_ERROR(CheckShape("softmax", shape));
   if (axis < 0 || axis >= static_cast<int>(shape.size())) {

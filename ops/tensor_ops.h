@@ -55,6 +55,10 @@ absl::StatusOr<PlannedKernel> ReduceMeanKernel(const TensorDims& shape, const Te
 // (float32); x and the output float32 or float16 (math in float32).
 absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float epsilon,
                                               ElementType type = ElementType::kFloat32);
+// RMS normalization (Llama's, T5's) of `rows` rows of `cols`: x * scale / sqrt(mean(x^2) + eps);
+// inputs 0 x, 1 scale [cols] (float32); x and the output float32 or float16.
+absl::StatusOr<PlannedKernel> RmsNormKernel(int64_t rows, int64_t cols, float epsilon,
+                                            ElementType type = ElementType::kFloat32);
 // Softmax over `axis`.
 absl::StatusOr<PlannedKernel> SoftmaxAxisKernel(const TensorDims& shape, int axis);
 // [..., M, K] x [..., K, N] with broadcast batch dims; inputs 0 a, 1 b.

@@ -196,6 +196,21 @@ std::vector<float> LayerNorm(const Dims& shape, int axis, float epsilon, absl::S
   return y;
 }
 
+std::vector<float> RmsNorm(int64_t cols, float epsilon, absl::Span<const float> x,
+                           absl::Span<const float> scale) {
+  std::vector<float> y(x.size());
+  for (size_t r = 0; r * cols < x.size(); ++r) {
+    const float* row = x.data() + r * cols;
+    double squares = 0;
+    for (int64_t c = 0; c < cols; ++c) squares += double{row[c]} * row[c];
+    const double inv = 1.0 / std::sqrt(squares / cols + epsilon);
+    for (int64_t c = 0; c < cols; ++c) {
+      y[r * cols + c] = static_cast<float>(row[c] * inv * scale[c]);
+    }
+  }
+  return y;
+}
+
 std::vector<float> MatMul(const Dims& a_shape, absl::Span<const float> a, const Dims& b_shape,
                           absl::Span<const float> b) {
   const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();

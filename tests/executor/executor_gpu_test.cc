@@ -508,6 +508,15 @@ TEST(ExecutorGpuTest, GptMlpGeluTanhMatchesReference) {
                                testing::NormalFloats(2 * 16 * 32, 54));
 }
 
+// Llama's RMS norm as one rms_norm step (and the residual add after it) against its seven ops on
+// the CPU.
+TEST(ExecutorGpuTest, RmsNormNetMatchesReference) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::RmsNormNet();
+  ExpectOutputMatchesReference(g, testing::RmsNormNetWeights(g, 55),
+                               testing::NormalFloats(2 * 8 * 32, 56));
+}
+
 // ViT's patch embedding and head (tests/executor/executor_test_util.h PatchifyNet) at fp16: the
 // patchify conv runs on conv2d_nchw_patchify_wgmma.cuda (the patch gather, then dense_wgmma.cuda's
 // GEMM, whose rows are the NHWC output), for 16x16 patches to 64 channels, 4x4 ones to 192 (past

@@ -576,6 +576,43 @@ inline Graph GptMlpNet(int64_t batch = 2, int64_t seq = 16) {
   return g;
 }
 
+// RmsNormNet: Llama's RMS norm on tokens "input" [N, S, 32] as transformers exports it (x ^ 2,
+// mean over the last axis, + eps, sqrt, 1 / that, x * that, * a scale [32]), then the residual
+// add of x and the norm (x has a third reader) -> the output "sum". RmsNormNetWeights sets its
+// constants; `mean_axis` 1 makes it another function.
+inline Graph RmsNormNet(int64_t batch = 2, int64_t seq = 8, int64_t mean_axis = 2) {
+  Graph g;
+  const int x = g.AddTensor({"input", {batch, seq, 32}, DType::kF32, TensorKind::kInput});
+  int y = TensorOp(&g, "norm.pow", OpKind::kBinary, {x, AddWeight(&g, "norm.two", {})},
+                   Attrs(BinaryFn::kPow));
+  NodeAttrs mean;
+  mean.axes = {mean_axis};
+  y = TensorOp(&g, "norm.mean", OpKind::kReduceMean, {y}, mean);
+  y = TensorOp(&g, "norm.eps", OpKind::kBinary, {y, AddWeight(&g, "norm.eps.c", {})},
+               Attrs(BinaryFn::kAdd));
+  y = TensorOp(&g, "norm.sqrt", OpKind::kUnary, {y}, Attrs(UnaryFn::kSqrt));
+  y = TensorOp(&g, "norm.inv", OpKind::kBinary, {AddWeight(&g, "norm.one", {}), y},
+               Attrs(BinaryFn::kDiv));
+  y = TensorOp(&g, "norm.x", OpKind::kBinary, {x, y}, Attrs(BinaryFn::kMul));
+  y = TensorOp(&g, "norm.scale", OpKind::kBinary, {AddWeight(&g, "norm.weight", {32}), y},
+               Attrs(BinaryFn::kMul));
+  EXPECT_TRUE(g.AddNode("sum", OpKind::kAdd, {x, y}, {}, "sum", TensorKind::kOutput).ok());
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
+inline WeightSet RmsNormNetWeights(const Graph& g, uint64_t seed, float eps = 1e-6f) {
+  return RandomWeightsWithConstants(
+      g, seed,
+      [eps](const std::string& name) {
+        return name == "norm.two"     ? 2.0f
+               : name == "norm.eps.c" ? eps
+               : name == "norm.one"   ? 1.0f
+                                      : 0.0f;
+      },
+      "rms norm net");
+}
+
 // Random weights for GptMlpNet with gelu_new's constants (coef != 0.044715 makes it another
 // function, which lowering must not fuse).
 inline WeightSet GptMlpNetWeights(const Graph& g, uint64_t seed, float coef = 0.044715f) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "executor/reference_forward.h"
+#include "executor/step_kernels.h"
 #include "executor/step_program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -179,6 +180,41 @@ TEST(TensorOpsNetTest, GeluNewIsTheDensesGeluTanhEpilogue) {
   ASSERT_TRUE(not_gelu.ok()) << not_gelu.status();
   kinds = StepKinds(*not_gelu);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "binary"), 6);
+}
+
+// Llama's RMS norm (seven ops after x ^ 2) is one layer_norm step of the RMS kind (operands x
+// and the scale) at fp32 and fp16, x still read by the residual add; a mean over another axis,
+// or an epsilon that is not positive, stays op by op.
+TEST(TensorOpsNetTest, RmsNormIsOneStep) {
+  const Graph g = testing::RmsNormNet();
+  const WeightSet w = testing::RmsNormNetWeights(g, 7);
+  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
+    absl::StatusOr<StepProgram> p = LowerToSteps(g, mode, &w);
+    ASSERT_TRUE(p.ok()) << p.status();
+    std::vector<std::string> kinds = StepKinds(*p);
+    kinds.erase(std::remove(kinds.begin(), kinds.end(), "convert"), kinds.end());
+    EXPECT_THAT(kinds, ElementsAre("layer_norm", "add")) << NumericModeName(mode);
+    for (const Step& s : p->steps) {
+      if (s.kind != StepKind::kLayerNorm) continue;
+      EXPECT_FLOAT_EQ(s.rms_epsilon, 1e-6f);
+      EXPECT_EQ(s.fused, "rms_norm");
+      ASSERT_EQ(s.operands.size(), 2u);
+      EXPECT_EQ(s.operands[1].weight, *g.FindTensor("norm.weight"));
+      EXPECT_EQ(p->tensors[s.output].name, "norm.scale.out");
+      absl::StatusOr<std::vector<PlannedKernel>> k = UntunedStepKernels(g, *p, s, {});
+      ASSERT_TRUE(k.ok()) << k.status();
+      EXPECT_THAT((*k)[0].spec.name_expression, ::testing::HasSubstr("tunejit::rms_norm_warp<"));
+    }
+  }
+  const Graph other_axis = testing::RmsNormNet(2, 8, /*mean_axis=*/1);
+  const WeightSet other_w = testing::RmsNormNetWeights(other_axis, 7);
+  absl::StatusOr<StepProgram> p = LowerToSteps(other_axis, NumericMode::kFp32, &other_w);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->steps.size(), 8u);
+  const WeightSet negative_eps = testing::RmsNormNetWeights(g, 7, /*eps=*/-1e-6f);
+  absl::StatusOr<StepProgram> q = LowerToSteps(g, NumericMode::kFp32, &negative_eps);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->steps.size(), 8u);
 }
 
 // At fp16 the conv's NHWC output, viewed as [N, H, W, C], is what the channel layer norm reads

@@ -142,6 +142,8 @@ TEST_F(TensorOpsGpu, ReductionsLayerNormSoftmax) {
                              bias = testing::RandomFloats(cols, 9);
     ExpectClose(Run(LayerNormKernel(rows, cols, 1e-6f), {in, scale, bias}, in.size()),
                 cpuref::LayerNorm({rows, cols}, 1, 1e-6f, in, scale, bias), 1e-5, "layer_norm");
+    ExpectClose(Run(RmsNormKernel(rows, cols, 1e-6f), {in, scale}, in.size()),
+                cpuref::RmsNorm(cols, 1e-6f, in, scale), 1e-5, "rms_norm");
   }
 }
 

@@ -74,6 +74,10 @@ TEST(TensorOpsReference, ReduceMeanLayerNormSoftmaxMatMul) {
   EXPECT_THAT(cpuref::ReduceMean({2, 2, 2}, {0, 2}, Iota(8)), ElementsAre(2.5, 4.5));
   // Row [1, 3]: mean 2, variance 1 -> [-1, 1] / sqrt(1 + eps), then * [2, 3] + [0, 1].
   const float inv = 1.0f / std::sqrt(1.0f + 1e-5f);
+  // RMS norm of [3, 4] (mean of squares 12.5): x / sqrt(12.5 + eps) * scale.
+  EXPECT_THAT(
+      cpuref::RmsNorm(2, 1e-6f, std::vector<float>{3, 4}, {2, 1}),
+      ElementsAre(FloatNear(6 / std::sqrt(12.5f), 1e-6f), FloatNear(4 / std::sqrt(12.5f), 1e-6f)));
   EXPECT_THAT(cpuref::LayerNorm({1, 2}, 1, 1e-5f, std::vector<float>{1, 3}, {2, 3}, {0, 1}),
               Pointwise(FloatNear(1e-6), std::vector<float>{-2 * inv, 3 * inv + 1}));
   // Softmax over axis 0 of [2, 2]: each column.
@@ -149,6 +153,10 @@ TEST(TensorOpsPlan, ReductionsPickTheirKernel) {
             "tunejit::layer_norm<float, 256>");
   EXPECT_EQ(SoftmaxAxisKernel({4, 10, 7}, 1)->spec.name_expression, "tunejit::softmax_strided");
   EXPECT_THAT(LayerNormKernel(4, 8, 0.0f).status().message(), HasSubstr("epsilon 0"));
+  EXPECT_EQ(RmsNormKernel(256, 128, 1e-6f, ElementType::kFloat16)->spec.name_expression,
+            "tunejit::rms_norm_warp<tunejit::f16, 8>");
+  EXPECT_EQ(RmsNormKernel(4, 4096, 1e-6f)->spec.name_expression, "tunejit::rms_norm<float, 256>");
+  EXPECT_THAT(RmsNormKernel(4, 8, -1.0f).status().message(), HasSubstr("epsilon -1"));
   EXPECT_THAT(LayerNormKernel(4, 8, 1e-5f, ElementType::kInt8).status().message(),
               HasSubstr("float32 or float16"));
   absl::StatusOr<PlannedKernel> m = MatMulKernel({32, 12, 197, 64}, {32, 12, 64, 197});
@@ -192,6 +200,8 @@ TEST(TensorOpsPlan, EveryKernelBuildsWithNvrtc) {
   kernels.push_back(*TransposeKernel({2, 3, 4, 5, 6, 7}, {5, 4, 3, 2, 1, 0}));
   // The tensor-core path's fp16 activations (with float32 weights), and int8 copies.
   kernels.push_back(*UnaryKernel(UnaryFn::kHardSwish, 10, 0.2f, 0.5f, ElementType::kFloat16));
+  kernels.push_back(*RmsNormKernel(256, 128, 1e-6f, ElementType::kFloat16));
+  kernels.push_back(*RmsNormKernel(4, 4096, 1e-6f));
   kernels.push_back(
       *BinaryKernel(BinaryFn::kMul, {2, 3}, {3},
                     {ElementType::kFloat16, ElementType::kFloat32, ElementType::kFloat16}));
