@@ -224,6 +224,9 @@ absl::StatusOr<std::vector<PlannedKernel>> TensorOpKernels(const Graph& graph,
       k = GatherKernel(x[0], out.NumElements() / ids, ids);
       break;
     }
+    case StepKind::kRope:
+      k = RopeKernel(x, type);
+      break;
     case StepKind::kAttention:
       // The fallback within sm_90's defaults: it keeps to 48 KiB of shared memory and mma.sync
       // (sm_80+), so it runs on every GPU the tensor-core modes run on.

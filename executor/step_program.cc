@@ -231,10 +231,16 @@ class Lowerer {
   }
 
   int ProducerNode(int t) const {
+    const int p = ProducerOf(t);
+    return p < 0 ? 0 : p;
+  }
+
+  // The node producing tensor `t`, or -1 (a weight or a graph input).
+  int ProducerOf(int t) const {
     for (int i = static_cast<int>(g_.nodes().size()) - 1; i >= 0; --i) {
       if (g_.nodes()[i].output == t) return i;
     }
-    return 0;
+    return -1;
   }
 
   int AddOutput(int graph_tensor, DType dtype, int scale_slot) {
@@ -1082,10 +1088,104 @@ class Lowerer {
     return absl::OkStatus();
   }
 
-  // A binary node: the first of a GELU chain (either form) or an RMS norm lowers the chain as one
-  // step.
+  // The rotary position embedding as transformers applies it (Llama's q and k), from node `i` =
+  // x * cos: its sum with rotate_half(x) * sin, rotate_half(x) = Concat(Neg(x[..., D/2:]),
+  // x[..., :D/2]) on the last axis, cos and sin weights of [S, D] (leading dims of 1), x
+  // [..., S, D]; every value after x read by the next node alone. The other nodes (the add last)
+  // and the two tables.
+  struct RopeMatch {
+    std::vector<int> nodes;
+    int cos = -1, sin = -1;
+  };
+  std::optional<RopeMatch> RopeChain(int i) const {
+    const Node& mc = g_.nodes()[i];
+    if (mc.attrs.binary != BinaryFn::kMul) return std::nullopt;
+    const int side = g_.tensor(mc.inputs[0]).kind == TensorKind::kWeight ? 1 : 0;
+    const int x = mc.inputs[side], cos = mc.inputs[1 - side];
+    const std::vector<int64_t>& shape = g_.tensor(x).shape;
+    const int rank = static_cast<int>(shape.size());
+    if (rank < 2 || shape.back() % 2 != 0 || g_.tensor(x).kind == TensorKind::kWeight ||
+        !IsTable(cos, shape)) {
+      return std::nullopt;
+    }
+    const int64_t half = shape.back() / 2;
+    const int add = SoleConsumer(mc.output);
+    if (add < 0 || !IsAdd(g_.nodes()[add])) return std::nullopt;
+    const Node& a = g_.nodes()[add];
+    const int other = a.inputs[0] == mc.output ? a.inputs[1] : a.inputs[0];
+    const int ms = SoleConsumer(other) == add ? ProducerOf(other) : -1;
+    if (ms < 0 || g_.nodes()[ms].op != OpKind::kBinary ||
+        g_.nodes()[ms].attrs.binary != BinaryFn::kMul) {
+      return std::nullopt;
+    }
+    const Node& m = g_.nodes()[ms];
+    const int rot_side = g_.tensor(m.inputs[0]).kind == TensorKind::kWeight ? 1 : 0;
+    const int rot = m.inputs[rot_side], sin = m.inputs[1 - rot_side];
+    if (!IsTable(sin, shape) || SoleConsumer(rot) != ms) return std::nullopt;
+    const int cat = ProducerOf(rot);
+    if (cat < 0 || g_.nodes()[cat].op != OpKind::kConcat || g_.nodes()[cat].inputs.size() != 2 ||
+        (g_.nodes()[cat].attrs.axis != rank - 1 && g_.nodes()[cat].attrs.axis != -1)) {
+      return std::nullopt;
+    }
+    const int neg = ProducerOf(g_.nodes()[cat].inputs[0]);
+    const int lo = ProducerOf(g_.nodes()[cat].inputs[1]);
+    if (neg < 0 || lo < 0 || g_.nodes()[neg].op != OpKind::kUnary ||
+        g_.nodes()[neg].attrs.unary != UnaryFn::kNeg ||
+        SoleConsumer(g_.nodes()[neg].output) != cat || SoleConsumer(g_.nodes()[lo].output) != cat) {
+      return std::nullopt;
+    }
+    const int hi = ProducerOf(g_.nodes()[neg].inputs[0]);
+    if (hi < 0 || SoleConsumer(g_.nodes()[hi].output) != neg ||
+        !IsLastAxisSlice(g_.nodes()[hi], x, half, 2 * half) ||
+        !IsLastAxisSlice(g_.nodes()[lo], x, 0, half)) {
+      return std::nullopt;
+    }
+    return RopeMatch{{hi, lo, neg, cat, ms, add}, cos, sin};
+  }
+
+  // Weight `t` holds one [S, D] table for activations of `shape` [..., S, D]: leading dims of 1.
+  bool IsTable(int t, const std::vector<int64_t>& shape) const {
+    const TensorDesc& d = g_.tensor(t);
+    const size_t r = d.shape.size();
+    if (d.kind != TensorKind::kWeight || r < 2 || r > shape.size() ||
+        d.shape[r - 1] != shape.back() || d.shape[r - 2] != shape[shape.size() - 2]) {
+      return false;
+    }
+    return d.NumElements() == shape.back() * shape[shape.size() - 2];
+  }
+
+  // Slice node `n` takes x[..., start:end] on the last axis (step 1).
+  bool IsLastAxisSlice(const Node& n, int x, int64_t start, int64_t end) const {
+    const int rank = static_cast<int>(g_.tensor(x).shape.size());
+    return n.op == OpKind::kSlice && n.inputs[0] == x &&
+           (n.attrs.axis == rank - 1 || n.attrs.axis == -1) && n.attrs.start == start &&
+           n.attrs.end == end && n.attrs.step == 1;
+  }
+
+  absl::Status LowerRope(int i, const RopeMatch& m) {
+    const Node& mc = g_.nodes()[i];
+    const int x = g_.tensor(mc.inputs[0]).kind == TensorKind::kWeight ? mc.inputs[1] : mc.inputs[0];
+    const Form form = TensorOpForm(mc, StepKind::kBinary);
+    Step s;
+    s.kind = StepKind::kRope;
+    s.name = mc.name;
+    s.node = i;
+    s.fused = "rope";
+    s.fused_nodes = m.nodes;
+    for (int n : m.nodes) consumed_[n] = true;
+    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, x));
+    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(x, Form{form.dtype, false}, i));
+    s.operands = {StepOperand{s.input, -1}, StepOperand{-1, m.cos}, StepOperand{-1, m.sin}};
+    s.output = AddOutput(g_.nodes()[m.nodes.back()].output, form.dtype, -1);
+    p_.steps.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // A binary node: the first of a GELU chain (either form), an RMS norm or a rotary embedding
+  // lowers the chain as one step.
   absl::Status LowerBinary(int i) {
     if (std::optional<RmsNormMatch> m = RmsNormChain(i)) return LowerRmsNorm(i, *m);
+    if (std::optional<RopeMatch> m = RopeChain(i)) return LowerRope(i, *m);
     if (std::vector<int> chain = GeluChain(i); !chain.empty()) {
       return LowerGelu(i, g_.nodes()[i].inputs[0], chain, UnaryFn::kGelu);
     }
@@ -1227,6 +1327,8 @@ std::string_view StepKindName(StepKind kind) {
       return "matmul";
     case StepKind::kGather:
       return "gather";
+    case StepKind::kRope:
+      return "rope";
     case StepKind::kAttention:
       return "attention";
   }

@@ -115,6 +115,9 @@ enum class StepKind {
   kLayerNorm,
   kMatMul,
   kGather,  // rows of a float32 table (a weight) by int64 ids (an activation, e.g. a graph input)
+  // The rotary position embedding (Llama's q and k): operands x [..., S, D] and the cos and sin
+  // tables (weights of S * D values), x cos + rotate_half(x) sin.
+  kRope,
   // Fused attention at fp16 (executor/attention_fusion.h): Q K^T, scale, mask, softmax and P V
   // as one attention_mma.cuda kernel; operands Q, K, V (float16) and the mask (float32).
   kAttention,

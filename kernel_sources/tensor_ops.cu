@@ -198,6 +198,23 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
+// The rotary position embedding as transformers applies it to q and k (Llama's): over [..., S, D]
+// rows, y[d] = x[d] cos[s, d] + r[d] sin[s, d] with r = concat(-x[D/2:], x[:D/2]) (rotate_half),
+// the tables float32 [S, D].
+template <typename T>
+__global__ void rope(const T* __restrict__ x, const float* __restrict__ cos_table,
+                     const float* __restrict__ sin_table, T* __restrict__ y, s64 total, int seq,
+                     int dim) {
+  const int half = dim / 2;
+  TUNEJIT_GRID_STRIDE(i, total) {
+    const int d = static_cast<int>(i % dim);
+    const s64 t = (i / dim) % seq * dim + d;
+    const float r = d < half ? -ToFloat(x[i + half]) : ToFloat(x[i - half]);
+    y[i] =
+        FromFloat<T>(__fadd_rn(__fmul_rn(ToFloat(x[i]), cos_table[t]), __fmul_rn(r, sin_table[t])));
+  }
+}
+
 // RMS normalization of each row of [rows, cols] (LayerNormRow's kRms), a warp per row as
 // layer_norm_warp, or a block per row for long rows.
 template <typename T, int kWarps>
@@ -324,6 +341,9 @@ template __global__ void tunejit::rms_norm_warp<tunejit::f16, 8>(const tunejit::
                                                                  long long, float);
 template __global__ void tunejit::rms_norm<float, 256>(const float*, const float*, float*,
                                                        long long, long long, float);
+template __global__ void tunejit::rope<tunejit::f16>(const tunejit::f16*, const float*,
+                                                     const float*, tunejit::f16*, long long, int,
+                                                     int);
 template __global__ void tunejit::batched_matmul<2>(const float*, const float*, float*, int, int,
                                                     int, long long, tunejit::Dims, tunejit::Dims,
                                                     tunejit::Dims);

@@ -315,6 +315,20 @@ absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float 
   return kernel;
 }
 
+absl::StatusOr<PlannedKernel> RopeKernel(const TensorDims& shape, ElementType type) {
+  TUNEJIT_RETURN_IF_ERROR(CheckShape("rope", shape));
+  const size_t rank = shape.size();
+  if (rank < 2 || shape[rank - 1] % 2 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rope: ", DimsText(shape), ": needs [..., S, D] with D even"));
+  }
+  TUNEJIT_ASSIGN_OR_RETURN(std::string t, TypeName("rope", type, /*copy=*/false));
+  const int64_t total = Count(shape);
+  return GridStride("rope", absl::StrCat("tunejit::rope<", t, ">"), total,
+                    {InputArg(0), InputArg(1), InputArg(2), OutputArg(0), Int64Arg(total),
+                     Int32Arg(shape[rank - 2]), Int32Arg(shape[rank - 1])});
+}
+
 absl::StatusOr<PlannedKernel> RmsNormKernel(int64_t rows, int64_t cols, float epsilon,
                                             ElementType type) {
   if (rows < 1 || cols < 1 || !(epsilon > 0)) {

@@ -55,6 +55,11 @@ absl::StatusOr<PlannedKernel> ReduceMeanKernel(const TensorDims& shape, const Te
 // (float32); x and the output float32 or float16 (math in float32).
 absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float epsilon,
                                               ElementType type = ElementType::kFloat32);
+// The rotary position embedding (Llama's) over [..., S, D], D even: inputs 0 x, 1 cos and 2 sin
+// tables (float32 [S, D]); y = x cos + rotate_half(x) sin, rotate_half(x) = concat(-x[D/2:],
+// x[:D/2]). x and the output float32 or float16.
+absl::StatusOr<PlannedKernel> RopeKernel(const TensorDims& shape,
+                                         ElementType type = ElementType::kFloat32);
 // RMS normalization (Llama's, T5's) of `rows` rows of `cols`: x * scale / sqrt(mean(x^2) + eps);
 // inputs 0 x, 1 scale [cols] (float32); x and the output float32 or float16.
 absl::StatusOr<PlannedKernel> RmsNormKernel(int64_t rows, int64_t cols, float epsilon,

@@ -196,6 +196,19 @@ std::vector<float> LayerNorm(const Dims& shape, int axis, float epsilon, absl::S
   return y;
 }
 
+std::vector<float> Rope(const Dims& shape, absl::Span<const float> x,
+                        absl::Span<const float> cos_table, absl::Span<const float> sin_table) {
+  const int64_t dim = shape.back(), seq = shape[shape.size() - 2], half = dim / 2;
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t d = static_cast<int64_t>(i) % dim;
+    const int64_t t = static_cast<int64_t>(i) / dim % seq * dim + d;
+    const float r = d < half ? -x[i + half] : x[i - half];
+    y[i] = x[i] * cos_table[t] + r * sin_table[t];
+  }
+  return y;
+}
+
 std::vector<float> RmsNorm(int64_t cols, float epsilon, absl::Span<const float> x,
                            absl::Span<const float> scale) {
   std::vector<float> y(x.size());

@@ -39,6 +39,9 @@ std::vector<float> ReduceMean(const Dims& shape, const Dims& axes, absl::Span<co
 // Normalizes over the dims from `axis` on: (x - mean) / sqrt(var + epsilon) * scale + bias.
 std::vector<float> LayerNorm(const Dims& shape, int axis, float epsilon, absl::Span<const float> x,
                              absl::Span<const float> scale, absl::Span<const float> bias);
+// The rotary position embedding over rows of D = shape.back() of [..., S, D] (tables [S, D]).
+std::vector<float> Rope(const Dims& shape, absl::Span<const float> x,
+                        absl::Span<const float> cos_table, absl::Span<const float> sin_table);
 // RMS-normalizes each row of `cols`: x / sqrt(mean(x^2) + epsilon) * scale (Llama's, T5's).
 std::vector<float> RmsNorm(int64_t cols, float epsilon, absl::Span<const float> x,
                            absl::Span<const float> scale);

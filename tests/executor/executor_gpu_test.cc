@@ -517,6 +517,13 @@ TEST(ExecutorGpuTest, RmsNormNetMatchesReference) {
                                testing::NormalFloats(2 * 8 * 32, 56));
 }
 
+// Llama's rotary embedding as one rope step against its seven ops on the CPU.
+TEST(ExecutorGpuTest, RopeNetMatchesReference) {
+  TUNEJIT_REQUIRE_GPU();
+  const Graph g = testing::RopeNet();
+  ExpectOutputMatchesReference(g, RandomWeights(g, 57), testing::NormalFloats(2 * 2 * 8 * 16, 58));
+}
+
 // ViT's patch embedding and head (tests/executor/executor_test_util.h PatchifyNet) at fp16: the
 // patchify conv runs on conv2d_nchw_patchify_wgmma.cuda (the patch gather, then dense_wgmma.cuda's
 // GEMM, whose rows are the NHWC output), for 16x16 patches to 64 channels, 4x4 ones to 192 (past

@@ -601,6 +601,34 @@ inline Graph RmsNormNet(int64_t batch = 2, int64_t seq = 8, int64_t mean_axis = 
   return g;
 }
 
+// RopeNet: Llama's rotary embedding of q [N, H, S, D] = "input" [2, 2, 8, 16] as transformers
+// applies it: x * cos + Concat(-x[..., 8:], x[..., :8]) * sin, the tables [1, 1, 8, 16] random
+// weights -> the output "rot"; `lo_start` 1 makes the second slice another one.
+inline Graph RopeNet(int64_t lo_start = 0) {
+  Graph g;
+  const int x = g.AddTensor({"input", {2, 2, 8, 16}, DType::kF32, TensorKind::kInput});
+  auto slice = [&](const std::string& name, int64_t start, int64_t end) {
+    NodeAttrs a;
+    a.axis = 3;
+    a.start = start;
+    a.end = end;
+    return TensorOp(&g, name, OpKind::kSlice, {x}, a);
+  };
+  const int xc = TensorOp(&g, "rope.cos", OpKind::kBinary, {x, AddWeight(&g, "cos", {1, 1, 8, 16})},
+                          Attrs(BinaryFn::kMul));
+  const int neg =
+      TensorOp(&g, "rope.neg", OpKind::kUnary, {slice("rope.hi", 8, 16)}, Attrs(UnaryFn::kNeg));
+  NodeAttrs cat;
+  cat.axis = 3;
+  const int rot = TensorOp(&g, "rope.cat", OpKind::kConcat,
+                           {neg, slice("rope.lo", lo_start, lo_start + 8)}, cat);
+  const int rs = TensorOp(&g, "rope.sin", OpKind::kBinary,
+                          {rot, AddWeight(&g, "sin", {1, 1, 8, 16})}, Attrs(BinaryFn::kMul));
+  EXPECT_TRUE(g.AddNode("rope.add", OpKind::kAdd, {xc, rs}, {}, "rot", TensorKind::kOutput).ok());
+  EXPECT_TRUE(g.Validate().ok()) << g.Validate();
+  return g;
+}
+
 inline WeightSet RmsNormNetWeights(const Graph& g, uint64_t seed, float eps = 1e-6f) {
   return RandomWeightsWithConstants(
       g, seed,

@@ -217,6 +217,33 @@ TEST(TensorOpsNetTest, RmsNormIsOneStep) {
   EXPECT_EQ(q->steps.size(), 8u);
 }
 
+// Llama's rotary embedding (seven ops) is one rope step reading x and the two tables, at fp32 and
+// fp16; a slice that is not x's first half leaves the ops as they are.
+TEST(TensorOpsNetTest, RotaryEmbeddingIsOneStep) {
+  const Graph g = testing::RopeNet();
+  const WeightSet w = RandomWeights(g, 9);
+  for (NumericMode mode : {NumericMode::kFp32, NumericMode::kFp16TensorCores}) {
+    absl::StatusOr<StepProgram> p = LowerToSteps(g, mode, &w);
+    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_EQ(p->steps.size(), 1u) << NumericModeName(mode);
+    const Step& s = p->steps[0];
+    EXPECT_EQ(s.kind, StepKind::kRope);
+    EXPECT_EQ(s.fused, "rope");
+    ASSERT_EQ(s.operands.size(), 3u);
+    EXPECT_EQ(s.operands[1].weight, *g.FindTensor("cos"));
+    EXPECT_EQ(s.operands[2].weight, *g.FindTensor("sin"));
+    EXPECT_EQ(p->tensors[s.output].name, "rot");
+    absl::StatusOr<std::vector<PlannedKernel>> k = UntunedStepKernels(g, *p, s, {});
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ((*k)[0].spec.name_expression, "tunejit::rope<float>");
+  }
+  const Graph shifted = testing::RopeNet(/*lo_start=*/1);
+  const WeightSet sw = RandomWeights(shifted, 9);
+  absl::StatusOr<StepProgram> p = LowerToSteps(shifted, NumericMode::kFp32, &sw);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->steps.size(), 7u);
+}
+
 // At fp16 the conv's NHWC output, viewed as [N, H, W, C], is what the channel layer norm reads
 // (float16, no transpose or convert step), and the norm's row-major output is the next convs'
 // NHWC input as it is. At fp32 the conv writes

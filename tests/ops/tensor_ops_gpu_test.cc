@@ -147,6 +147,17 @@ TEST_F(TensorOpsGpu, ReductionsLayerNormSoftmax) {
   }
 }
 
+// Llama's rotary embedding of q [2, 4, 37, 64] (a sequence that is no multiple of anything),
+// float32 and float16.
+TEST_F(TensorOpsGpu, RotaryEmbedding) {
+  const TensorDims shape = {2, 4, 37, 64};
+  const std::vector<float> x = testing::RandomFloats(Count(shape), 12);
+  const std::vector<float> cos = testing::RandomFloats(37 * 64, 13),
+                           sin = testing::RandomFloats(37 * 64, 14);
+  ExpectClose(Run(RopeKernel(shape), {x, cos, sin}, x.size()), cpuref::Rope(shape, x, cos, sin),
+              1e-6, "rope");
+}
+
 TEST_F(TensorOpsGpu, BatchedMatMul) {
   const std::vector<std::pair<TensorDims, TensorDims>> cases = {
       {{2, 3, 37, 20}, {2, 3, 20, 33}},  // attention-like, tails in every dim

@@ -74,6 +74,9 @@ TEST(TensorOpsReference, ReduceMeanLayerNormSoftmaxMatMul) {
   EXPECT_THAT(cpuref::ReduceMean({2, 2, 2}, {0, 2}, Iota(8)), ElementsAre(2.5, 4.5));
   // Row [1, 3]: mean 2, variance 1 -> [-1, 1] / sqrt(1 + eps), then * [2, 3] + [0, 1].
   const float inv = 1.0f / std::sqrt(1.0f + 1e-5f);
+  // Rotary embedding of one row of D 4 at S 1: r = (-x2, -x3, x0, x1).
+  EXPECT_THAT(cpuref::Rope({1, 1, 4}, std::vector<float>{1, 2, 3, 4}, {1, 1, 2, 2}, {1, 1, 1, 1}),
+              ElementsAre(1 - 3, 2 - 4, 6 + 1, 8 + 2));
   // RMS norm of [3, 4] (mean of squares 12.5): x / sqrt(12.5 + eps) * scale.
   EXPECT_THAT(
       cpuref::RmsNorm(2, 1e-6f, std::vector<float>{3, 4}, {2, 1}),
@@ -157,6 +160,7 @@ TEST(TensorOpsPlan, ReductionsPickTheirKernel) {
             "tunejit::rms_norm_warp<tunejit::f16, 8>");
   EXPECT_EQ(RmsNormKernel(4, 4096, 1e-6f)->spec.name_expression, "tunejit::rms_norm<float, 256>");
   EXPECT_THAT(RmsNormKernel(4, 8, -1.0f).status().message(), HasSubstr("epsilon -1"));
+  EXPECT_THAT(RopeKernel({2, 8, 15}).status().message(), HasSubstr("D even"));
   EXPECT_THAT(LayerNormKernel(4, 8, 1e-5f, ElementType::kInt8).status().message(),
               HasSubstr("float32 or float16"));
   absl::StatusOr<PlannedKernel> m = MatMulKernel({32, 12, 197, 64}, {32, 12, 64, 197});
@@ -202,6 +206,8 @@ TEST(TensorOpsPlan, EveryKernelBuildsWithNvrtc) {
   kernels.push_back(*UnaryKernel(UnaryFn::kHardSwish, 10, 0.2f, 0.5f, ElementType::kFloat16));
   kernels.push_back(*RmsNormKernel(256, 128, 1e-6f, ElementType::kFloat16));
   kernels.push_back(*RmsNormKernel(4, 4096, 1e-6f));
+  kernels.push_back(*RopeKernel({2, 32, 128, 128}, ElementType::kFloat16));
+  kernels.push_back(*RopeKernel({2, 2, 8, 16}));
   kernels.push_back(
       *BinaryKernel(BinaryFn::kMul, {2, 3}, {3},
                     {ElementType::kFloat16, ElementType::kFloat32, ElementType::kFloat16}));
