@@ -76,15 +76,7 @@ class ChainFinder {
   }
 
   // Weight `t`'s single value, when every element of it is the same float32.
-  std::optional<double> Scalar(int t) const {
-    std::optional<float> first;
-    const bool uniform = EveryWeightValue(g_, weights_, t, [&first](float v) {
-      if (!first) first = v;
-      return v == *first;
-    });
-    if (!uniform) return std::nullopt;
-    return first;
-  }
+  std::optional<double> Scalar(int t) const { return UniformWeightValue(g_, weights_, t); }
 
   // Node `n` multiplies (or divides) activation `t` by a scalar weight: the factor, else nullopt.
   std::optional<double> ScaleBy(int n, int t) const {

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "common/status_macros.h"
 #include "executor/attention_fusion.h"
 #include "executor/memory_plan.h"
@@ -344,11 +345,8 @@ class Lowerer {
   void FuseResidualAdd(Step& s, int& end, std::vector<std::string>& fused) const {
     const NodeTask& task = p_.tasks[s.task];
     const bool dense = s.kind == StepKind::kDense;
-    const auto reads_residual = [dense](const autotvm::Implementation& impl) {
-      return impl.workload.task_name == (dense ? autotvm::kDenseWgmma : autotvm::kConv2dNhwcWgmma);
-    };
-    if (!task.half_output || (!dense && !task.forms.nhwc) || task.implementations.empty() ||
-        !std::all_of(task.implementations.begin(), task.implementations.end(), reads_residual)) {
+    if (!task.half_output || (!dense && !task.forms.nhwc) ||
+        !EveryImplementationIs(task, dense ? autotvm::kDenseWgmma : autotvm::kConv2dNhwcWgmma)) {
       return;
     }
     // The add is the value's only reader, as either operand (for a dense layer, maybe after
@@ -370,12 +368,31 @@ class Lowerer {
       return;
     }
     s.fused_nodes.insert(s.fused_nodes.end(), reshapes.begin(), reshapes.end());
-    s.residual = v;
+    TakeResidualAdd(s, a, v, end, fused);
+  }
+
+  // Whether every template that may implement `task` is `task_name` (and there is one).
+  static bool EveryImplementationIs(const NodeTask& task, absl::string_view task_name) {
+    return !task.implementations.empty() &&
+           std::all_of(task.implementations.begin(), task.implementations.end(),
+                       [&](const autotvm::Implementation& impl) {
+                         return impl.workload.task_name == task_name;
+                       });
+  }
+
+  // The relu reading add node `a`'s sum alone, or -1.
+  int ReluAfter(int a) const { return FuseNext(g_.nodes()[a].output, OpKind::kRelu); }
+
+  // Add node `a` (and the relu after it) into conv / dense step `s`'s epilogue, its other operand
+  // step tensor `residual`; `end` moves to the last fused value.
+  void TakeResidualAdd(Step& s, int a, int residual, int& end,
+                       std::vector<std::string>& fused) const {
+    s.residual = residual;
     s.epilogue.residual = true;
     s.fused_nodes.push_back(a);
     fused.push_back("residual_add");
-    end = add.output;
-    if (int r = FuseNext(end, OpKind::kRelu); r >= 0) {
+    end = g_.nodes()[a].output;
+    if (const int r = ReluAfter(a); r >= 0) {
       s.epilogue.relu = true;
       s.fused_nodes.push_back(r);
       fused.push_back("relu");
@@ -391,11 +408,8 @@ class Lowerer {
   // fuses; the caller's RequantizeIfWanted gives the step the sum's int8 output.
   void FuseInt8ResidualAdd(Step& s, int& end, std::vector<std::string>& fused) {
     const NodeTask& task = p_.tasks[s.task];
-    const auto reads_residual = [](const autotvm::Implementation& impl) {
-      return impl.workload.task_name == autotvm::kConv2dNhwcWgmma;
-    };
-    if (s.kind != StepKind::kConv2d || !task.forms.nhwc || task.implementations.empty() ||
-        !std::all_of(task.implementations.begin(), task.implementations.end(), reads_residual)) {
+    if (s.kind != StepKind::kConv2d || !task.forms.nhwc ||
+        !EveryImplementationIs(task, autotvm::kConv2dNhwcWgmma)) {
       return;
     }
     const int a = OnlyReader(g_, end);
@@ -404,21 +418,11 @@ class Lowerer {
     const int other = add.inputs[0] == end ? add.inputs[1] : add.inputs[0];
     const int v = other == end ? -1 : p_.value_of[other];
     if (v < 0 || p_.tensors[v].dtype != DType::kI8 || !p_.tensors[v].nhwc) return;
-    int sum = add.output;
-    const int r = FuseNext(sum, OpKind::kRelu);
-    if (r >= 0) sum = g_.nodes()[r].output;
-    if (!want_int8_[sum]) return;  // a float32 sum (the last block's, before the pool) stays apart
+    const int r = ReluAfter(a);
+    // A float32 sum (the last block's, before the pool) stays a step of its own.
+    if (!want_int8_[r >= 0 ? g_.nodes()[r].output : add.output]) return;
     s.pre_residual_slot = Slot(end);
-    s.residual = v;
-    s.epilogue.residual = true;
-    s.fused_nodes.push_back(a);
-    fused.push_back("residual_add");
-    if (r >= 0) {
-      s.epilogue.relu = true;
-      s.fused_nodes.push_back(r);
-      fused.push_back("relu");
-    }
-    end = sum;
+    TakeResidualAdd(s, a, v, end, fused);
   }
 
   // The activation after the value so far (conv / dense, bias, relu, residual add): a clip, a
@@ -525,10 +529,7 @@ class Lowerer {
     if (!IsBinaryWithWeight(scaled, BinaryFn::kMul, g_.nodes()[cube].output, 0.044715)) return {};
     const Node& in = g_.nodes()[inner];
     const int c = g_.nodes()[scaled].output;
-    if (!((in.inputs[0] == t && in.inputs[1] == c) || (in.inputs[0] == c && in.inputs[1] == t)) ||
-        SoleConsumer(c) != inner) {
-      return {};
-    }
+    if (!ReadsBoth(in, t, c) || SoleConsumer(c) != inner) return {};
     const int u = SoleConsumer(in.output);
     if (!IsBinaryWithWeight(u, BinaryFn::kMul, in.output, std::sqrt(2.0 / M_PI))) return {};
     const int th = SoleConsumer(g_.nodes()[u].output);
@@ -538,19 +539,13 @@ class Lowerer {
     }
     const int th_out = g_.nodes()[th].output;
     const int one = SoleConsumer(th_out);
-    const bool plus_one =
-        IsBinaryWithWeight(one, BinaryFn::kAdd, th_out, 1.0) ||
-        (one >= 0 && g_.nodes()[one].op == OpKind::kBiasAdd &&
-         g_.nodes()[one].inputs[0] == th_out && WeightIs(g_.nodes()[one].inputs[1], 1.0));
-    if (!plus_one) return {};
+    if (!IsPlusOne(one, th_out)) return {};
     const int out = SoleConsumer(g_.nodes()[one].output);
-    const int h = g_.nodes()[half].output, o = g_.nodes()[one].output;
-    if (out < 0 || SoleConsumer(h) != out) return {};
-    const Node& m = g_.nodes()[out];
-    const bool product =
-        m.op == OpKind::kBinary && m.attrs.binary == BinaryFn::kMul &&
-        ((m.inputs[0] == h && m.inputs[1] == o) || (m.inputs[0] == o && m.inputs[1] == h));
-    if (!product) return {};
+    const int h = g_.nodes()[half].output;
+    if (out < 0 || SoleConsumer(h) != out ||
+        !IsProductOf(g_.nodes()[out], h, g_.nodes()[one].output)) {
+      return {};
+    }
     return {half, cube, scaled, inner, u, th, one, out};
   }
 
@@ -570,6 +565,24 @@ class Lowerer {
 
   static bool IsAdd(const Node& n) {
     return n.op == OpKind::kAdd || (n.op == OpKind::kBinary && n.attrs.binary == BinaryFn::kAdd);
+  }
+
+  // Node `n` reads exactly `a` and `b` (either order).
+  static bool ReadsBoth(const Node& n, int a, int b) {
+    return n.inputs.size() == 2 &&
+           ((n.inputs[0] == a && n.inputs[1] == b) || (n.inputs[0] == b && n.inputs[1] == a));
+  }
+
+  // A binary multiplication of `a` and `b` (either order).
+  static bool IsProductOf(const Node& n, int a, int b) {
+    return n.op == OpKind::kBinary && n.attrs.binary == BinaryFn::kMul && ReadsBoth(n, a, b);
+  }
+
+  // Node `n` adds 1 to `t`: a binary add of a weight of ones or a bias_add of ones.
+  bool IsPlusOne(int n, int t) const {
+    if (IsBinaryWithWeight(n, BinaryFn::kAdd, t, 1.0)) return true;
+    return n >= 0 && g_.nodes()[n].op == OpKind::kBiasAdd && g_.nodes()[n].inputs[0] == t &&
+           WeightIs(g_.nodes()[n].inputs[1], 1.0);
   }
 
   // {div, erf, add, mul, half} when activation `t` is read by exactly the division and the
@@ -974,19 +987,11 @@ class Lowerer {
     }
     const int e = g_.nodes()[erf].output;
     const int add = SoleConsumer(e);
-    const bool plus_one =
-        IsBinaryWithWeight(add, BinaryFn::kAdd, e, 1.0) ||
-        (add >= 0 && g_.nodes()[add].op == OpKind::kBiasAdd && g_.nodes()[add].inputs[0] == e &&
-         WeightIs(g_.nodes()[add].inputs[1], 1.0));
-    if (!plus_one) return {};
+    if (!IsPlusOne(add, e)) return {};
     const int a = g_.nodes()[add].output;
     const int mul = SoleConsumer(a);
-    if (mul < 0) return {};
+    if (mul < 0 || !IsProductOf(g_.nodes()[mul], x, a)) return {};
     const Node& m = g_.nodes()[mul];
-    const bool times_x =
-        m.op == OpKind::kBinary && m.attrs.binary == BinaryFn::kMul &&
-        ((m.inputs[0] == x && m.inputs[1] == a) || (m.inputs[0] == a && m.inputs[1] == x));
-    if (!times_x) return {};
     const int half = SoleConsumer(m.output);
     if (!IsBinaryWithWeight(half, BinaryFn::kMul, m.output, 0.5)) return {};
     return {erf, add, mul, half};
@@ -1024,13 +1029,8 @@ class Lowerer {
     const bool adds =
         a.op == OpKind::kBiasAdd || (a.op == OpKind::kBinary && a.attrs.binary == BinaryFn::kAdd);
     const int eps_weight = a.inputs[0] == m ? a.inputs[1] : a.inputs[0];
-    std::optional<float> eps;
-    if (adds && g_.tensor(eps_weight).kind == TensorKind::kWeight && weights_ != nullptr) {
-      EveryWeightValue(g_, *weights_, eps_weight, [&eps](float v) {
-        if (!eps) eps = v;
-        return v == *eps;
-      });
-    }
+    const std::optional<float> eps =
+        adds && weights_ != nullptr ? UniformWeightValue(g_, *weights_, eps_weight) : std::nullopt;
     if (!eps || !(*eps > 0)) return std::nullopt;
     const int sqrt = SoleConsumer(a.output);
     if (sqrt < 0 || g_.nodes()[sqrt].op != OpKind::kUnary ||
@@ -1061,31 +1061,15 @@ class Lowerer {
     return RmsNormMatch{{mean, add, sqrt, inv, scaled, times}, *eps, w};
   }
 
-  // A binary multiplication of `a` and `b` (either order).
-  static bool IsProductOf(const Node& n, int a, int b) {
-    return n.op == OpKind::kBinary && n.attrs.binary == BinaryFn::kMul &&
-           ((n.inputs[0] == a && n.inputs[1] == b) || (n.inputs[0] == b && n.inputs[1] == a));
-  }
-
   // The RMS norm from node `i` (RmsNormChain) as one layer_norm step of kind RMS.
   absl::Status LowerRmsNorm(int i, const RmsNormMatch& m) {
     const Node& pow = g_.nodes()[i];
-    const Form form = TensorOpForm(pow, StepKind::kLayerNorm);
     Step s;
     s.kind = StepKind::kLayerNorm;
-    s.name = pow.name;
-    s.node = i;
     s.rms_epsilon = m.epsilon;
     s.fused = "rms_norm";
-    s.fused_nodes = m.nodes;
-    for (int n : m.nodes) consumed_[n] = true;
-    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, pow.inputs[0]));
-    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(pow.inputs[0], form, i));
-    s.operands = {StepOperand{s.input, -1}, StepOperand{-1, m.scale}};
-    s.output = AddOutput(g_.nodes()[m.nodes.back()].output, form.dtype, -1);
-    p_.tensors[s.output].nhwc = form.nhwc;
-    p_.steps.push_back(std::move(s));
-    return absl::OkStatus();
+    return LowerChain(std::move(s), i, pow.inputs[0], m.nodes,
+                      TensorOpForm(pow, StepKind::kLayerNorm), {m.scale});
   }
 
   // The rotary position embedding as transformers applies it (Llama's q and k), from node `i` =
@@ -1095,7 +1079,7 @@ class Lowerer {
   // and the two tables.
   struct RopeMatch {
     std::vector<int> nodes;
-    int cos = -1, sin = -1;
+    int x = -1, cos = -1, sin = -1;
   };
   std::optional<RopeMatch> RopeChain(int i) const {
     const Node& mc = g_.nodes()[i];
@@ -1140,7 +1124,7 @@ class Lowerer {
         !IsLastAxisSlice(g_.nodes()[lo], x, 0, half)) {
       return std::nullopt;
     }
-    return RopeMatch{{hi, lo, neg, cat, ms, add}, cos, sin};
+    return RopeMatch{{hi, lo, neg, cat, ms, add}, x, cos, sin};
   }
 
   // Weight `t` holds one [S, D] table for activations of `shape` [..., S, D]: leading dims of 1.
@@ -1163,22 +1147,12 @@ class Lowerer {
   }
 
   absl::Status LowerRope(int i, const RopeMatch& m) {
-    const Node& mc = g_.nodes()[i];
-    const int x = g_.tensor(mc.inputs[0]).kind == TensorKind::kWeight ? mc.inputs[1] : mc.inputs[0];
-    const Form form = TensorOpForm(mc, StepKind::kBinary);
     Step s;
     s.kind = StepKind::kRope;
-    s.name = mc.name;
-    s.node = i;
     s.fused = "rope";
-    s.fused_nodes = m.nodes;
-    for (int n : m.nodes) consumed_[n] = true;
-    TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, x));
-    TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(x, Form{form.dtype, false}, i));
-    s.operands = {StepOperand{s.input, -1}, StepOperand{-1, m.cos}, StepOperand{-1, m.sin}};
-    s.output = AddOutput(g_.nodes()[m.nodes.back()].output, form.dtype, -1);
-    p_.steps.push_back(std::move(s));
-    return absl::OkStatus();
+    // x row-major: the rope reads [..., S, D] rows.
+    const Form form{TensorOpForm(g_.nodes()[i], StepKind::kBinary).dtype, false};
+    return LowerChain(std::move(s), i, m.x, m.nodes, form, {m.cos, m.sin});
   }
 
   // A binary node: the first of a GELU chain (either form), an RMS norm or a rotary embedding
@@ -1199,19 +1173,26 @@ class Lowerer {
   // A GELU chain (GeluChain: `fn` gelu; GeluTanhReaders: gelu_tanh) from node `i`, its other
   // nodes `chain` (the result last), as one step of `fn` on activation `x`.
   absl::Status LowerGelu(int i, int x, const std::vector<int>& chain, UnaryFn fn) {
-    const Node& first = g_.nodes()[i];
-    const Form form = TensorOpForm(first, StepKind::kUnary);
     Step s;
     s.kind = StepKind::kUnary;
-    s.name = first.name;
-    s.node = i;
     s.unary = fn;
     s.fused = std::string(UnaryFnName(fn));
+    return LowerChain(std::move(s), i, x, chain, TensorOpForm(g_.nodes()[i], StepKind::kUnary), {});
+  }
+
+  // Step `s` (its kind and what it computes set) as the one step of a fused chain from node `i`:
+  // its other nodes `chain`, consumed, the result the last one's output; operand 0 activation
+  // `x` in `form`, then the weights `tables`.
+  absl::Status LowerChain(Step s, int i, int x, const std::vector<int>& chain, Form form,
+                          const std::vector<int>& tables) {
+    s.name = g_.nodes()[i].name;
+    s.node = i;
     s.fused_nodes = chain;
     for (int n : chain) consumed_[n] = true;
     TUNEJIT_RETURN_IF_ERROR(RequireFloatValue(i, x));
     TUNEJIT_ASSIGN_OR_RETURN(s.input, InputValue(x, form, i));
     s.operands = {StepOperand{s.input, -1}};
+    for (int t : tables) s.operands.push_back(StepOperand{-1, t});
     s.output = AddOutput(g_.nodes()[chain.back()].output, form.dtype, -1);
     p_.tensors[s.output].nhwc = form.nhwc;
     p_.steps.push_back(std::move(s));

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
@@ -30,6 +31,18 @@ inline bool EveryWeightValue(const Graph& graph, const WeightSet& weights, int t
     if (!fn(v)) return false;
   }
   return true;
+}
+
+// Weight `t`'s single value, when every element of it is the same float32; else nullopt.
+inline std::optional<float> UniformWeightValue(const Graph& graph, const WeightSet& weights,
+                                               int t) {
+  std::optional<float> first;
+  const bool uniform = EveryWeightValue(graph, weights, t, [&first](float v) {
+    if (!first) first = v;
+    return v == *first;
+  });
+  if (!uniform) return std::nullopt;
+  return first;
 }
 
 }  // namespace tunejit
