@@ -588,7 +588,8 @@ inline Graph RmsNormNet(int64_t batch = 2, int64_t seq = 8, int64_t mean_axis = 
   NodeAttrs mean;
   mean.axes = {mean_axis};
   y = TensorOp(&g, "norm.mean", OpKind::kReduceMean, {y}, mean);
-  y = TensorOp(&g, "norm.eps", OpKind::kBinary, {y, AddWeight(&g, "norm.eps.c", {})},
+  // + eps as a weight of one value per row, as the importer materializes a scalar's bias.
+  y = TensorOp(&g, "norm.eps", OpKind::kBinary, {y, AddWeight(&g, "norm.eps.c", {seq, 1})},
                Attrs(BinaryFn::kAdd));
   y = TensorOp(&g, "norm.sqrt", OpKind::kUnary, {y}, Attrs(UnaryFn::kSqrt));
   y = TensorOp(&g, "norm.inv", OpKind::kBinary, {AddWeight(&g, "norm.one", {}), y},

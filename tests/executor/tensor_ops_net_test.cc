@@ -4,6 +4,7 @@
 // once for the float32 tensor ops; the rank-3 matmuls are batch_matmul.cuda's tuned steps at fp32.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -184,7 +185,7 @@ TEST(TensorOpsNetTest, GeluNewIsTheDensesGeluTanhEpilogue) {
 
 // Llama's RMS norm (seven ops after x ^ 2) is one layer_norm step of the RMS kind (operands x
 // and the scale) at fp32 and fp16, x still read by the residual add; a mean over another axis,
-// or an epsilon that is not positive, stays op by op.
+// or an epsilon that is not one positive value, stays op by op.
 TEST(TensorOpsNetTest, RmsNormIsOneStep) {
   const Graph g = testing::RmsNormNet();
   const WeightSet w = testing::RmsNormNetWeights(g, 7);
@@ -215,6 +216,20 @@ TEST(TensorOpsNetTest, RmsNormIsOneStep) {
   absl::StatusOr<StepProgram> q = LowerToSteps(g, NumericMode::kFp32, &negative_eps);
   ASSERT_TRUE(q.ok()) << q.status();
   EXPECT_EQ(q->steps.size(), 8u);
+  // An epsilon weight of several positive values (one per row) is no RMS norm's either.
+  std::vector<std::vector<uint8_t>> bytes(g.tensors().size());
+  for (int id : g.TensorsOfKind(TensorKind::kWeight)) {
+    const absl::Span<const uint8_t> b = w.Get(id);
+    bytes[id].assign(b.begin(), b.end());
+  }
+  std::vector<float> per_row(8);
+  for (int row = 0; row < 8; ++row) per_row[row] = 1e-6f * static_cast<float>(row + 1);
+  std::memcpy(bytes[*g.FindTensor("norm.eps.c")].data(), per_row.data(), 8 * sizeof(float));
+  absl::StatusOr<WeightSet> rows_eps = WeightsFromImport(g, std::move(bytes), "rms norm net");
+  ASSERT_TRUE(rows_eps.ok()) << rows_eps.status();
+  absl::StatusOr<StepProgram> r = LowerToSteps(g, NumericMode::kFp32, &*rows_eps);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->steps.size(), 8u);
 }
 
 // Llama's rotary embedding (seven ops) is one rope step reading x and the two tables, at fp32 and
