@@ -293,26 +293,45 @@ absl::StatusOr<PlannedKernel> ReduceMeanKernel(const TensorDims& shape, const Te
       {InputArg(0), OutputArg(0), Int64Arg(a.outer), Int64Arg(a.count), Int64Arg(a.inner)});
 }
 
-absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float epsilon,
-                                              ElementType type) {
+namespace {
+
+// A normalization of `rows` rows of `cols` by `op` (tensor_ops.cu's `op` and `op`_warp kernels): a
+// warp per row, or a block per long row; `tensors` the kernel's inputs and output, then rows,
+// cols and epsilon.
+absl::StatusOr<PlannedKernel> RowNormKernel(absl::string_view op, int64_t rows, int64_t cols,
+                                            float epsilon, ElementType type,
+                                            std::vector<KernelArg> tensors) {
   if (rows < 1 || cols < 1 || !(epsilon > 0)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("layer_norm: ", rows, " rows of ", cols, ", epsilon ", epsilon));
+        absl::StrCat(op, ": ", rows, " rows of ", cols, ", epsilon ", epsilon));
   }
-  TUNEJIT_ASSIGN_OR_RETURN(std::string t, TypeName("layer_norm", type, /*copy=*/false));
+  TUNEJIT_ASSIGN_OR_RETURN(std::string t, TypeName(op, type, /*copy=*/false));
   PlannedKernel kernel;
-  kernel.label = "layer_norm";
+  kernel.label = std::string(op);
   const RowGroups groups = RowGroupsFor(rows, cols, kBlock, kMaxBlocks);
-  kernel.spec =
-      KernelSpec{"tensor_ops.cu",
-                 groups.warp_per_row
-                     ? absl::StrCat("tunejit::layer_norm_warp<", t, ", ", kWarpRowsPerBlock, ">")
-                     : absl::StrCat("tunejit::layer_norm<", t, ", ", kBlock, ">"),
-                 {}};
+  kernel.spec = KernelSpec{
+      "tensor_ops.cu",
+      groups.warp_per_row ? absl::StrCat("tunejit::", op, "_warp<", t, ", ", kWarpRowsPerBlock, ">")
+                          : absl::StrCat("tunejit::", op, "<", t, ", ", kBlock, ">"),
+      {}};
   kernel.shape = groups.shape;
-  kernel.args = {InputArg(0),    InputArg(1),    InputArg(2),        OutputArg(0),
-                 Int64Arg(rows), Int64Arg(cols), Float32Arg(epsilon)};
+  kernel.args = std::move(tensors);
+  kernel.args.insert(kernel.args.end(), {Int64Arg(rows), Int64Arg(cols), Float32Arg(epsilon)});
   return kernel;
+}
+
+}  // namespace
+
+absl::StatusOr<PlannedKernel> LayerNormKernel(int64_t rows, int64_t cols, float epsilon,
+                                              ElementType type) {
+  return RowNormKernel("layer_norm", rows, cols, epsilon, type,
+                       {InputArg(0), InputArg(1), InputArg(2), OutputArg(0)});
+}
+
+absl::StatusOr<PlannedKernel> RmsNormKernel(int64_t rows, int64_t cols, float epsilon,
+                                            ElementType type) {
+  return RowNormKernel("rms_norm", rows, cols, epsilon, type,
+                       {InputArg(0), InputArg(1), OutputArg(0)});
 }
 
 absl::StatusOr<PlannedKernel> RopeKernel(const TensorDims& shape, ElementType type) {
@@ -327,27 +346,6 @@ absl::StatusOr<PlannedKernel> RopeKernel(const TensorDims& shape, ElementType ty
   return GridStride("rope", absl::StrCat("tunejit::rope<", t, ">"), total,
                     {InputArg(0), InputArg(1), InputArg(2), OutputArg(0), Int64Arg(total),
                      Int32Arg(shape[rank - 2]), Int32Arg(shape[rank - 1])});
-}
-
-absl::StatusOr<PlannedKernel> RmsNormKernel(int64_t rows, int64_t cols, float epsilon,
-                                            ElementType type) {
-  if (rows < 1 || cols < 1 || !(epsilon > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rms_norm: ", rows, " rows of ", cols, ", epsilon ", epsilon));
-  }
-  TUNEJIT_ASSIGN_OR_RETURN(std::string t, TypeName("rms_norm", type, /*copy=*/false));
-  PlannedKernel kernel;
-  kernel.label = "rms_norm";
-  const RowGroups groups = RowGroupsFor(rows, cols, kBlock, kMaxBlocks);
-  kernel.spec = KernelSpec{
-      "tensor_ops.cu",
-      groups.warp_per_row ? absl::StrCat("tunejit::rms_norm_warp<", t, ", ", kWarpRowsPerBlock, ">")
-                          : absl::StrCat("tunejit::rms_norm<", t, ", ", kBlock, ">"),
-      {}};
-  kernel.shape = groups.shape;
-  kernel.args = {InputArg(0),    InputArg(1),    OutputArg(0),
-                 Int64Arg(rows), Int64Arg(cols), Float32Arg(epsilon)};
-  return kernel;
 }
 
 absl::StatusOr<PlannedKernel> SoftmaxAxisKernel(const TensorDims& shape, int axis) {
